@@ -1,0 +1,3 @@
+module github.com/vigil-run/vigil
+
+go 1.26.8
