@@ -1,0 +1,429 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	sqlite "modernc.org/sqlite"
+)
+
+// FormatVersion is io-harness's CHECKPOINT_FORMAT, stored as PRAGMA
+// user_version. A store stamped above it was written by a newer io-harness.
+const FormatVersion = 7
+
+const busyTimeoutMS = 5000
+
+//go:embed schema.sql
+var schemaSQL string
+
+// Options tune Open.
+type Options struct {
+	// ReadOnly never opens a writing connection: deciding is disabled.
+	ReadOnly bool
+}
+
+type openMode int
+
+const (
+	modeBrowse openMode = iota // read connection; a writing one only for decisions
+	modeWriter                 // one read-write connection (a harness writing runs)
+)
+
+// Store is an io-harness run store: the Go twin of io-harness's Store, over
+// the same SQLite schema. A Store opened with Open reads through a
+// read-only connection that never writes a byte to the database file;
+// decisions (the only writes a viewer makes) go through a second connection
+// opened when the first decision is made. A Store from Create, OpenWriter or
+// Memory writes runs through the write API.
+type Store struct {
+	path      string
+	mode      openMode
+	readOnly  bool   // no decisions at all
+	roReason  string // why deciding is disabled, one line
+	immutable bool   // opened with immutable=1 (read-only directory, no WAL)
+
+	read    *sql.DB // reads (pinned single connection)
+	writeMu sync.Mutex
+	write   *sql.DB // writes; opened lazily in browse mode
+
+	schema *schemaInfo
+	owner  ownerID // lease owner string for this process's writes
+}
+
+// Open opens an existing store for browsing and deciding. It never changes
+// the store's journal mode, runs no migration, and writes nothing until a
+// decision is made.
+func Open(path string, opts ...Options) (*Store, error) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	abs, err := checkStoreFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs, mode: modeBrowse, readOnly: o.ReadOnly}
+	if err := s.openRead(); err != nil {
+		return nil, err
+	}
+	s.decideWritable()
+	return s, nil
+}
+
+// OpenReadOnly opens a store for browsing only: no decision can be made
+// through it.
+func OpenReadOnly(path string) (*Store, error) { return Open(path, Options{ReadOnly: true}) }
+
+// Create makes a new store at path in WAL mode with the io-harness 0.66
+// schema and user_version 7, ready for the write API. It refuses to touch a
+// file that already has content.
+func Create(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, storeErr(path, ErrNotFound, err.Error(), err)
+	}
+	if fi, err := os.Stat(abs); err == nil {
+		if fi.IsDir() {
+			return nil, storeErr(abs, ErrIsDirectory, "", nil)
+		}
+		if fi.Size() > 0 {
+			return nil, storeErr(abs, ErrExists, "refusing to create a store over it", nil)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	if err != nil {
+		return nil, storeErr(abs, ErrIO, err.Error(), err)
+	}
+	pin(db)
+	ctx := context.Background()
+	// WAL is a property of the file; setting it is right only because this
+	// store is new and ours.
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	if err := initSchema(ctx, db); err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	return newWriter(abs, db)
+}
+
+// OpenWriter opens an existing store (one made by Create or by io-harness)
+// for the write API. It runs no migration: writes to tables an old store
+// lacks fail with a clear error.
+func OpenWriter(path string) (*Store, error) {
+	abs, err := checkStoreFile(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	if err != nil {
+		return nil, storeErr(abs, ErrIO, err.Error(), err)
+	}
+	pin(db)
+	s, err := newWriter(abs, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+var memSeq atomic.Int64
+
+// Memory is a throwaway in-memory store with the full schema, for tests and
+// runs nobody needs to keep.
+func Memory() (*Store, error) {
+	name := fmt.Sprintf("file:vigil-mem-%d?mode=memory&cache=private&_pragma=busy_timeout(5000)&_txlock=immediate", memSeq.Add(1))
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	pin(db)
+	if err := initSchema(context.Background(), db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return newWriter(":memory:", db)
+}
+
+func newWriter(abs string, db *sql.DB) (*Store, error) {
+	s := &Store{path: abs, mode: modeWriter, read: db, write: db, owner: newOwner()}
+	si, err := loadSchema(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	s.schema = si
+	return s, nil
+}
+
+func initSchema(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// pin keeps exactly one connection: PRAGMA data_version is per connection,
+// and an in-memory database lives only as long as its connection.
+func pin(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// dsn builds a file: URI with url.URL, so '#', '?' and '%' in a path cannot
+// cut the query off (a cut-off "mode=ro" would create an empty file).
+func dsn(abs, query string) string {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: query}
+	return u.String()
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// checkStoreFile answers the cheap questions before SQLite sees the path:
+// missing, a directory, empty, or not SQLite at all.
+func checkStoreFile(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", storeErr(path, ErrNotFound, err.Error(), err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", storeErr(abs, ErrNotFound, "", err)
+	case errors.Is(err, os.ErrPermission):
+		return "", storeErr(abs, ErrIO, "permission denied", err)
+	case err != nil:
+		return "", storeErr(abs, ErrIO, err.Error(), err)
+	case fi.IsDir():
+		return "", storeErr(abs, ErrIsDirectory, "", nil)
+	case fi.Size() == 0:
+		return "", storeErr(abs, ErrNotAStore, "the file is empty", nil)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return "", storeErr(abs, ErrIO, "permission denied", err)
+		}
+		return "", storeErr(abs, ErrIO, err.Error(), err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteMagic) {
+		return "", storeErr(abs, ErrNotSQLite, "", nil)
+	}
+	return abs, nil
+}
+
+// openRead opens the read connection: mode=ro can never write, checkpoint or
+// delete the WAL, and fails instead of creating a file at a wrong path.
+func (s *Store) openRead() error {
+	db, err := sql.Open("sqlite", dsn(s.path, "mode=ro&_pragma=busy_timeout(5000)"))
+	if err != nil {
+		return storeErr(s.path, ErrIO, err.Error(), err)
+	}
+	pin(db)
+	err = db.Ping()
+	if err != nil && isReadOnlyDirErr(err) && !exists(s.path+"-wal") {
+		// A read-only directory leaves no room for -shm. With no WAL there is
+		// no writer, so the file can be read as immutable until one appears.
+		db.Close()
+		db, err = sql.Open("sqlite", dsn(s.path, "mode=ro&immutable=1&_pragma=busy_timeout(5000)"))
+		if err != nil {
+			return storeErr(s.path, ErrIO, err.Error(), err)
+		}
+		pin(db)
+		err = db.Ping()
+		s.immutable = true
+	}
+	if err != nil {
+		db.Close()
+		return mapDriverErr(s.path, err)
+	}
+	s.read = db
+	if err := s.check(context.Background()); err != nil {
+		db.Close()
+		s.read = nil
+		return err
+	}
+	return nil
+}
+
+// check refuses a newer format or a file without the io-harness tables, and
+// learns which tables and columns this store has (0.22 and 0.29 stores lack
+// later ones).
+func (s *Store) check(ctx context.Context) error {
+	var v int64
+	if err := s.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	if v > FormatVersion {
+		return storeErr(s.path, ErrNewerFormat,
+			fmt.Sprintf("store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
+	}
+	si, err := loadSchema(ctx, s.read)
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	if !si.has("runs") || !si.has("steps") {
+		return storeErr(s.path, ErrNotAStore, "SQLite, but without the runs and steps tables", nil)
+	}
+	// Corruption inside the file shows only when a query touches it: touch
+	// the tables every view needs now, so a damaged store fails at open.
+	for _, q := range []string{
+		"SELECT id FROM runs ORDER BY id DESC LIMIT 1",
+		"SELECT id FROM steps ORDER BY id DESC LIMIT 1",
+	} {
+		rows, err := s.read.QueryContext(ctx, q)
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+	}
+	s.schema = si
+	return nil
+}
+
+// decideWritable works out, without writing, whether decisions can be made.
+func (s *Store) decideWritable() {
+	switch {
+	case s.readOnly:
+		s.roReason = "opened read-only"
+	case s.immutable:
+		s.readOnly, s.roReason = true, "the store's directory is not writable"
+	case syscall.Access(s.path, 2 /* W_OK */) != nil:
+		s.readOnly, s.roReason = true, "the store file is read-only"
+	case syscall.Access(filepath.Dir(s.path), 2) != nil && !exists(s.path+"-wal"):
+		s.readOnly, s.roReason = true, "the store's directory is not writable"
+	}
+}
+
+// writer returns the connection decisions and writes go through, opening it
+// on first use in browse mode.
+func (s *Store) writer() (*sql.DB, error) {
+	if s.readOnly {
+		return nil, storeErr(s.path, ErrReadOnly, s.roReason, nil)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.write != nil {
+		return s.write, nil
+	}
+	db, err := sql.Open("sqlite", dsn(s.path, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	if err != nil {
+		return nil, storeErr(s.path, ErrIO, err.Error(), err)
+	}
+	pin(db)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, mapDriverErr(s.path, err)
+	}
+	s.write = db
+	return db, nil
+}
+
+// Path is the store's absolute file path.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether decisions are disabled, and why.
+func (s *Store) ReadOnly() (bool, string) { return s.readOnly, s.roReason }
+
+// Close releases both connections.
+func (s *Store) Close() error {
+	var errs []error
+	s.writeMu.Lock()
+	if s.write != nil && s.write != s.read {
+		errs = append(errs, s.write.Close())
+	}
+	s.write = nil
+	s.writeMu.Unlock()
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// DataVersion is SQLite's PRAGMA data_version on the pinned read connection:
+// it changes whenever another connection commits. The watcher's safety poll
+// uses it to notice commits (including in-place updates) cheaply.
+func (s *Store) DataVersion() (uint64, error) {
+	var v uint64
+	err := s.read.QueryRow("PRAGMA data_version").Scan(&v)
+	return v, err
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func isReadOnlyDirErr(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == 8 // SQLITE_READONLY (…_DIRECTORY is 1544)
+	}
+	return false
+}
+
+// mapDriverErr turns a SQLite error into one of the sentinel kinds, keeping
+// the driver's text as the detail.
+func mapDriverErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return storeErr(path, ErrIO, err.Error(), err)
+	}
+	switch se.Code() & 0xff {
+	case 26: // SQLITE_NOTADB
+		return storeErr(path, ErrNotSQLite, "", err)
+	case 11: // SQLITE_CORRUPT
+		return storeErr(path, ErrCorrupt, "", err)
+	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+		return storeErr(path, ErrLocked, "gave up after 5 s", err)
+	case 8: // SQLITE_READONLY
+		return storeErr(path, ErrReadOnly, "", err)
+	case 14: // SQLITE_CANTOPEN
+		if !exists(path) {
+			return storeErr(path, ErrNotFound, "", err)
+		}
+		return storeErr(path, ErrIO, "cannot open", err)
+	}
+	return storeErr(path, ErrIO, se.Error(), err)
+}

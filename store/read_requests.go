@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// MaxContentBytes caps the text a request carries into memory (a write's
+// payload can be megabytes); Request.ContentBytes tells the whole size.
+const MaxContentBytes = 1 << 20
+
+// Requests returns requests, approvals first, then questions, then plans,
+// each oldest first. With unresolvedOnly, only what still waits on a human;
+// with runIDs, only those runs' (nil means the whole store). Each carries the
+// asking run's ancestry.
+func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]Request, error) {
+	var out []Request
+	for _, k := range []RequestKind{Approval, Question, Plan} {
+		reqs, err := s.requests(ctx, k, unresolvedOnly, runIDs, 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reqs...)
+	}
+	return out, s.fillAncestry(ctx, out)
+}
+
+// Request returns one request by kind and id.
+func (s *Store) Request(ctx context.Context, key RequestKey) (Request, error) {
+	id, ok := parseID(key.ID)
+	if !ok {
+		return Request{}, storeErr(s.path, ErrNoSuchReq, key.String(), nil)
+	}
+	reqs, err := s.requests(ctx, key.Kind, false, nil, id)
+	if err != nil {
+		return Request{}, err
+	}
+	if len(reqs) == 0 {
+		return Request{}, storeErr(s.path, ErrNoSuchReq, key.String(), nil)
+	}
+	return reqs[0], s.fillAncestry(ctx, reqs)
+}
+
+func (s *Store) requests(ctx context.Context, kind RequestKind, unresolved bool, runIDs []string, id int64) ([]Request, error) {
+	var q string
+	var where []string
+	switch kind {
+	case Approval:
+		q = fmt.Sprintf("SELECT id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved FROM pending_approvals", MaxContentBytes)
+		if unresolved {
+			where = append(where, "resolved IS NULL")
+		}
+	case Question:
+		if !s.schema.has("pending_questions") {
+			return nil, nil
+		}
+		q = "SELECT id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at FROM pending_questions"
+		if unresolved {
+			where = append(where, "resolved = 0")
+		}
+	case Plan:
+		if !s.schema.has("plans") {
+			return nil, nil
+		}
+		q = "SELECT id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at FROM plans"
+		if unresolved {
+			where = append(where, "resolved = 0")
+		}
+	}
+	var args []any
+	if id != 0 {
+		where = append(where, "id = ?")
+		args = append(args, id)
+	}
+	if runIDs != nil {
+		where = append(where, "run_id IN ("+idList(parseIDs(runIDs))+")")
+	}
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id"
+	var out []Request
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+		req, err := scanRequest(kind, r)
+		out = append(out, req)
+		return err
+	})
+	return out, err
+}
+
+func scanRequest(kind RequestKind, r *sql.Rows) (Request, error) {
+	var id, run int64
+	req := Request{Kind: kind}
+	switch kind {
+	case Approval:
+		var content, resolved sql.NullString
+		var size sql.NullInt64
+		if err := r.Scan(&id, &run, &req.Step, &req.Act, &req.Target, &content, &size, &resolved); err != nil {
+			return req, err
+		}
+		req.Content, req.HasContent = content.String, content.Valid
+		req.ContentBytes = size.Int64
+		req.Resolved, req.Decision = resolved.Valid, resolved.String
+	case Question:
+		var context, choices, answer, by, asked sql.NullString
+		var resolved int64
+		if err := r.Scan(&id, &run, &req.Step, &req.Question, &context, &choices, &answer, &by, &resolved, &asked); err != nil {
+			return req, err
+		}
+		req.Context = context.String
+		if choices.Valid {
+			// An undecodable list reads as no choices, as io-harness reads it.
+			_ = json.Unmarshal([]byte(choices.String), &req.Choices)
+		}
+		req.Resolved, req.Decision, req.DecidedBy = resolved != 0, answer.String, by.String
+		req.AskedAt = nullTime(asked)
+	case Plan:
+		var steps string
+		var verdict, correction, by, proposed sql.NullString
+		var resolved int64
+		if err := r.Scan(&id, &run, &req.Step, &steps, &verdict, &correction, &by, &resolved, &proposed); err != nil {
+			return req, err
+		}
+		var ps []struct {
+			Intent string `json:"intent"`
+			Agent  string `json:"agent"`
+		}
+		_ = json.Unmarshal([]byte(steps), &ps)
+		for _, p := range ps {
+			req.PlanSteps = append(req.PlanSteps, PlanStep{Intent: p.Intent, Agent: p.Agent})
+		}
+		req.Resolved, req.Decision, req.DecidedBy = resolved != 0, verdict.String, by.String
+		req.Correction = correction.String
+		req.AskedAt = nullTime(proposed)
+	}
+	req.ID, req.RunID = idStr(id), idStr(run)
+	return req, nil
+}
+
+// fillAncestry sets each request's chain of runs from the root down.
+func (s *Store) fillAncestry(ctx context.Context, reqs []Request) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	parents, err := s.parents(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range reqs {
+		reqs[i].Ancestry = Ancestry(reqs[i].RunID, parents)
+	}
+	return nil
+}
+
+// parents maps every run to its parent ("" for a root).
+func (s *Store) parents(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	q := "SELECT id, NULL FROM runs"
+	if s.schema.hasCol("runs", "parent_run_id") {
+		q = "SELECT id, parent_run_id FROM runs"
+	}
+	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
+		var id int64
+		var parent sql.NullInt64
+		if err := r.Scan(&id, &parent); err != nil {
+			return err
+		}
+		out[idStr(id)] = nullIDStr(parent)
+		return nil
+	})
+	return out, err
+}
+
+// Ancestry is the chain of run ids from the root down to id. A cycle in the
+// parent links (a damaged store) ends the chain instead of looping.
+func Ancestry(id string, parents map[string]string) []string {
+	chain := []string{id}
+	seen := map[string]bool{id: true}
+	for cur := parents[id]; cur != "" && !seen[cur]; cur = parents[cur] {
+		seen[cur] = true
+		chain = append(chain, cur)
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain
+}

@@ -1,0 +1,240 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+)
+
+// toolCallSummaryBytes caps the tool call a timeline row carries; the step
+// detail reads the whole call.
+const toolCallSummaryBytes = 240
+
+// MaxDetailBytes caps each text field of a step detail; a field cut there is
+// named in StepDetail.Truncated so the view can say so.
+const MaxDetailBytes = 256 << 10
+
+// StepRow is one row of the steps table: a committed step, or a retry,
+// escalation or compaction row io-harness writes under the same number.
+type StepRow struct {
+	RowID    int64
+	RunID    string
+	Number   int
+	Decision string
+	ToolCall string
+	Tokens   int64
+}
+
+// auxRow matches the rows io-harness writes under a step's number before (or
+// instead of) committing it: provider retries, escalations, compactions.
+var auxRow = regexp.MustCompile(`^(retry \d+ after |escalated after |compacting after )`)
+
+// IsAux reports whether the row is a retry/escalation row, not a step.
+func (r StepRow) IsAux() bool { return auxRow.MatchString(r.Decision) }
+
+// AppendStepRows folds rows (in row-id order) onto a timeline: aux rows are
+// folded under their step, and a step's main row replaces a pending
+// placeholder made of retries. It only touches the tail, so appending new
+// rows costs O(new rows).
+func AppendStepRows(steps []Step, rows []StepRow) []Step {
+	for _, r := range rows {
+		last := len(steps) - 1
+		same := last >= 0 && steps[last].RunID == r.RunID && steps[last].Number == r.Number
+		switch {
+		case r.IsAux() && same && steps[last].Pending:
+			steps[last].Retries = append(steps[last].Retries, Retry{RowID: r.RowID, Decision: r.Decision})
+			steps[last].Decision = r.Decision
+		case r.IsAux():
+			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Decision: r.Decision,
+				Pending: true, Retries: []Retry{{RowID: r.RowID, Decision: r.Decision}}})
+		case same && steps[last].Pending:
+			s := &steps[last]
+			s.RowID, s.Decision, s.ToolCall, s.Tokens, s.Pending = r.RowID, r.Decision, r.ToolCall, r.Tokens, false
+		default:
+			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Decision: r.Decision,
+				ToolCall: r.ToolCall, Tokens: r.Tokens})
+		}
+	}
+	return steps
+}
+
+// Steps returns a run's timeline: one entry per step, provider retries
+// folded under it.
+func (s *Store) Steps(ctx context.Context, runID string) ([]Step, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := scanBack(ctx, s.read, scanSpec{
+		table: "steps",
+		cols:  fmt.Sprintf("decision, substr(tool_call, 1, %d), tokens", toolCallSummaryBytes),
+		runs:  []int64{run},
+		done:  firstStep,
+	}, func(r *sql.Rows) (StepRow, int64, int, error) {
+		var x StepRow
+		var run int64
+		err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.Tokens)
+		x.RunID = idStr(run)
+		return x, run, x.Number, err
+	})
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	reverse(rows)
+	return AppendStepRows(nil, rows), nil
+}
+
+func reverse[T any](xs []T) {
+	for i, j := 0, len(xs)-1; i < j; i, j = i+1, j-1 {
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+}
+
+// capped reads a text column cut at MaxDetailBytes plus its whole length.
+func capped(col string) string {
+	return fmt.Sprintf("substr(%s, 1, %d), length(CAST(%s AS BLOB))", col, MaxDetailBytes, col)
+}
+
+// StepDetail reads everything recorded about one step row: its full text,
+// the turn, ledger observations, edits, policy events and provider calls
+// under the same step number.
+func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (StepDetail, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return StepDetail{}, err
+	}
+	var d StepDetail
+	var runCol int64
+	var nPrompt, nResult, nTool int64
+	err = s.read.QueryRowContext(ctx, "SELECT run_id, step, decision, tokens, "+capped("prompt")+", "+capped("result")+", "+capped("tool_call")+
+		" FROM steps WHERE id = ?", rowID).
+		Scan(&runCol, &d.Number, &d.Decision, &d.Tokens, &d.Prompt, &nPrompt, &d.Result, &nResult, &d.ToolCallFull, &nTool)
+	if err == sql.ErrNoRows || (err == nil && runCol != run) {
+		return StepDetail{}, storeErr(s.path, ErrNoSuchRun, fmt.Sprintf("run %s has no step row %d", runID, rowID), nil)
+	}
+	if err != nil {
+		return StepDetail{}, mapDriverErr(s.path, err)
+	}
+	d.RowID, d.RunID = rowID, runID
+	d.ToolCall = d.ToolCallFull
+	for name, n := range map[string]int64{"prompt": nPrompt, "result": nResult, "tool call": nTool} {
+		if n > MaxDetailBytes {
+			d.Truncated = append(d.Truncated, name)
+		}
+	}
+	if err := s.stepExtras(ctx, run, &d); err != nil {
+		return StepDetail{}, err
+	}
+	return d, nil
+}
+
+// stepExtras fills the per-step rows of other tables. None has a run_id
+// index, so each is read backwards until a row of an earlier step shows the
+// step's rows are behind us.
+func (s *Store) stepExtras(ctx context.Context, run int64, d *StepDetail) error {
+	n := d.Number
+	before := func(_ int64, step int) bool { return step < n }
+	if s.schema.has("step_turns") {
+		var text sql.NullString
+		var calls string
+		err := s.read.QueryRowContext(ctx, "SELECT text, calls FROM step_turns WHERE run_id = ? AND step = ?", run, n).Scan(&text, &calls)
+		if err == nil {
+			d.TurnText, d.HasTurnText = text.String, text.Valid
+		} else if err != sql.ErrNoRows {
+			return mapDriverErr(s.path, err)
+		}
+	}
+	if s.schema.has("ledger_observations") {
+		obs, err := scanBack(ctx, s.read, scanSpec{table: "ledger_observations",
+			cols:  fmt.Sprintf("kind, target, CASE WHEN step = %d THEN substr(text, 1, %d) END", n, MaxDetailBytes),
+			where: "step <= ?", args: []any{n}, runs: []int64{run}, done: before},
+			func(r *sql.Rows) (Observation, int64, int, error) {
+				var id, run int64
+				var step int
+				var o Observation
+				var target, text sql.NullString
+				err := r.Scan(&id, &run, &step, &o.Kind, &target, &text)
+				o.Target, o.Text = target.String, text.String
+				if step != n {
+					o.Kind = "" // marks rows of earlier steps, dropped below
+				}
+				return o, run, step, err
+			})
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		for i := len(obs) - 1; i >= 0; i-- {
+			if obs[i].Kind != "" {
+				d.Observations = append(d.Observations, obs[i])
+			}
+		}
+	}
+	if s.schema.has("edits") {
+		hunk := s.schema.col("edits", "hunk", "NULL")
+		edits, err := scanBack(ctx, s.read, scanSpec{table: "edits",
+			cols:  fmt.Sprintf("tool, path, lines_added, lines_removed, CASE WHEN step = %d THEN substr(%s, 1, %d) END", n, hunk, MaxDetailBytes),
+			where: "step <= ?", args: []any{n}, runs: []int64{run}, done: before},
+			func(r *sql.Rows) (Edit, int64, int, error) {
+				var id, run int64
+				var step int
+				var e Edit
+				var h sql.NullString
+				err := r.Scan(&id, &run, &step, &e.Tool, &e.Path, &e.LinesAdded, &e.LinesRemoved, &h)
+				e.Hunk = h.String
+				if step != n {
+					e.Tool = ""
+				}
+				return e, run, step, err
+			})
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		for i := len(edits) - 1; i >= 0; i-- {
+			if edits[i].Tool != "" {
+				d.Edits = append(d.Edits, edits[i])
+			}
+		}
+	}
+	pol, err := s.policyEvents(ctx, run, n)
+	if err != nil {
+		return err
+	}
+	d.Policy = pol
+	calls, err := s.providerCalls(ctx, run, n)
+	if err != nil {
+		return err
+	}
+	d.ProviderCalls = calls
+	return nil
+}
+
+// ContextSamples returns the run's per-turn context sizes ("assembled"
+// events): the estimate beside the provider's count, which may be missing.
+func (s *Store) ContextSamples(ctx context.Context, runID string) ([]ContextSample, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	if !s.schema.has("context_events") {
+		return nil, nil
+	}
+	out, err := scanBack(ctx, s.read, scanSpec{table: "context_events",
+		cols: "est_tokens, reported_tokens, detail", where: "kind = 'assembled'", runs: []int64{run},
+		done: firstStep}, scanSample)
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	reverse(out)
+	return out, nil
+}
+
+func scanSample(r *sql.Rows) (ContextSample, int64, int, error) {
+	var c ContextSample
+	var run int64
+	var est, rep sql.NullInt64
+	var detail sql.NullString
+	err := r.Scan(&c.RowID, &run, &c.Step, &est, &rep, &detail)
+	c.RunID, c.Estimated, c.Reported, c.Detail = idStr(run), est.Int64, nullInt(rep), detail.String
+	return c, run, c.Step, err
+}

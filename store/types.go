@@ -1,0 +1,285 @@
+package store
+
+import "time"
+
+// The domain types below are what every view and CLI command sees. They are
+// format-neutral: a run id is the format's own id as a string (an io-harness
+// integer, a Starweaver run_<uuid>, a Leviath run directory name), and
+// nothing here mirrors a SQL row.
+
+// Run is one agent run; a sub-agent in a tree is a run of its own.
+type Run struct {
+	ID        string
+	ParentID  string // "" for a root
+	Depth     int
+	Goal      string
+	Workspace string
+	Provider  string
+	Status    string // the format's durable status: running, paused, completed, …
+	Outcome   string // "" while the run has not finished
+	TurnKind  string
+	StartedAt time.Time // zero when the store did not record it
+
+	// Summary is present only for a run that has really finished; it is
+	// absent, never zeroed, for a running or paused run.
+	Summary *Summary
+
+	// Steps and Tokens are what the run has done so far. StatsKnown is false
+	// until they have been counted (a large store counts unfinished runs in
+	// the background).
+	Steps      int
+	Tokens     int64
+	StatsKnown bool
+
+	// Lease is who drives the run now, when the store records leases.
+	Lease *Lease
+}
+
+// IsRoot reports whether the run has no parent.
+func (r Run) IsRoot() bool { return r.ParentID == "" }
+
+// Summary is the record a finished run leaves behind.
+type Summary struct {
+	Outcome     string
+	Success     bool
+	Steps       int
+	Tokens      int64
+	Duration    time.Duration
+	HasDuration bool
+	FinishedAt  time.Time
+}
+
+// Lease says which process drives a run and until when.
+type Lease struct {
+	Owner      string
+	Generation int64
+	AcquiredAt time.Time
+	RenewedAt  time.Time
+	TTL        time.Duration
+}
+
+// OwnerPID is the process id at the start of an owner string
+// ("<pid>-<nanos>-<seq>"), or 0 when the owner does not start with one.
+func (l Lease) OwnerPID() int {
+	pid := 0
+	for i := 0; i < len(l.Owner); i++ {
+		c := l.Owner[i]
+		if c == '-' {
+			break
+		}
+		if c < '0' || c > '9' || pid > 1<<22 {
+			return 0
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	return pid
+}
+
+// Expired reports whether the lease was not renewed within its ttl.
+func (l Lease) Expired(now time.Time) bool {
+	return now.Sub(l.RenewedAt) >= l.TTL
+}
+
+// Step is one step of a run as the timeline shows it. Provider retries
+// recorded under the same step number are folded into Retries.
+type Step struct {
+	RowID    int64 // the store's row id of the step's main row: stable, the selection key
+	RunID    string
+	Number   int
+	Decision string
+	ToolCall string // a summary: long calls are cut (the detail has the whole text)
+	Tokens   int64
+	Retries  []Retry
+	// Pending is true while only retry rows exist for the step: the step
+	// itself has not been committed yet.
+	Pending bool
+}
+
+// Retry is a provider retry recorded as its own row under a step.
+type Retry struct {
+	RowID    int64
+	Decision string
+}
+
+// StepDetail is everything recorded about one step.
+type StepDetail struct {
+	Step
+	Prompt        string
+	Result        string
+	ToolCallFull  string
+	TurnText      string // what the model wrote that turn ("" when nothing)
+	HasTurnText   bool
+	Observations  []Observation
+	Edits         []Edit
+	ProviderCalls []ProviderCall
+	Policy        []PolicyEvent
+	Truncated     []string // names of fields cut to MaxDetailBytes
+}
+
+// Observation is one ledger entry a step produced.
+type Observation struct {
+	Kind   string
+	Target string
+	Text   string
+}
+
+// Edit is one file change a step made.
+type Edit struct {
+	Tool         string
+	Path         string
+	LinesAdded   int
+	LinesRemoved int
+	Hunk         string
+}
+
+// ProviderCall is one attempt at a provider call; failed attempts are kept.
+type ProviderCall struct {
+	Step             int
+	Attempt          int
+	Provider         string
+	Model            string
+	PromptTokens     *int64
+	CompletionTokens *int64
+	TotalTokens      *int64
+	LatencyMS        int64
+	FinishReason     string
+	Failure          string
+	At               time.Time
+}
+
+// ContextSample is one turn's context-window size: the assembler's estimate
+// beside what the provider reported. Reported is nil when the provider
+// reported nothing; it is never replaced by the estimate.
+type ContextSample struct {
+	RowID     int64
+	RunID     string
+	Step      int
+	Estimated int64
+	Reported  *int64
+	Detail    string
+}
+
+// RequestKind says what a human is asked for.
+type RequestKind int
+
+const (
+	Approval RequestKind = iota // approve or deny an action
+	Question                    // answer in words
+	Plan                        // approve, revise or cancel a plan
+)
+
+func (k RequestKind) String() string {
+	switch k {
+	case Approval:
+		return "approval"
+	case Question:
+		return "question"
+	case Plan:
+		return "plan"
+	}
+	return "request"
+}
+
+// Request is something a run waits on a human for.
+type Request struct {
+	Kind  RequestKind
+	ID    string // the format's own id, unique within its kind
+	RunID string
+	Step  int
+
+	// Approval
+	Act          string // read, write, exec, net
+	Target       string
+	Content      string // capped at MaxContentBytes
+	HasContent   bool
+	ContentBytes int64 // the payload's whole size
+
+	// Question
+	Question string
+	Context  string
+	Choices  []string
+
+	// Plan
+	PlanSteps  []PlanStep
+	Correction string // the text of a revise verdict
+
+	Resolved  bool
+	Decision  string // approve/deny, the answer, or the plan verdict
+	DecidedBy string
+	AskedAt   time.Time
+
+	// Ancestry is the chain of run ids from the root down to RunID.
+	Ancestry []string
+}
+
+// Key identifies a request across kinds ("approval 3", "question 3").
+func (r Request) Key() RequestKey { return RequestKey{Kind: r.Kind, ID: r.ID} }
+
+// RequestKey identifies a request: ids are unique only within a kind.
+type RequestKey struct {
+	Kind RequestKind
+	ID   string
+}
+
+func (k RequestKey) String() string { return k.Kind.String() + " " + k.ID }
+
+// PlanStep is one intended step of a proposed plan.
+type PlanStep struct {
+	Intent string
+	Agent  string
+}
+
+// PolicyEvent is a refusal or a decision of the permission policy.
+type PolicyEvent struct {
+	RowID     int64
+	RunID     string
+	Step      int
+	Kind      string // refusal, decision
+	Act       string
+	Target    string
+	Rule      string
+	Layer     string
+	Decision  string
+	Source    string
+	Performed string
+}
+
+// AgentEvent is a tree event: spawn, spawn refusal, budget draw, message, ….
+type AgentEvent struct {
+	RowID      int64
+	RunID      string
+	Step       int
+	Kind       string
+	ChildRunID string
+	Detail     string
+	Tokens     *int64
+	Remaining  *int64
+}
+
+// Event is a generic audit event of a run (sandbox, MCP, checkpoint).
+type Event struct {
+	RowID  int64
+	RunID  string
+	Step   int
+	Source string // sandbox, mcp, checkpoint
+	Kind   string
+	Detail string
+
+	Backend string        // sandbox: the execution backend
+	Server  string        // mcp: the server
+	Tool    string        // mcp: the tool
+	OK      *bool         // mcp: whether a call succeeded
+	Millis  time.Duration // mcp: how long a call took
+}
+
+// MemoryEntry is one durable cross-run memory fact.
+type MemoryEntry struct {
+	Workspace string
+	Key       string
+	Value     string
+	RunID     string
+	Step      int
+	CreatedAt time.Time
+	Kind      string // fact or decision
+	Pinned    bool
+}
