@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
