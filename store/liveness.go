@@ -23,7 +23,9 @@ func (l Liveness) String() string {
 }
 
 // PIDAlive is how liveness checks an owner process; tests replace it.
-var PIDAlive = func(pid int) bool {
+var PIDAlive = defaultPIDAlive
+
+func defaultPIDAlive(pid int) bool {
 	if pid <= 0 {
 		return true // unreadable owner: err toward alive, as io-harness does
 	}

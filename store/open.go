@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"database/sql"
 	_ "embed"
@@ -234,11 +235,41 @@ func checkStoreFile(path string) (string, error) {
 		return "", storeErr(abs, ErrIO, err.Error(), err)
 	}
 	defer f.Close()
-	head := make([]byte, len(sqliteMagic))
-	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteMagic) {
+	head := make([]byte, 100)
+	n, _ := io.ReadFull(f, head)
+	if n < len(sqliteMagic) || !bytes.Equal(head[:len(sqliteMagic)], sqliteMagic) {
 		return "", storeErr(abs, ErrNotSQLite, "", nil)
 	}
+	if err := checkHeader(abs, head[:n], fi.Size()); err != nil {
+		return "", err
+	}
 	return abs, nil
+}
+
+// checkHeader refuses a store from its 100-byte header alone, before SQLite
+// opens it: a reader opening a WAL store nobody else has open creates -wal
+// and -shm beside it, and a file we refuse should be left as we found it.
+func checkHeader(abs string, h []byte, size int64) error {
+	if len(h) < 100 {
+		return storeErr(abs, ErrCorrupt, "shorter than a SQLite header", nil)
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return storeErr(abs, ErrCorrupt, "bad page size in the header", nil)
+	}
+	// The in-header page count is valid when its version-valid-for number
+	// matches the change counter (SQLite 3.7.0 and later always write it).
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages > 0 && size < pages*pageSize {
+		return storeErr(abs, ErrCorrupt, fmt.Sprintf("truncated: %d of %d bytes", size, pages*pageSize), nil)
+	}
+	if v := int32(binary.BigEndian.Uint32(h[60:64])); v > FormatVersion {
+		return storeErr(abs, ErrNewerFormat, fmt.Sprintf("store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
+	}
+	return nil
 }
 
 // openRead opens the read connection: mode=ro can never write, checkpoint or

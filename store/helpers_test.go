@@ -1,0 +1,5 @@
+package store
+
+import "errors"
+
+func isKind(err, kind error) bool { return err != nil && errors.Is(err, kind) }
