@@ -58,16 +58,11 @@ var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "
 // and readers key them by row id.
 func (s *Store) Head(ctx context.Context) (*Cursor, error) {
 	c := &Cursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{}, unreported: map[int64]int64{}}
-	for _, t := range cursorTables {
-		if !s.schema.has(t) {
-			continue
-		}
-		var top int64
-		if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+t).Scan(&top); err != nil {
-			return nil, mapDriverErr(s.path, err)
-		}
-		c.marks[t] = top
+	tops, sig, err := s.probe(ctx)
+	if err != nil {
+		return nil, err
 	}
+	c.marks, c.leaseSig = tops, sig
 	runs, err := s.queryRuns(ctx, s.runSelect(1, "WHERE "+s.openRunsWhere()))
 	if err != nil {
 		return nil, err
@@ -83,10 +78,11 @@ func (s *Store) Head(ctx context.Context) (*Cursor, error) {
 		c.pending[r.Key()] = true
 	}
 	// A provider count lands on the newest turn of a live run shortly after
-	// it is written: only the last chunk of rows can still be waiting.
+	// it is written: only each open run's newest turn in the last chunk of
+	// rows can still be waiting for one.
 	if s.schema.has("context_events") && len(c.open) > 0 {
-		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id > ? AND kind = 'assembled'
-			AND reported_tokens IS NULL AND run_id IN (%s)`, idList(mapKeys(c.open))),
+		err := s.eachRow(ctx, fmt.Sprintf(`SELECT MAX(id), run_id FROM context_events WHERE id > ? AND kind = 'assembled'
+			AND run_id IN (%s) GROUP BY run_id`, idList(mapKeys(c.open))),
 			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
 				var id, run int64
 				err := r.Scan(&id, &run)
@@ -96,11 +92,6 @@ func (s *Store) Head(ctx context.Context) (*Cursor, error) {
 		if err != nil {
 			return nil, err
 		}
-	}
-	if _, sig, err := s.leaseTable(ctx); err != nil {
-		return nil, err
-	} else {
-		c.leaseSig = sig
 	}
 	return c, nil
 }
@@ -114,12 +105,29 @@ func (s *Store) openRunsWhere() string {
 	return "(r.status IN ('running', 'paused') OR r.outcome = 'awaiting_answer')"
 }
 
+// runSig is what can change in place on a run row, as one string; the
+// SQL in runSigSelect builds the same string.
 func runSig(r Run) string {
-	sum := ""
+	fin := ""
 	if r.Summary != nil {
-		sum = r.Summary.FinishedAt.String()
+		fin = r.Summary.FinishedAt.Format(isoMillis)
 	}
-	return r.Status + "|" + r.Outcome + "|" + r.Provider + "|" + sum
+	return r.Status + "|" + r.Outcome + "|" + r.Provider + "|" + fin
+}
+
+func (s *Store) runSigSelect(where string) string {
+	si := s.schema
+	fin := "''"
+	join := ""
+	if si.has("run_outcomes") {
+		// runSig includes the finish time only for runs that have ended.
+		fin = fmt.Sprintf("CASE WHEN %s IN ('running', 'paused') THEN '' ELSE COALESCE(o.finished_at, '') END",
+			si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"))
+		join = "LEFT JOIN run_outcomes o ON o.run_id = r.id"
+	}
+	return fmt.Sprintf("SELECT r.id, %s || '|' || COALESCE(r.outcome, '') || '|' || COALESCE(%s, '') || '|' || %s FROM runs r %s %s",
+		si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"),
+		si.col("runs", "provider", "NULL"), fin, join, where)
 }
 
 func isOpen(r Run) bool {
@@ -133,34 +141,80 @@ func isOpen(r Run) bool {
 func (s *Store) Changes(ctx context.Context, c *Cursor) (*Changes, error) {
 	next := c.clone()
 	ch := &Changes{}
-	if reset, err := s.rewound(ctx, c); err != nil || reset {
-		ch.Reset = reset
-		return ch, err
-	}
-	if err := s.newSteps(ctx, next, ch); err != nil {
-		return nil, err
-	}
-	if err := s.newContext(ctx, next, ch); err != nil {
-		return nil, err
-	}
-	if err := s.newAgentEvents(ctx, next, ch); err != nil {
-		return nil, err
-	}
-	if err := s.newRequests(ctx, next, ch); err != nil {
-		return nil, err
-	}
-	if err := s.changedRuns(ctx, next, ch); err != nil {
-		return nil, err
-	}
-	leases, sig, err := s.leaseTable(ctx)
+	tops, leaseSig, err := s.probe(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if sig != next.leaseSig {
-		next.leaseSig, ch.Leases, ch.LeasesChanged = sig, leases, true
+	if tops["runs"] < c.marks["runs"] || tops["steps"] < c.marks["steps"] {
+		ch.Reset = true // another, shorter store now sits at the path
+		return ch, nil
+	}
+	grew := func(table string) bool { return tops[table] > c.marks[table] }
+	if grew("steps") {
+		if err := s.newSteps(ctx, next, ch); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.newContext(ctx, next, ch, grew("context_events")); err != nil {
+		return nil, err
+	}
+	if grew("agent_events") {
+		if err := s.newAgentEvents(ctx, next, ch); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.newRequests(ctx, next, ch, grew); err != nil {
+		return nil, err
+	}
+	if err := s.changedRuns(ctx, next, ch, grew("runs")); err != nil {
+		return nil, err
+	}
+	if leaseSig != next.leaseSig {
+		leases, err := s.leases(ctx)
+		if err != nil {
+			return nil, err
+		}
+		next.leaseSig, ch.Leases, ch.LeasesChanged = leaseSig, leases, true
 	}
 	*c = *next
 	return ch, nil
+}
+
+// probe reads, in one statement, the highest row id of every tailed table
+// and a signature of the lease table: most refreshes then skip the tables
+// that did not grow.
+func (s *Store) probe(ctx context.Context) (map[string]int64, string, error) {
+	var parts []string
+	var tables []string
+	for _, t := range cursorTables {
+		if s.schema.has(t) {
+			tables = append(tables, t)
+			parts = append(parts, "(SELECT COALESCE(MAX(id), 0) FROM "+t+")")
+		}
+	}
+	lease := "''"
+	if s.schema.has("run_leases") {
+		lease = "(SELECT COALESCE(group_concat(run_id || '/' || owner || '/' || generation || '/' || renewed_at || '/' || ttl_secs, ';'), '') FROM run_leases)"
+	}
+	vals := make([]int64, len(tables))
+	dest := make([]any, 0, len(tables)+1)
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	var sig string
+	dest = append(dest, &sig)
+	st, err := s.prepared(ctx, "SELECT "+strings.Join(append(parts, lease), ", "))
+	if err != nil {
+		return nil, "", mapDriverErr(s.path, err)
+	}
+	if err := st.QueryRowContext(ctx).Scan(dest...); err != nil {
+		return nil, "", mapDriverErr(s.path, err)
+	}
+	tops := map[string]int64{}
+	for i, t := range tables {
+		tops[t] = vals[i]
+	}
+	return tops, sig, nil
 }
 
 func (c *Cursor) clone() *Cursor {
@@ -181,17 +235,6 @@ func (c *Cursor) clone() *Cursor {
 	return n
 }
 
-// rewound reports a store whose row ids went backwards: another file now
-// sits at the path.
-func (s *Store) rewound(ctx context.Context, c *Cursor) (bool, error) {
-	var runs, steps int64
-	err := s.read.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM runs), (SELECT COALESCE(MAX(id), 0) FROM steps)").Scan(&runs, &steps)
-	if err != nil {
-		return false, mapDriverErr(s.path, err)
-	}
-	return runs < c.marks["runs"] || steps < c.marks["steps"], nil
-}
-
 func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *Changes) error {
 	q := fmt.Sprintf("SELECT id, run_id, step, decision, substr(tool_call, 1, %d), tokens FROM steps WHERE id > ? ORDER BY id LIMIT %d",
 		toolCallSummaryBytes, ChangesPage)
@@ -210,7 +253,7 @@ func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *Changes) error {
 	return err
 }
 
-func (s *Store) newContext(ctx context.Context, c *Cursor, ch *Changes) error {
+func (s *Store) newContext(ctx context.Context, c *Cursor, ch *Changes, grew bool) error {
 	if !s.schema.has("context_events") {
 		return nil
 	}
@@ -229,6 +272,9 @@ func (s *Store) newContext(ctx context.Context, c *Cursor, ch *Changes) error {
 		if err != nil {
 			return err
 		}
+	}
+	if !grew {
+		return nil
 	}
 	n := 0
 	q := fmt.Sprintf("SELECT id, run_id, step, est_tokens, reported_tokens, detail, kind FROM context_events WHERE id > ? ORDER BY id LIMIT %d", ChangesPage)
@@ -289,7 +335,7 @@ func (s *Store) newAgentEvents(ctx context.Context, c *Cursor, ch *Changes) erro
 
 var requestTables = map[RequestKind]string{Approval: "pending_approvals", Question: "pending_questions", Plan: "plans"}
 
-func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *Changes) error {
+func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *Changes, grew func(string) bool) error {
 	var fresh []Request
 	for _, kind := range []RequestKind{Approval, Question, Plan} {
 		table := requestTables[kind]
@@ -323,7 +369,10 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *Changes) error {
 				}
 			}
 		}
-		reqs, err := s.requestsWhere(ctx, kind, fmt.Sprintf("id > %d ORDER BY id LIMIT %d", c.marks[table], ChangesPage))
+		if !grew(table) {
+			continue
+		}
+		reqs, err := s.requestsWhere(ctx, kind, fmt.Sprintf("id > ? ORDER BY id LIMIT %d", ChangesPage), c.marks[table])
 		if err != nil {
 			return err
 		}
@@ -343,9 +392,9 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *Changes) error {
 	return nil
 }
 
-// requestsWhere reads requests of one kind with a raw WHERE tail built from
-// integers only.
-func (s *Store) requestsWhere(ctx context.Context, kind RequestKind, tail string) ([]Request, error) {
+// requestsWhere reads requests of one kind; the WHERE tail holds integers
+// only, and parameters for the rest.
+func (s *Store) requestsWhere(ctx context.Context, kind RequestKind, tail string, args ...any) ([]Request, error) {
 	var cols string
 	switch kind {
 	case Approval:
@@ -356,7 +405,7 @@ func (s *Store) requestsWhere(ctx context.Context, kind RequestKind, tail string
 		cols = "id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at"
 	}
 	var out []Request
-	err := s.eachRow(ctx, "SELECT "+cols+" FROM "+requestTables[kind]+" WHERE "+tail, nil, func(r *sql.Rows) error {
+	err := s.eachRow(ctx, "SELECT "+cols+" FROM "+requestTables[kind]+" WHERE "+tail, args, func(r *sql.Rows) error {
 		req, err := scanRequest(kind, r)
 		out = append(out, req)
 		return err
@@ -364,31 +413,51 @@ func (s *Store) requestsWhere(ctx context.Context, kind RequestKind, tail string
 	return out, err
 }
 
-func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *Changes) error {
+func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *Changes, grew bool) error {
 	// Open runs first, then new ones: a run that starts and finishes between
 	// two calls is reported once, as it is now.
 	if len(c.open) > 0 {
-		runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id IN ("+idList(mapKeys(c.open))+")"))
+		// A light look at the open runs first; whole rows only for those that
+		// changed.
+		var changed []int64
+		err := s.eachRow(ctx, s.runSigSelect("WHERE r.id IN ("+idList(mapKeys(c.open))+")"), nil, func(r *sql.Rows) error {
+			var id int64
+			var sig string
+			if err := r.Scan(&id, &sig); err != nil {
+				return err
+			}
+			if sig != c.open[id] {
+				changed = append(changed, id)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		for _, r := range runs {
-			id := runNum(r.ID)
-			if sig := runSig(r); sig != c.open[id] {
-				ch.Runs = append(ch.Runs, r)
-				c.open[id] = sig
+		if len(changed) > 0 {
+			runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id IN ("+idList(changed)+")"))
+			if err != nil {
+				return err
 			}
-			if !isOpen(r) {
-				delete(c.open, id)
-				for row, run := range c.unreported {
-					if run == id {
-						delete(c.unreported, row)
+			for _, r := range runs {
+				id := runNum(r.ID)
+				ch.Runs = append(ch.Runs, r)
+				c.open[id] = runSig(r)
+				if !isOpen(r) {
+					delete(c.open, id)
+					for row, run := range c.unreported {
+						if run == id {
+							delete(c.unreported, row)
+						}
 					}
 				}
 			}
 		}
 	}
-	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, fmt.Sprintf("WHERE r.id > %d", c.marks["runs"])))
+	if !grew {
+		return nil
+	}
+	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id > ?"), c.marks["runs"])
 	if err != nil {
 		return err
 	}
@@ -402,25 +471,6 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *Changes) error {
 		ch.Runs = append(ch.Runs, r)
 	}
 	return nil
-}
-
-// leaseTable reads every lease and a signature to tell whether any changed.
-func (s *Store) leaseTable(ctx context.Context) (map[string]Lease, string, error) {
-	leases, err := s.leases(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	keys := make([]string, 0, len(leases))
-	for k := range leases {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		l := leases[k]
-		fmt.Fprintf(&b, "%s=%s/%d/%d/%d;", k, l.Owner, l.Generation, l.RenewedAt.UnixMilli(), l.TTL)
-	}
-	return leases, b.String(), nil
 }
 
 func mapKeys[V any](m map[int64]V) []int64 {

@@ -2,10 +2,10 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
 	"database/sql"
 	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +60,9 @@ type Store struct {
 
 	schema *schemaInfo
 	owner  ownerID // lease owner string for this process's writes
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared reads: preparing costs more than running them
 }
 
 // Open opens an existing store for browsing and deciding. It never changes
@@ -391,8 +394,38 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether decisions are disabled, and why.
 func (s *Store) ReadOnly() (bool, string) { return s.readOnly, s.roReason }
 
+// prepared returns a cached prepared statement on the read connection. The
+// cache is dropped when it grows past a bound (queries with id lists vary).
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[q]; ok {
+		return st, nil
+	}
+	if s.stmts == nil || len(s.stmts) >= 128 {
+		s.closeStmts()
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	st, err := s.read.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[q] = st
+	return st, nil
+}
+
+func (s *Store) closeStmts() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+}
+
 // Close releases both connections.
 func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	s.closeStmts()
+	s.stmtMu.Unlock()
 	var errs []error
 	s.writeMu.Lock()
 	if s.write != nil && s.write != s.read {

@@ -136,20 +136,13 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
-	rows, err := s.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, mapDriverErr(s.path, err)
-	}
-	defer rows.Close()
 	var out []Run
-	for rows.Next() {
+	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
 		r, err := scanRun(rows)
-		if err != nil {
-			return nil, mapDriverErr(s.path, err)
-		}
 		out = append(out, r)
-	}
-	return out, mapDriverErr(s.path, rows.Err())
+		return err
+	})
+	return out, err
 }
 
 // RunStats is how far a run has got: its highest step number and the
@@ -308,7 +301,11 @@ func (s *Store) RecordsLeases() bool { return s.schema.has("run_leases") }
 // eachRow runs a query and hands each row to fn, closing the result set
 // before returning so no read transaction outlives the call.
 func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
-	rows, err := s.read.QueryContext(ctx, q, args...)
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return mapDriverErr(s.path, err)
 	}
