@@ -106,7 +106,7 @@ func BenchmarkChanges(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			mark := cur.Mark("steps")
+			mark := cur.(*store.SQLCursor).Mark("steps")
 			defer cleanupBench(w, mark, run)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -12,12 +12,17 @@ import (
 // table had more, Changes.More asks the caller to call again.
 const ChangesPage = 2000
 
-// Cursor marks how far a reader has read the store: the highest row id seen
-// in each append-only table, plus the few rows that can still change in
-// place (unfinished runs, undecided requests, turns whose provider count has
-// not arrived). Each refresh then costs O(new rows + open rows), never
-// O(store).
-type Cursor struct {
+// Cursor marks how far a reader has read a source. Only the source that
+// made it understands it.
+type Cursor interface {
+	CursorFormat() string
+}
+
+// SQLCursor is an io-harness store's cursor: the highest row id seen in
+// each append-only table, plus the few rows that can still change in place
+// (unfinished runs, undecided requests, turns whose provider count has not
+// arrived). Each refresh then costs O(new rows + open rows), never O(store).
+type SQLCursor struct {
 	marks      map[string]int64
 	open       map[int64]string    // unfinished run → status|outcome|provider as last seen
 	pending    map[RequestKey]bool // undecided requests
@@ -25,8 +30,11 @@ type Cursor struct {
 	leaseSig   string              // the lease table as last seen
 }
 
+// CursorFormat names the source kind the cursor belongs to.
+func (c *SQLCursor) CursorFormat() string { return Format }
+
 // Mark is the highest row id the cursor has seen in a table.
-func (c *Cursor) Mark(table string) int64 { return c.marks[table] }
+func (c *SQLCursor) Mark(table string) int64 { return c.marks[table] }
 
 // Changes is what a refresh found.
 type Changes struct {
@@ -56,8 +64,8 @@ var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "
 // Head returns a cursor at the store's current end. Load what the screen
 // needs after taking it: rows that land in between come again from Changes,
 // and readers key them by row id.
-func (s *Store) Head(ctx context.Context) (*Cursor, error) {
-	c := &Cursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{}, unreported: map[int64]int64{}}
+func (s *Store) Head(ctx context.Context) (Cursor, error) {
+	c := &SQLCursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{}, unreported: map[int64]int64{}}
 	tops, sig, err := s.probe(ctx)
 	if err != nil {
 		return nil, err
@@ -138,7 +146,11 @@ func isOpen(r Run) bool {
 // it. Every read is its own short autocommit query: nothing is held open
 // between calls. Leaf tables are read before runs, so a step or request
 // seen here never names a run this call has not also seen.
-func (s *Store) Changes(ctx context.Context, c *Cursor) (*Changes, error) {
+func (s *Store) Changes(ctx context.Context, cur Cursor) (*Changes, error) {
+	c, ok := cur.(*SQLCursor)
+	if !ok {
+		return nil, fmt.Errorf("a %s cursor cannot read an io-harness store", cur.CursorFormat())
+	}
 	next := c.clone()
 	ch := &Changes{}
 	tops, leaseSig, err := s.probe(ctx)
@@ -217,8 +229,8 @@ func (s *Store) probe(ctx context.Context) (map[string]int64, string, error) {
 	return tops, sig, nil
 }
 
-func (c *Cursor) clone() *Cursor {
-	n := &Cursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{},
+func (c *SQLCursor) clone() *SQLCursor {
+	n := &SQLCursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{},
 		unreported: map[int64]int64{}, leaseSig: c.leaseSig}
 	for k, v := range c.marks {
 		n.marks[k] = v
@@ -235,7 +247,7 @@ func (c *Cursor) clone() *Cursor {
 	return n
 }
 
-func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *Changes) error {
+func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *Changes) error {
 	q := fmt.Sprintf("SELECT id, run_id, step, decision, substr(tool_call, 1, %d), tokens FROM steps WHERE id > ? ORDER BY id LIMIT %d",
 		toolCallSummaryBytes, ChangesPage)
 	err := s.eachRow(ctx, q, []any{c.marks["steps"]}, func(r *sql.Rows) error {
@@ -253,7 +265,7 @@ func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *Changes) error {
 	return err
 }
 
-func (s *Store) newContext(ctx context.Context, c *Cursor, ch *Changes, grew bool) error {
+func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *Changes, grew bool) error {
 	if !s.schema.has("context_events") {
 		return nil
 	}
@@ -310,7 +322,7 @@ func (s *Store) newContext(ctx context.Context, c *Cursor, ch *Changes, grew boo
 	return err
 }
 
-func (s *Store) newAgentEvents(ctx context.Context, c *Cursor, ch *Changes) error {
+func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *Changes) error {
 	if !s.schema.has("agent_events") {
 		return nil
 	}
@@ -335,7 +347,7 @@ func (s *Store) newAgentEvents(ctx context.Context, c *Cursor, ch *Changes) erro
 
 var requestTables = map[RequestKind]string{Approval: "pending_approvals", Question: "pending_questions", Plan: "plans"}
 
-func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *Changes, grew func(string) bool) error {
+func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *Changes, grew func(string) bool) error {
 	var fresh []Request
 	for _, kind := range []RequestKind{Approval, Question, Plan} {
 		table := requestTables[kind]
@@ -413,7 +425,7 @@ func (s *Store) requestsWhere(ctx context.Context, kind RequestKind, tail string
 	return out, err
 }
 
-func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *Changes, grew bool) error {
+func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *Changes, grew bool) error {
 	// Open runs first, then new ones: a run that starts and finishes between
 	// two calls is reported once, as it is now.
 	if len(c.open) > 0 {

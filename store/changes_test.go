@@ -25,7 +25,7 @@ func writerReader(t *testing.T) (w, r *Store) {
 	return w, r
 }
 
-func changes(t *testing.T, r *Store, c *Cursor) *Changes {
+func changes(t *testing.T, r *Store, c Cursor) *Changes {
 	t.Helper()
 	ch, err := r.Changes(context.Background(), c)
 	if err != nil {
@@ -40,7 +40,7 @@ func TestChangesSeesNewAndChangedRows(t *testing.T) {
 	old := must[string](t)(w.StartRun(ctx, "before the cursor", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, old, time.Hour))
 	oldReq := must[string](t)(w.PutPending(ctx, old, 1, "write", "a", ptr("A")))
-	c := must[*Cursor](t)(r.Head(ctx))
+	c := must[Cursor](t)(r.Head(ctx))
 	if ch := changes(t, r, c); !ch.Empty() {
 		t.Fatalf("changes right after Head: %+v", ch)
 	}
@@ -91,7 +91,7 @@ func TestChangesPagesAndResets(t *testing.T) {
 	w, r := writerReader(t)
 	ctx := context.Background()
 	run := must[string](t)(w.StartRun(ctx, "burst", "/w"))
-	c := must[*Cursor](t)(r.Head(ctx))
+	c := must[Cursor](t)(r.Head(ctx))
 	for i := 1; i <= ChangesPage+500; i++ {
 		w.RecordStepRow(ctx, run, StepRecord{Step: i, Decision: "d", Result: "r"})
 	}
@@ -103,7 +103,7 @@ func TestChangesPagesAndResets(t *testing.T) {
 	if len(ch.Steps) != 500 || ch.More || ch.Steps[499].Number != ChangesPage+500 {
 		t.Fatalf("second page: %d steps, More %v", len(ch.Steps), ch.More)
 	}
-	c.marks["steps"] += 1 << 20 // as if the store at the path were a different, shorter one
+	c.(*SQLCursor).marks["steps"] += 1 << 20 // as if the store at the path were a different, shorter one
 	if ch := changes(t, r, c); !ch.Reset {
 		t.Error("a store whose ids went backwards was not reported as reset")
 	}
