@@ -43,6 +43,7 @@ type Changes struct {
 	Context     []ContextSample // new turns, and turns whose provider count arrived
 	Requests    []Request       // new requests, and known ones that have been decided
 	AgentEvents []AgentEvent    // new tree events
+	Calls       []ProviderCall  // new provider attempts (they time the steps)
 	Leases      map[string]Lease
 	// LeasesChanged says Leases is the whole, new lease table.
 	LeasesChanged bool
@@ -56,10 +57,10 @@ type Changes struct {
 // Empty reports whether the refresh found nothing.
 func (c *Changes) Empty() bool {
 	return len(c.Runs) == 0 && len(c.Steps) == 0 && len(c.Context) == 0 && len(c.Requests) == 0 &&
-		len(c.AgentEvents) == 0 && !c.LeasesChanged && !c.Reset
+		len(c.AgentEvents) == 0 && len(c.Calls) == 0 && !c.LeasesChanged && !c.Reset
 }
 
-var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "pending_approvals", "pending_questions", "plans"}
+var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "provider_calls", "pending_approvals", "pending_questions", "plans"}
 
 // Head returns a cursor at the store's current end. Load what the screen
 // needs after taking it: rows that land in between come again from Changes,
@@ -172,6 +173,11 @@ func (s *Store) Changes(ctx context.Context, cur Cursor) (*Changes, error) {
 	}
 	if grew("agent_events") {
 		if err := s.newAgentEvents(ctx, next, ch); err != nil {
+			return nil, err
+		}
+	}
+	if grew("provider_calls") {
+		if err := s.newCalls(ctx, next, ch); err != nil {
 			return nil, err
 		}
 	}
@@ -345,6 +351,18 @@ func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *Changes) e
 	return err
 }
 
+func (s *Store) newCalls(ctx context.Context, c *SQLCursor, ch *Changes) error {
+	q := fmt.Sprintf("SELECT %s FROM provider_calls WHERE id > ? ORDER BY id LIMIT %d", providerCallCols, ChangesPage)
+	err := s.eachRow(ctx, q, []any{c.marks["provider_calls"]}, func(r *sql.Rows) error {
+		pc, err := scanProviderCall(r)
+		ch.Calls = append(ch.Calls, pc)
+		c.marks["provider_calls"] = pc.RowID
+		return err
+	})
+	ch.More = ch.More || len(ch.Calls) == ChangesPage
+	return err
+}
+
 var requestTables = map[RequestKind]string{Approval: "pending_approvals", Question: "pending_questions", Plan: "plans"}
 
 func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *Changes, grew func(string) bool) error {
@@ -396,6 +414,9 @@ func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *Changes, grew
 			fresh = append(fresh, r)
 		}
 		ch.More = ch.More || len(reqs) == ChangesPage
+	}
+	if err := s.fillApprovalTimes(ctx, fresh); err != nil {
+		return err
 	}
 	if err := s.fillAncestry(ctx, fresh); err != nil {
 		return err

@@ -146,8 +146,7 @@ func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]Provi
 	}
 	// provider_calls has a run_id index (io-harness 0.37+); older stores
 	// scan a table that is small next to steps.
-	q := `SELECT step, attempt, provider, model, prompt_tokens, completion_tokens, total_tokens,
-		latency_ms, finish_reason, failure, at FROM provider_calls WHERE run_id = ?`
+	q := "SELECT " + providerCallCols + " FROM provider_calls WHERE run_id = ?"
 	args := []any{run}
 	if step != allSteps {
 		q += " AND step = ?"
@@ -155,18 +154,49 @@ func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]Provi
 	}
 	var out []ProviderCall
 	err := s.eachRow(ctx, q+" ORDER BY id", args, func(r *sql.Rows) error {
-		var c ProviderCall
-		var model, finish, failure sql.NullString
-		var pt, ct, tt sql.NullInt64
-		var at string
-		if err := r.Scan(&c.Step, &c.Attempt, &c.Provider, &model, &pt, &ct, &tt, &c.LatencyMS, &finish, &failure, &at); err != nil {
-			return err
-		}
-		c.Model, c.FinishReason, c.Failure = model.String, finish.String, failure.String
-		c.PromptTokens, c.CompletionTokens, c.TotalTokens = nullInt(pt), nullInt(ct), nullInt(tt)
-		c.At = parseTime(at)
+		c, err := scanProviderCall(r)
 		out = append(out, c)
-		return nil
+		return err
 	})
 	return out, err
+}
+
+const providerCallCols = `id, run_id, step, attempt, provider, model, prompt_tokens, completion_tokens, total_tokens,
+		latency_ms, finish_reason, failure, at`
+
+func scanProviderCall(r *sql.Rows) (ProviderCall, error) {
+	var c ProviderCall
+	var run int64
+	var model, finish, failure sql.NullString
+	var pt, ct, tt sql.NullInt64
+	var at string
+	err := r.Scan(&c.RowID, &run, &c.Step, &c.Attempt, &c.Provider, &model, &pt, &ct, &tt, &c.LatencyMS, &finish, &failure, &at)
+	c.RunID = idStr(run)
+	c.Model, c.FinishReason, c.Failure = model.String, finish.String, failure.String
+	c.PromptTokens, c.CompletionTokens, c.TotalTokens = nullInt(pt), nullInt(ct), nullInt(tt)
+	c.At = parseTime(at)
+	return c, err
+}
+
+// StampSteps sets each step's time from provider calls of its run: the
+// last call's time and the sum of all its attempts' latencies.
+func StampSteps(steps []Step, calls []ProviderCall) {
+	type agg struct {
+		at  time.Time
+		lat time.Duration
+	}
+	by := map[int]agg{}
+	for _, c := range calls {
+		a := by[c.Step]
+		if c.At.After(a.at) {
+			a.at = c.At
+		}
+		a.lat += time.Duration(c.LatencyMS) * time.Millisecond
+		by[c.Step] = a
+	}
+	for i := range steps {
+		if a, ok := by[steps[i].Number]; ok {
+			steps[i].At, steps[i].Latency = a.at, a.lat
+		}
+	}
 }

@@ -25,7 +25,33 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 		}
 		out = append(out, reqs...)
 	}
+	if err := s.fillApprovalTimes(ctx, out); err != nil {
+		return nil, err
+	}
 	return out, s.fillAncestry(ctx, out)
+}
+
+// fillApprovalTimes dates approvals, which carry no time of their own, by
+// the provider call that produced the asking step: the ask follows it
+// within moments.
+func (s *Store) fillApprovalTimes(ctx context.Context, reqs []Request) error {
+	if !s.schema.has("provider_calls") {
+		return nil
+	}
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Kind != Approval || !r.AskedAt.IsZero() {
+			continue
+		}
+		var at sql.NullString
+		err := s.eachRow(ctx, "SELECT MAX(at) FROM provider_calls WHERE run_id = ? AND step = ?",
+			[]any{runNum(r.RunID), r.Step}, func(rows *sql.Rows) error { return rows.Scan(&at) })
+		if err != nil {
+			return err
+		}
+		r.AskedAt = nullTime(at)
+	}
+	return nil
 }
 
 // Request returns one request by kind and id.
@@ -40,6 +66,9 @@ func (s *Store) Request(ctx context.Context, key RequestKey) (Request, error) {
 	}
 	if len(reqs) == 0 {
 		return Request{}, storeErr(s.path, ErrNoSuchReq, key.String(), nil)
+	}
+	if err := s.fillApprovalTimes(ctx, reqs); err != nil {
+		return Request{}, err
 	}
 	return reqs[0], s.fillAncestry(ctx, reqs)
 }

@@ -82,7 +82,13 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]Step, error) {
 		return nil, mapDriverErr(s.path, err)
 	}
 	reverse(rows)
-	return AppendStepRows(nil, rows), nil
+	steps := AppendStepRows(nil, rows)
+	calls, err := s.providerCalls(ctx, run, allSteps)
+	if err != nil {
+		return nil, err
+	}
+	StampSteps(steps, calls)
+	return steps, nil
 }
 
 func reverse[T any](xs []T) {

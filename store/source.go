@@ -28,6 +28,7 @@ type Source interface {
 	ContextSamples(ctx context.Context, runID string) ([]ContextSample, error)
 	Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]Request, error)
 	AgentEvents(ctx context.Context, runIDs ...string) ([]AgentEvent, error)
+	ProviderCalls(ctx context.Context, runID string) ([]ProviderCall, error)
 
 	// Head is a cursor at the source's end; Changes returns what came after
 	// it and advances it.

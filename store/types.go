@@ -93,6 +93,11 @@ type Step struct {
 	// Pending is true while only retry rows exist for the step: the step
 	// itself has not been committed yet.
 	Pending bool
+	// At and Latency come from the step's provider calls (the steps table
+	// has no time of its own): when the last call was made, and how long
+	// all its attempts took. Zero when none was recorded.
+	At      time.Time
+	Latency time.Duration
 }
 
 // Retry is a provider retry recorded as its own row under a step.
@@ -134,6 +139,8 @@ type Edit struct {
 
 // ProviderCall is one attempt at a provider call; failed attempts are kept.
 type ProviderCall struct {
+	RowID            int64
+	RunID            string
 	Step             int
 	Attempt          int
 	Provider         string

@@ -1,0 +1,107 @@
+// Package keymap holds every key binding vigil answers to, with its help
+// text. It is the only place a key is named: the views and the root model
+// match against these bindings, the help overlay and the README's key table
+// are generated from them.
+package keymap
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is vigil's bindings.
+type KeyMap struct {
+	NextPane key.Binding
+	PrevPane key.Binding
+	Pane     [6]key.Binding // 1–6: jump to a pane
+
+	Up       key.Binding
+	Down     key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Open     key.Binding
+	Back     key.Binding
+
+	Filter key.Binding
+	Sort   key.Binding
+	Follow key.Binding
+
+	Approve key.Binding
+	Deny    key.Binding
+	Answer  key.Binding
+	Revise  key.Binding
+	Confirm key.Binding
+	Cancel  key.Binding
+
+	Help key.Binding
+	Quit key.Binding
+}
+
+// PaneNames are the panes in the order of their number keys.
+var PaneNames = [6]string{"Runs", "Agents", "Timeline", "Step", "Drift", "Approvals"}
+
+// Default is the keymap vigil ships with.
+func Default() KeyMap {
+	k := KeyMap{
+		NextPane: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+
+		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g/home", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G/end", "last")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select")),
+		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+
+		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs")),
+		Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
+		Follow: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
+
+		Approve: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Deny:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
+		Answer:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
+		Revise:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
+		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
+		Cancel:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+	for i := range k.Pane {
+		n := string(rune('1' + i))
+		k.Pane[i] = key.NewBinding(key.WithKeys(n), key.WithHelp(n, PaneNames[i]))
+	}
+	return k
+}
+
+// ShortHelp is the one-line hint in the status bar.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.NextPane, k.Open, k.Approve, k.Deny, k.Filter, k.Help, k.Quit}
+}
+
+// Groups are the help overlay's columns, each with a title.
+func (k KeyMap) Groups() []Group {
+	return []Group{
+		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
+		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
+		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow}},
+		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},
+		{"vigil", []key.Binding{k.Help, k.Quit}},
+	}
+}
+
+// Group is a titled set of bindings.
+type Group struct {
+	Title    string
+	Bindings []key.Binding
+}
+
+// FullHelp satisfies bubbles' help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range k.Groups() {
+		out = append(out, g.Bindings)
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/store"
+)
+
+// driver runs the model synchronously, as the Bubble Tea runtime would:
+// every command runs and its message is fed back, until things settle. A
+// command that does not answer quickly is a timer (the clock tick) and is
+// dropped, so a test never waits on wall time.
+type driver struct {
+	t     *testing.T
+	m     *Model
+	clock time.Time
+	quit  bool
+	path  string
+}
+
+func newDriver(t *testing.T, w, h int, opts ...func(*Options)) *driver {
+	t.Helper()
+	path, err := fixture.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openDriver(t, path, w, h, opts...)
+}
+
+func openDriver(t *testing.T, path string, w, h int, opts ...func(*Options)) *driver {
+	t.Helper()
+	src, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{t: t, clock: fixture.Now, path: path}
+	o := Options{Source: src, NoWatch: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
+	for _, f := range opts {
+		f(&o)
+	}
+	d.m = New(o)
+	t.Cleanup(func() { d.m.Close(); d.m.src.Close() })
+	d.send(tea.WindowSizeMsg{Width: w, Height: h})
+	d.run(d.m.Init())
+	return d
+}
+
+func (d *driver) send(msg tea.Msg) {
+	d.t.Helper()
+	_, cmd := d.m.Update(msg)
+	d.run(cmd)
+}
+
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	ch := make(chan tea.Msg, 1)
+	go func() { ch <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-ch:
+	case <-time.After(250 * time.Millisecond):
+		return
+	}
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			d.run(c)
+		}
+	case tea.QuitMsg:
+		d.quit = true
+	case tickMsg:
+		// the clock tick: tests move the clock themselves
+	default:
+		d.send(msg)
+	}
+}
+
+// press sends keys by name: "j", "tab", "shift+tab", "enter", "esc", or
+// any text (sent a rune at a time).
+func (d *driver) press(keys ...string) {
+	d.t.Helper()
+	for _, k := range keys {
+		d.send(keyMsg(k))
+	}
+}
+
+func (d *driver) typeText(s string) {
+	for _, r := range s {
+		d.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	special := map[string]tea.KeyPressMsg{
+		"tab":       {Code: tea.KeyTab},
+		"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+		"enter":     {Code: tea.KeyEnter},
+		"esc":       {Code: tea.KeyEscape},
+		"backspace": {Code: tea.KeyBackspace},
+		"up":        {Code: tea.KeyUp},
+		"down":      {Code: tea.KeyDown},
+		"pgdown":    {Code: tea.KeyPgDown},
+		"pgup":      {Code: tea.KeyPgUp},
+		"end":       {Code: tea.KeyEnd},
+		"home":      {Code: tea.KeyHome},
+		"ctrl+c":    {Code: 'c', Mod: tea.ModCtrl},
+	}
+	if m, ok := special[k]; ok {
+		return m
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+// refresh reads the store's changes as a watcher signal would.
+func (d *driver) refresh() {
+	d.t.Helper()
+	d.run(d.m.askRefresh())
+}
+
+// advance moves the clock.
+func (d *driver) advance(dt time.Duration) { d.clock = d.clock.Add(dt) }
+
+// screen is the frame as plain text.
+func (d *driver) screen() string { return ansi.Strip(d.m.Render()) }
+
+func (d *driver) contains(want ...string) {
+	d.t.Helper()
+	s := d.screen()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			d.t.Fatalf("screen lacks %q:\n%s", w, s)
+		}
+	}
+}
+
+func (d *driver) lacks(bad ...string) {
+	d.t.Helper()
+	s := d.screen()
+	for _, b := range bad {
+		if strings.Contains(s, b) {
+			d.t.Fatalf("screen has %q:\n%s", b, s)
+		}
+	}
+}
+
+// writer opens a second handle on the fixture, as a harness would.
+func (d *driver) writer() *store.Store {
+	d.t.Helper()
+	w, err := store.OpenWriter(d.path)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { w.Close() })
+	return w
+}

@@ -1,0 +1,553 @@
+// Package tui is vigil's one Bubble Tea model: it owns the in-memory state
+// of the store, lays the panes out, routes keys and mouse to them, and turns
+// what they ask for into commands. Data flows one way: the watcher wakes it,
+// a command reads the store's Changes, the state folds them in, the panes
+// redraw. Decisions flow back as commands whose results come as messages.
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
+	"github.com/vigil-run/vigil/watch"
+)
+
+// Options configure the explorer.
+type Options struct {
+	Source store.Source
+	// Reopen opens the store again after it was replaced or deleted and
+	// came back (nil: vigil stays on the old handle).
+	Reopen func() (store.Source, error)
+	// Poll forces polling at this interval instead of file events.
+	Poll time.Duration
+	// NoWatch disables the watcher (tests drive refreshes themselves).
+	NoWatch bool
+	// NoColor draws without colour (NO_COLOR).
+	NoColor bool
+	// Now is the clock (tests fix it).
+	Now func() time.Time
+	// Run, when set, is the run to open first (else the newest live one).
+	Run string
+	// StoreLabel names the store in the status bar (default: its path).
+	StoreLabel string
+}
+
+// Model is the root model.
+type Model struct {
+	opt   Options
+	src   store.Source
+	km    keymap.KeyMap
+	theme *views.Theme
+	dark  bool
+	now   func() time.Time
+
+	w, h  int
+	focus pane
+	right pane // the right column's pane in the compact layout
+	help  bool
+
+	st     *state
+	cursor store.Cursor
+	loaded bool
+
+	runs      *views.Runs
+	tree      *views.Tree
+	timeline  *views.Timeline
+	detail    *views.Detail
+	drift     *views.Drift
+	approvals *views.Approvals
+
+	watcher    *watch.Watcher
+	watchNote  string
+	refreshing bool
+	again      bool // a refresh was asked for while one ran
+	lastChange time.Time
+	problem    string // the last error, one line, in the status bar
+
+	detailSeq  int
+	detailWant int64
+	rects      map[pane]rect
+}
+
+// New builds the model around an open source.
+func New(opt Options) *Model {
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	m := &Model{
+		opt: opt, src: opt.Source, km: keymap.Default(), now: now, dark: true,
+		focus: paneRuns, right: paneTimeline,
+		st:   newState(),
+		runs: views.NewRuns(), tree: views.NewTree(), timeline: views.NewTimeline(),
+		detail: views.NewDetail(), drift: views.NewDrift(), approvals: views.NewApprovals(),
+	}
+	m.theme = views.NewTheme(m.dark, opt.NoColor)
+	m.st.recordsLeases = m.src.RecordsLeases()
+	if ro, why := m.src.ReadOnly(); ro {
+		m.approvals.SetReadOnly(why)
+	}
+	return m
+}
+
+// Init starts loading, the watcher, the clock, and asks the terminal for
+// its background colour.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{loadAll(m.src), tick(), tea.RequestBackgroundColor}
+	if !m.opt.NoWatch {
+		cmds = append(cmds, m.startWatch())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) startWatch() tea.Cmd {
+	spec := m.src.Watch()
+	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
+	if err != nil {
+		m.problem = "cannot watch the store: " + err.Error()
+		return nil
+	}
+	m.watcher = w
+	m.watchNote = ""
+	return waitSignal(w)
+}
+
+// Close stops the watcher.
+func (m *Model) Close() {
+	if m.watcher != nil {
+		m.watcher.Close()
+		m.watcher = nil
+	}
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.dark = msg.IsDark()
+		m.theme = views.NewTheme(m.dark, m.opt.NoColor)
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.onKey(msg)
+	case tea.MouseClickMsg:
+		return m, m.onClick(msg.Mouse())
+	case tea.MouseWheelMsg:
+		return m, m.onWheel(msg.Mouse())
+	case tickMsg:
+		m.refreshItems()
+		return m, tick()
+	case loadedMsg:
+		return m, m.onLoaded(msg)
+	case statsMsg:
+		if msg.err != nil {
+			m.fail(msg.err)
+			return m, nil
+		}
+		m.st.applyStats(msg.stats)
+		m.refreshItems()
+		return m, nil
+	case agentMsg:
+		return m, m.onAgent(msg)
+	case treeEventsMsg:
+		if msg.err == nil && msg.root == m.st.root {
+			for _, id := range m.st.treeIDs(msg.root) {
+				m.st.events[id] = nil
+			}
+			for _, e := range msg.events {
+				m.st.events[e.RunID] = append(m.st.events[e.RunID], e)
+			}
+			m.refreshTree()
+		}
+		return m, nil
+	case detailDueMsg:
+		if msg.seq == m.detailSeq && m.detailWant != 0 {
+			return m, loadDetail(m.src, m.timeline.RunID(), m.detailWant)
+		}
+		return m, nil
+	case detailMsg:
+		if msg.rowID == m.detailWant {
+			if msg.err != nil {
+				m.detail.Fail(msg.err.Error())
+			} else {
+				d := msg.detail
+				m.detail.Set(&d)
+			}
+		}
+		return m, nil
+	case signalMsg:
+		return m, m.onSignal(msg.sig)
+	case changesMsg:
+		return m, m.onChanges(msg)
+	case decidedMsg:
+		m.approvals.Result(msg.decision, msg.result, msg.err)
+		if msg.err == nil && (msg.result.Won || msg.result.Decision != "") {
+			delete(m.st.requests, msg.decision.Key)
+			m.refreshItems()
+		}
+		return m, m.askRefresh()
+	case reopenedMsg:
+		if msg.err != nil {
+			m.problem = "store unavailable: " + msg.err.Error()
+			return m, nil
+		}
+		m.src.Close()
+		m.src = msg.src
+		m.st = newState()
+		m.st.recordsLeases = m.src.RecordsLeases()
+		m.loaded = false
+		return m, loadAll(m.src)
+	}
+	return m, nil
+}
+
+func (m *Model) fail(err error) {
+	m.problem = err.Error()
+}
+
+func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.fail(msg.err)
+		return nil
+	}
+	now := m.now()
+	m.cursor, m.loaded, m.lastChange = msg.cursor, true, now
+	m.st.setRuns(msg.runs)
+	m.st.setRequests(msg.requests, now)
+	var unknown []string
+	for id, r := range m.st.runs {
+		if !r.StatsKnown {
+			unknown = append(unknown, id)
+		}
+	}
+	m.refreshItems()
+	cmds := []tea.Cmd{m.askRefresh()}
+	if len(unknown) > 0 {
+		cmds = append(cmds, loadStats(m.src, unknown))
+	}
+	if first := m.firstRun(); first != "" {
+		cmds = append(cmds, m.openRun(first))
+	}
+	return tea.Batch(cmds...)
+}
+
+// firstRun is the run to open at start: the one asked for, else the newest
+// root that is running or waiting, else the newest.
+func (m *Model) firstRun() string {
+	if r := m.st.runs[m.opt.Run]; r != nil {
+		return m.st.rootOf(r.ID)
+	}
+	now := m.now()
+	waiting := m.st.waitingIn()
+	for _, id := range m.st.roots {
+		st := m.st.stateOf(m.st.runs[id], waiting[id] > 0, now)
+		if st == store.StateRunning || st == store.StateWaiting {
+			return id
+		}
+	}
+	if len(m.st.roots) > 0 {
+		return m.st.roots[0]
+	}
+	return ""
+}
+
+// openRun shows a run's tree and its root agent.
+func (m *Model) openRun(id string) tea.Cmd {
+	root := m.st.rootOf(id)
+	m.st.root = root
+	m.tree.Select(id)
+	ids := m.st.treeIDs(root)
+	m.refreshTree()
+	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids))
+}
+
+// selectAgent shows an agent's steps and drift.
+func (m *Model) selectAgent(id string) tea.Cmd {
+	if id == "" || (id == m.st.agent && m.st.agentLoaded) {
+		return nil
+	}
+	m.st.agent, m.st.agentLoaded, m.st.steps, m.st.samples = id, false, nil, nil
+	m.timeline.Loading(id, m.agentTitle(id))
+	m.drift.Set(m.agentTitle(id), nil)
+	m.detail.Set(nil)
+	m.detailWant = 0
+	return loadAgent(m.src, id)
+}
+
+func (m *Model) onAgent(msg agentMsg) tea.Cmd {
+	if msg.runID != m.st.agent {
+		return nil // the user moved on
+	}
+	if msg.err != nil {
+		m.fail(msg.err)
+		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
+		return nil
+	}
+	m.st.setAgent(msg.runID, msg.steps, msg.samples, msg.calls)
+	live := false
+	if r := m.st.runs[msg.runID]; r != nil {
+		st := m.st.stateOf(r, m.st.waitingIn()[r.ID] > 0, m.now())
+		live = st == store.StateRunning || st == store.StateWaiting || st == store.StateUnknown
+	}
+	m.timeline.Load(msg.runID, m.agentTitle(msg.runID), m.st.steps, live)
+	if !live {
+		// A finished run opens at its start, but the last step is the one
+		// most people want to read first.
+		m.timeline.HandleKey(tea.KeyPressMsg{Code: tea.KeyEnd}, m.km)
+	}
+	m.drift.Set(m.agentTitle(msg.runID), m.st.samples)
+	return m.wantDetail(true)
+}
+
+// wantDetail loads the selected step's detail, at once or after the
+// selection has rested a moment.
+func (m *Model) wantDetail(now bool) tea.Cmd {
+	st, ok := m.timeline.Selected()
+	if !ok {
+		m.detailWant = 0
+		m.detail.Set(nil)
+		return nil
+	}
+	if st.RowID == m.detailWant && m.detail.RowID() == st.RowID {
+		return nil
+	}
+	m.detailWant = st.RowID
+	m.detail.Loading()
+	if now {
+		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
+	}
+	m.detailSeq++
+	seq := m.detailSeq
+	return tea.Tick(detailDelay, func(time.Time) tea.Msg { return detailDueMsg{seq: seq} })
+}
+
+func (m *Model) onSignal(sig watch.Signal) tea.Cmd {
+	next := waitSignal(m.watcher)
+	switch sig.Kind {
+	case watch.Changed:
+		if m.refreshing {
+			m.again = true
+			return next
+		}
+		return tea.Batch(next, m.askRefresh())
+	case watch.ModeChanged:
+		m.watchNote = sig.Reason
+		return next
+	case watch.Gone:
+		m.problem = "store gone: " + orText(sig.Reason, "deleted or moved") + " — waiting for it to come back"
+		return next
+	case watch.Replaced:
+		m.problem = ""
+		if m.opt.Reopen != nil {
+			return tea.Batch(next, reopen(m.opt.Reopen))
+		}
+		return tea.Batch(next, m.askRefresh())
+	}
+	return next
+}
+
+func orText(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
+}
+
+// askRefresh reads the store's changes unless a read is already running
+// (then it runs again when that one is done).
+func (m *Model) askRefresh() tea.Cmd {
+	if !m.loaded || m.cursor == nil {
+		return nil
+	}
+	if m.refreshing {
+		m.again = true
+		return nil
+	}
+	m.refreshing = true
+	return refresh(m.src, m.cursor)
+}
+
+func (m *Model) onChanges(msg changesMsg) tea.Cmd {
+	m.refreshing = false
+	if msg.err != nil {
+		m.fail(msg.err)
+		m.ack(false)
+		return nil
+	}
+	ch := msg.ch
+	if ch.Reset {
+		m.ack(true)
+		if m.opt.Reopen != nil {
+			return reopen(m.opt.Reopen)
+		}
+		return nil
+	}
+	found := !ch.Empty()
+	if found {
+		m.lastChange = m.now()
+		m.problem = ""
+		c := m.st.apply(ch, m.now())
+		m.applyChanged(c)
+	}
+	if ch.More || m.again {
+		m.again = false
+		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing())
+	}
+	m.ack(found)
+	return m.wantDetailIfFollowing()
+}
+
+// ack tells the watcher the refresh is done and whether it found anything.
+func (m *Model) ack(found bool) {
+	if m.watcher != nil {
+		m.watcher.Ack(found)
+	}
+}
+
+func (m *Model) wantDetailIfFollowing() tea.Cmd {
+	if m.timeline.Following() {
+		return m.wantDetail(false)
+	}
+	return nil
+}
+
+func (m *Model) applyChanged(c changed) {
+	if c.steps {
+		m.timeline.Update(m.st.steps)
+	}
+	if c.samples {
+		m.drift.Set(m.agentTitle(m.st.agent), m.st.samples)
+	}
+	if c.runs || c.requests || c.tree {
+		m.refreshItems()
+	}
+}
+
+// focusPane moves the focus, remembering the right column's pane.
+func (m *Model) focusPane(p pane) {
+	if p == m.focus {
+		return
+	}
+	m.focus = p
+	if p >= paneTimeline {
+		m.right = p
+	}
+	if p == paneApprovals {
+		m.approvals.Focus(m.now())
+	}
+}
+
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.km
+	if msg.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.help {
+		switch {
+		case key.Matches(msg, km.Help), key.Matches(msg, km.Back):
+			m.help = false
+		case key.Matches(msg, km.Quit):
+			return m.quit()
+		}
+		return nil
+	}
+	// Typing into a filter or an answer goes there first.
+	if m.focus == paneRuns && m.runs.Filtering() {
+		return m.act(m.runs.Update(msg, km))
+	}
+	if m.focus == paneApprovals && m.approvals.Capturing() {
+		return m.act(m.approvals.HandleKey(msg, km, m.now()))
+	}
+	switch {
+	case key.Matches(msg, km.Quit):
+		return m.quit()
+	case key.Matches(msg, km.Help):
+		m.help = true
+		return nil
+	case key.Matches(msg, km.NextPane):
+		m.focusPane((m.focus + 1) % paneCount)
+		return nil
+	case key.Matches(msg, km.PrevPane):
+		m.focusPane((m.focus + paneCount - 1) % paneCount)
+		return nil
+	}
+	for i, b := range km.Pane {
+		if key.Matches(msg, b) {
+			m.focusPane(pane(i))
+			return nil
+		}
+	}
+	var in views.Intent
+	switch m.focus {
+	case paneRuns:
+		in = m.runs.Update(msg, km)
+	case paneAgents:
+		in = m.tree.Update(msg, km)
+	case paneTimeline:
+		in = m.timeline.HandleKey(msg, km)
+	case paneStep:
+		in = m.detail.HandleKey(msg, km)
+	case paneDrift:
+		in = m.drift.HandleKey(msg, km)
+	case paneApprovals:
+		in = m.approvals.HandleKey(msg, km, m.now())
+	}
+	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
+		m.back()
+		return nil
+	}
+	return m.act(in)
+}
+
+// back moves to the pane one step up the path runs → agents → timeline → step.
+func (m *Model) back() {
+	switch m.focus {
+	case paneAgents:
+		m.focusPane(paneRuns)
+	case paneTimeline:
+		m.focusPane(paneAgents)
+	case paneStep, paneDrift:
+		m.focusPane(paneTimeline)
+	case paneApprovals:
+		m.focusPane(paneRuns)
+	}
+}
+
+// act carries out what a pane asked for.
+func (m *Model) act(in views.Intent) tea.Cmd {
+	switch in.Kind {
+	case views.OpenRun:
+		cmd := m.openRun(in.ID)
+		m.focusPane(paneAgents)
+		return cmd
+	case views.SelectAgent:
+		return m.selectAgent(in.ID)
+	case views.SelectStep:
+		return m.wantDetail(false)
+	case views.Decide:
+		return decide(m.src, in.Decision)
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.Close()
+	return tea.Quit
+}
+
+// agentTitle names an agent in pane titles: "#3 worker: goal…".
+func (m *Model) agentTitle(id string) string {
+	r := m.st.runs[id]
+	if r == nil {
+		return "#" + id
+	}
+	return fmt.Sprintf("#%s %s", r.ID, views.Cut(firstLine(r.Goal), 28))
+}

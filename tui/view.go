@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
+)
+
+// View draws the screen. Panes are laid out by layout(); the help overlay,
+// when open, is drawn over them.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	// The title is ours alone: nothing from the store reaches it.
+	v.WindowTitle = "vigil — " + filepath.Base(m.src.Path())
+	return v
+}
+
+// Render is the screen as a string (tests and screenshots use it).
+func (m *Model) Render() string {
+	w, h := m.w, m.h
+	if w == 0 || h == 0 {
+		return ""
+	}
+	if w < minWidth || h < minHeight {
+		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.theme.Warning.Render(views.Cut(msg, w)))
+	}
+	m.rects = layout(w, h, m.right)
+	now := m.now()
+	layers := make([]*lipgloss.Layer, 0, len(m.rects)+2)
+	for p, r := range m.rects {
+		var s string
+		focused := p == m.focus
+		switch p {
+		case paneRuns:
+			s = m.runs.View(m.theme, r.w, r.h, focused, now)
+		case paneAgents:
+			s = m.tree.View(m.theme, r.w, r.h, focused)
+		case paneTimeline:
+			s = m.timeline.View(m.theme, r.w, r.h, focused)
+		case paneStep:
+			s = m.detail.View(m.theme, r.w, r.h, focused)
+		case paneDrift:
+			s = m.drift.View(m.theme, r.w, r.h, focused)
+		case paneApprovals:
+			s = m.approvals.View(m.theme, r.w, r.h, focused, now)
+		}
+		layers = append(layers, lipgloss.NewLayer(s).X(r.x).Y(r.y))
+	}
+	layers = append(layers, lipgloss.NewLayer(m.statusBar(w)).X(0).Y(h-1))
+	if m.help {
+		help := views.Help(m.theme, m.km, w, h-1)
+		hw, hh := lipgloss.Width(help), lipgloss.Height(help)
+		layers = append(layers, lipgloss.NewLayer(help).X(max((w-hw)/2, 0)).Y(max((h-1-hh)/2, 0)).Z(1))
+	}
+	canvas := lipgloss.NewCanvas(w, h)
+	return canvas.Compose(lipgloss.NewCompositor(layers...)).Render()
+}
+
+// statusBar: the store, the open run's state, how fresh the data is, how
+// changes are noticed, and how many requests wait.
+func (m *Model) statusBar(w int) string {
+	t := m.theme
+	now := m.now()
+	var parts []string
+	path := m.storeLabel()
+	if w < 120 {
+		path = filepath.Base(path)
+	}
+	parts = append(parts, t.Bold.Render(" vigil"), sanitize.Line(shortPath(path, 40)))
+	if ro, _ := m.src.ReadOnly(); ro {
+		parts = append(parts, t.Muted.Render("read-only"))
+	}
+	if r := m.st.runs[m.st.root]; r != nil {
+		waiting := 0
+		for _, id := range m.st.treeIDs(r.ID) {
+			waiting += m.st.waitingIn()[id]
+		}
+		st := m.st.stateOf(r, waiting > 0, now)
+		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(r.ID), liveness(m.st, r, now))))
+	}
+	if m.loaded {
+		parts = append(parts, t.Muted.Render("updated "+views.Ago(m.lastChange, now)))
+	} else {
+		parts = append(parts, t.Muted.Render("loading…"))
+	}
+	switch {
+	case m.opt.NoWatch:
+	case m.watcher == nil:
+		parts = append(parts, t.Warning.Render("not watching"))
+	case m.watcher.Mode().String() != "push":
+		note := "polling"
+		if m.watchNote != "" {
+			note += " (" + m.watchNote + ")"
+		}
+		parts = append(parts, t.Warning.Render(note))
+	default:
+		parts = append(parts, t.Muted.Render("push"))
+	}
+	if n := len(m.st.requests); n > 0 {
+		parts = append(parts, t.Waiting.Render(fmt.Sprintf("⚑ %d waiting (6)", n)))
+	}
+	if m.problem != "" {
+		parts = append(parts, t.Bad.Render(sanitize.Line(m.problem)))
+	}
+	left := strings.Join(parts, t.Faint.Render(" · "))
+	right := t.Key.Render("?") + t.Muted.Render(" help ")
+	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return views.Fit(left, w)
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// liveness says in words what the lease says about a run.
+func liveness(s *state, r *store.Run, now time.Time) string {
+	if r.Status == "completed" || r.Status == "failed" {
+		return views.StateLabel(store.StateFinished, r.Outcome)
+	}
+	l := s.effectiveLease(r)
+	switch live := store.LivenessOf(l, s.recordsLeases, now); live {
+	case store.Live:
+		return "live"
+	case store.Lapsed:
+		return "lease lapsed"
+	case store.Dead:
+		return fmt.Sprintf("driver gone (pid %d)", l.OwnerPID())
+	case store.Unleased:
+		if r.Status == "paused" {
+			return "paused"
+		}
+		return "no driver"
+	}
+	return "liveness unknown"
+}
+
+// storeLabel is the store's path, the home directory written as ~.
+func (m *Model) storeLabel() string {
+	if m.opt.StoreLabel != "" {
+		return m.opt.StoreLabel
+	}
+	p := m.src.Path()
+	if home, err := os.UserHomeDir(); err == nil && home != "/" && strings.HasPrefix(p, home+"/") {
+		p = "~" + p[len(home):]
+	}
+	return p
+}
+
+func shortPath(p string, n int) string {
+	if len(p) <= n {
+		return p
+	}
+	return "…" + p[len(p)-n+1:]
+}

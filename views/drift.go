@@ -1,0 +1,218 @@
+package views
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/store"
+)
+
+// DriftStats sums a run's context samples. Gap is reported minus estimate
+// (positive: the estimate was low); drift is the gap as a share of what the
+// provider reported. Turns the provider did not report are counted apart,
+// never filled in with the estimate.
+type DriftStats struct {
+	Turns, Missing        int
+	SumEst, SumReported   int64 // over reported turns only
+	SumGap                int64
+	MeanAbsGap            float64
+	Cumulative            float64 // SumGap / SumReported
+	MaxEst, MaxReported   int64
+	HasReported, Complete bool
+}
+
+// ComputeDrift sums the samples.
+func ComputeDrift(samples []store.ContextSample) DriftStats {
+	var s DriftStats
+	var absGap float64
+	for _, c := range samples {
+		s.Turns++
+		s.MaxEst = max(s.MaxEst, c.Estimated)
+		if c.Reported == nil {
+			s.Missing++
+			continue
+		}
+		r := *c.Reported
+		s.MaxReported = max(s.MaxReported, r)
+		s.SumEst += c.Estimated
+		s.SumReported += r
+		s.SumGap += r - c.Estimated
+		absGap += math.Abs(float64(r - c.Estimated))
+	}
+	if n := s.Turns - s.Missing; n > 0 {
+		s.HasReported = true
+		s.MeanAbsGap = absGap / float64(n)
+	}
+	if s.SumReported != 0 {
+		s.Cumulative = float64(s.SumGap) / float64(s.SumReported)
+	}
+	s.Complete = s.Missing == 0
+	return s
+}
+
+// Drift is the context-drift pane: per turn, the assembler's estimate beside
+// the provider's count, as numbers and bars.
+type Drift struct {
+	list    List
+	samples []store.ContextSample
+	title   string
+	stick   bool // keep the newest turn in view as turns arrive
+}
+
+// NewDrift makes an empty drift pane.
+func NewDrift() *Drift { return &Drift{stick: true} }
+
+// Set shows an agent's samples.
+func (p *Drift) Set(title string, samples []store.ContextSample) {
+	changedAgent := title != p.title
+	p.title, p.samples = title, samples
+	p.list.SetLen(len(samples))
+	if changedAgent {
+		p.stick = true
+	}
+	if p.stick {
+		p.list.Bottom()
+	}
+}
+
+// HandleKey moves through the turns.
+func (p *Drift) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+	if !moveList(&p.list, msg, km) {
+		return Intent{}
+	}
+	p.stick = p.list.AtBottom()
+	return Intent{Kind: Redraw}
+}
+
+// Scroll moves the window (mouse wheel).
+func (p *Drift) Scroll(d int) { p.list.Scroll(d); p.stick = p.list.AtBottom() }
+
+// View draws the pane.
+func (p *Drift) View(t *Theme, w, h int, focused bool) string {
+	inner := w - 2
+	st := ComputeDrift(p.samples)
+	var body []string
+	title := "5 Drift"
+	if p.title != "" {
+		title += " · " + p.title
+	}
+	if len(p.samples) == 0 {
+		body = append(body, t.Muted.Render("  no context samples for this agent"))
+		return t.Frame(title, "", body, w, h, focused)
+	}
+	summary := fmt.Sprintf("Σ est %s · Σ reported %s", Tokens(st.SumEst), Tokens(st.SumReported))
+	if st.HasReported {
+		summary += " · cumulative " + t.driftStyle(st.Cumulative).Render(Percent(st.Cumulative)) +
+			t.Text.Render(fmt.Sprintf(" · mean |gap| %s", Tokens(int64(st.MeanAbsGap))))
+	}
+	body = append(body, t.Text.Render(summary))
+	body = append(body, t.Muted.Render("drift ")+p.sparkline(t, inner-6))
+	body = append(body, t.Muted.Render(driftHeader(inner)))
+	p.list.SetHeight(max(h-2-len(body), 1))
+	scale := max(st.MaxEst, st.MaxReported, 1)
+	from, to := p.list.Visible()
+	for i := from; i < to; i++ {
+		body = append(body, p.row(t, p.samples[i], scale, i == p.list.Cursor && focused, inner))
+	}
+	note := countNote(st.Turns, st.Turns, "turn")
+	if st.Missing > 0 {
+		note += " · " + t.Warning.Render(fmt.Sprintf("%d missing", st.Missing))
+	}
+	return t.Frame(title, note, body, w, h, focused)
+}
+
+const driftCols = "TURN  ESTIMATE  REPORTED     GAP   DRIFT "
+
+func driftHeader(w int) string {
+	return Fit(driftCols+"estimate ▒ vs reported █", w)
+}
+
+func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool, w int) string {
+	barW := max(w-len(driftCols), 4)
+	turn := PadLeft(fmt.Sprint(c.Step), 4)
+	est := PadLeft(Tokens(c.Estimated), 8)
+	if c.Reported == nil {
+		line := turn + "  " + est + "  " + PadLeft("missing", 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " " +
+			strings.Repeat("▒", bar(c.Estimated, scale, barW))
+		if selected {
+			return t.Selected.Render(Fit(line, w))
+		}
+		return t.Muted.Render(turn+"  "+est+"  ") + t.Warning.Render(PadLeft("missing", 8)) +
+			t.Muted.Render("  "+PadLeft("–", 6)+"  "+PadLeft("–", 6)+" ") + t.Estimate.Render(strings.Repeat("▒", bar(c.Estimated, scale, barW)))
+	}
+	r := *c.Reported
+	gap := r - c.Estimated
+	drift := 0.0
+	if r != 0 {
+		drift = float64(gap) / float64(r)
+	}
+	gapS := Tokens(gap)
+	if gap > 0 {
+		gapS = "+" + gapS
+	}
+	nums := turn + "  " + est + "  " + PadLeft(Tokens(r), 8) + "  " + PadLeft(gapS, 6) + "  " + PadLeft(Percent(drift), 6) + " "
+	eb, rb := bar(c.Estimated, scale, barW), bar(r, scale, barW)
+	if selected {
+		return t.Selected.Render(Fit(nums+strings.Repeat("█", rb)+strings.Repeat("▒", max(eb-rb, 0)), w))
+	}
+	// Reported as a solid bar; where the estimate overshoots it, the excess
+	// shows as shade.
+	return t.Muted.Render(turn) + "  " + t.Estimate.Render(est) + "  " + t.Reported.Render(PadLeft(Tokens(r), 8)) + "  " +
+		t.driftStyle(drift).Render(PadLeft(gapS, 6)+"  "+PadLeft(Percent(drift), 6)) + " " +
+		t.Reported.Render(strings.Repeat("█", rb)) + t.Estimate.Render(strings.Repeat("▒", max(eb-rb, 0)))
+}
+
+func bar(v, scale int64, w int) int {
+	if v <= 0 {
+		return 0
+	}
+	return max(int(math.Round(float64(v)/float64(scale)*float64(w))), 1)
+}
+
+// sparkline draws each turn's drift as a block from ▁ (none) to █ (the
+// largest), the last w turns; a missing turn is a gap.
+func (p *Drift) sparkline(t *Theme, w int) string {
+	blocks := []rune("▁▂▃▄▅▆▇█")
+	samples := p.samples
+	if len(samples) > w {
+		samples = samples[len(samples)-w:]
+	}
+	var peak float64
+	vals := make([]float64, len(samples))
+	for i, c := range samples {
+		if c.Reported == nil || *c.Reported == 0 {
+			vals[i] = math.NaN()
+			continue
+		}
+		vals[i] = math.Abs(float64(*c.Reported-c.Estimated) / float64(*c.Reported))
+		peak = math.Max(peak, vals[i])
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		if math.IsNaN(v) {
+			b.WriteString(t.Warning.Render("·"))
+			continue
+		}
+		i := 0
+		if peak > 0 {
+			i = int(math.Round(v / peak * float64(len(blocks)-1)))
+		}
+		b.WriteString(t.driftStyle(v).Render(string(blocks[i])))
+	}
+	return b.String()
+}
+
+// driftStyle colours a drift by how far off the estimate was.
+func (t *Theme) driftStyle(d float64) interface{ Render(...string) string } {
+	switch a := math.Abs(d); {
+	case a >= 0.25:
+		return t.Bad
+	case a >= 0.10:
+		return t.Stale
+	}
+	return t.Good
+}

@@ -1,0 +1,403 @@
+package views
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/store"
+)
+
+// RunItem is one root run as the runs pane lists it, with its tree's totals.
+type RunItem struct {
+	Run      store.Run
+	State    store.State
+	Agents   int
+	Steps    int
+	Tokens   int64
+	Known    bool // steps and tokens are counted (else shown as …)
+	Duration time.Duration
+	Waiting  int // requests waiting on a human in the tree
+}
+
+// SortKey orders the runs pane.
+type SortKey int
+
+const (
+	SortNewest SortKey = iota
+	SortOldest
+	SortTokens
+	SortSteps
+	SortDuration
+	SortState
+	sortKeys
+)
+
+var sortNames = [...]string{"newest", "oldest", "tokens", "steps", "duration", "state"}
+
+func (k SortKey) String() string { return sortNames[k] }
+
+// Runs is the runs pane: every root run, filterable and sortable.
+type Runs struct {
+	list      List
+	all       []RunItem
+	shown     []RunItem
+	sort      SortKey
+	filter    textinput.Model
+	filtering bool
+	selected  string // run id under the cursor, kept across refreshes
+}
+
+// NewRuns makes an empty runs pane.
+func NewRuns() *Runs {
+	return &Runs{filter: newInput("/", "goal, outcome or status")}
+}
+
+// SetItems replaces the runs, keeping the cursor on the same run.
+func (p *Runs) SetItems(items []RunItem) {
+	p.all = items
+	p.apply()
+}
+
+// Selected is the run under the cursor.
+func (p *Runs) Selected() (RunItem, bool) {
+	if p.list.Cursor < len(p.shown) {
+		return p.shown[p.list.Cursor], true
+	}
+	return RunItem{}, false
+}
+
+// Filtering reports whether the pane is taking typed text.
+func (p *Runs) Filtering() bool { return p.filtering }
+
+// Sort is the current order.
+func (p *Runs) Sort() SortKey { return p.sort }
+
+// Filter is the current filter text.
+func (p *Runs) Filter() string { return p.filter.Value() }
+
+func (p *Runs) apply() {
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
+	p.shown = p.shown[:0]
+	for _, it := range p.all {
+		if q == "" || matches(it, q) {
+			p.shown = append(p.shown, it)
+		}
+	}
+	sortRuns(p.shown, p.sort)
+	p.list.SetLen(len(p.shown))
+	for i, it := range p.shown {
+		if it.Run.ID == p.selected {
+			p.list.Select(i)
+			return
+		}
+	}
+	p.remember()
+}
+
+func (p *Runs) remember() {
+	if it, ok := p.Selected(); ok {
+		p.selected = it.Run.ID
+	}
+}
+
+func matches(it RunItem, q string) bool {
+	for _, f := range []string{it.Run.Goal, it.Run.Outcome, StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID} {
+		if strings.Contains(strings.ToLower(f), q) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortRuns(items []RunItem, k SortKey) {
+	id := func(i int) int64 { return numID(items[i].Run.ID) }
+	less := map[SortKey]func(i, j int) bool{
+		SortNewest:   func(i, j int) bool { return id(i) > id(j) },
+		SortOldest:   func(i, j int) bool { return id(i) < id(j) },
+		SortTokens:   func(i, j int) bool { return items[i].Tokens > items[j].Tokens },
+		SortSteps:    func(i, j int) bool { return items[i].Steps > items[j].Steps },
+		SortDuration: func(i, j int) bool { return items[i].Duration > items[j].Duration },
+		SortState:    func(i, j int) bool { return items[i].State < items[j].State },
+	}[k]
+	sort.SliceStable(items, func(i, j int) bool {
+		if less(i, j) != less(j, i) {
+			return less(i, j)
+		}
+		return id(i) > id(j)
+	})
+}
+
+// numID orders ids that are numbers numerically and the rest as text.
+func numID(id string) int64 {
+	var n int64
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// Update handles a key; it returns OpenRun when a run is chosen.
+func (p *Runs) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+	if p.filtering {
+		switch msg.String() {
+		case "esc":
+			p.filtering = false
+			p.filter.SetValue("")
+			p.filter.Blur()
+		case "enter":
+			p.filtering = false
+			p.filter.Blur()
+		default:
+			feed(&p.filter, msg)
+		}
+		p.apply()
+		return Intent{Kind: Redraw}
+	}
+	switch {
+	case key.Matches(msg, km.Filter):
+		p.filtering = true
+		p.filter.Focus()
+		return Intent{Kind: Redraw}
+	case key.Matches(msg, km.Sort):
+		p.sort = (p.sort + 1) % sortKeys
+		p.apply()
+		return Intent{Kind: Redraw}
+	case key.Matches(msg, km.Back) && p.filter.Value() != "":
+		p.filter.SetValue("")
+		p.apply()
+		return Intent{Kind: Redraw}
+	case key.Matches(msg, km.Open):
+		if it, ok := p.Selected(); ok {
+			return Intent{Kind: OpenRun, ID: it.Run.ID}
+		}
+		return Intent{}
+	}
+	if moveList(&p.list, msg, km) {
+		p.remember()
+		return Intent{Kind: Redraw}
+	}
+	return Intent{}
+}
+
+// Click selects the row at y (0 = first row under the header).
+func (p *Runs) Click(y int) Intent {
+	from, to := p.list.Visible()
+	if y >= 0 && from+y < to {
+		p.list.Select(from + y)
+		p.remember()
+		it, _ := p.Selected()
+		return Intent{Kind: OpenRun, ID: it.Run.ID}
+	}
+	return Intent{}
+}
+
+// Scroll moves the window by d rows (mouse wheel).
+func (p *Runs) Scroll(d int) { p.list.Scroll(d); p.remember() }
+
+// moveList applies the movement keys shared by every list pane.
+func moveList(l *List, msg tea.KeyPressMsg, km keymap.KeyMap) bool {
+	switch {
+	case key.Matches(msg, km.Up):
+		l.Move(-1)
+	case key.Matches(msg, km.Down):
+		l.Move(1)
+	case key.Matches(msg, km.Top):
+		l.Top()
+	case key.Matches(msg, km.Bottom):
+		l.Bottom()
+	case key.Matches(msg, km.PageUp):
+		l.Page(-1)
+	case key.Matches(msg, km.PageDown):
+		l.Page(1)
+	default:
+		return false
+	}
+	return true
+}
+
+type column struct {
+	title string
+	width int
+	right bool
+	minW  int // the pane width from which the column is shown
+}
+
+var runColumns = []column{
+	{"", 2, false, 0},
+	{"STATE", 12, false, 56},
+	{"RUN", 5, false, 0},
+	{"GOAL", 0, false, 0},
+	{"AGENTS", 6, true, 70},
+	{"STEPS", 6, true, 46},
+	{"TOKENS", 7, true, 28},
+	{"STARTED", 9, true, 90},
+	{"TIME", 7, true, 80},
+}
+
+// View draws the pane at w×h.
+func (p *Runs) View(t *Theme, w, h int, focused bool, now time.Time) string {
+	inner := w - 2
+	bodyH := h - 3 // borders and the header row
+	if p.filtering || p.filter.Value() != "" {
+		bodyH--
+	}
+	p.list.SetHeight(max(bodyH, 1))
+	cols := visibleColumns(runColumns, inner)
+
+	body := []string{t.Muted.Render(header(cols))}
+	from, to := p.list.Visible()
+	for i := from; i < to; i++ {
+		body = append(body, p.row(t, p.shown[i], cols, i == p.list.Cursor, focused, now, inner))
+	}
+	if len(p.shown) == 0 {
+		msg := "no runs in this store yet"
+		if p.filter.Value() != "" {
+			msg = "no run matches the filter"
+		}
+		body = append(body, t.Muted.Render("  "+msg))
+	}
+	for len(body) < h-2-boolInt(p.filtering || p.filter.Value() != "") {
+		body = append(body, "")
+	}
+	if p.filtering {
+		p.filter.SetWidth(max(inner-4, 4))
+		body = append(body, p.filter.View())
+	} else if p.filter.Value() != "" {
+		body = append(body, t.Muted.Render("filter: ")+t.Text.Render(sanitize.Line(p.filter.Value()))+t.Muted.Render("  (esc clears)"))
+	}
+	note := countNote(len(p.shown), len(p.all), "run")
+	if p.sort != SortNewest {
+		note += " · " + p.sort.String()
+	}
+	return t.Frame("1 Runs", note, body, w, h, focused)
+}
+
+func countNote(shown, all int, noun string) string {
+	plural := noun + "s"
+	if all == 1 {
+		plural = noun
+	}
+	if shown == all {
+		return Thousands(int64(all)) + " " + plural
+	}
+	return Thousands(int64(shown)) + " of " + Thousands(int64(all))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// visibleColumns keeps the columns that fit and gives the rest to the
+// flexible one (width 0).
+func visibleColumns(all []column, w int) []column {
+	var cols []column
+	used := 0
+	for _, c := range all {
+		if w >= c.minW {
+			cols = append(cols, c)
+			used += c.width + 1
+		}
+	}
+	for i := range cols {
+		if cols[i].width == 0 {
+			cols[i].width = max(w-used, 8)
+		}
+	}
+	return cols
+}
+
+func header(cols []column) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if c.right {
+			b.WriteString(PadLeft(c.title, c.width))
+		} else {
+			b.WriteString(PadRight(c.title, c.width))
+		}
+	}
+	return b.String()
+}
+
+func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, now time.Time, w int) string {
+	stStyle := t.StateStyle(it.State, it.Run.Outcome)
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		var cell string
+		style := t.Text
+		switch c.title {
+		case "":
+			cell, style = StateGlyph(it.State, it.Run.Outcome), stStyle
+		case "STATE":
+			label := StateLabel(it.State, it.Run.Outcome)
+			if it.Waiting > 0 {
+				label += fmt.Sprintf(" ⚑%d", it.Waiting)
+			}
+			cell, style = label, stStyle
+		case "RUN":
+			cell, style = "#"+sanitize.Line(it.Run.ID), t.Muted
+		case "GOAL":
+			cell = sanitize.Line(it.Run.Goal)
+		case "AGENTS":
+			cell = Thousands(int64(it.Agents))
+		case "STEPS":
+			cell = unknown(it.Known, Thousands(int64(it.Steps)))
+		case "TOKENS":
+			cell = unknown(it.Known, Tokens(it.Tokens))
+		case "STARTED":
+			cell, style = Ago(it.Run.StartedAt, now), t.Muted
+		case "TIME":
+			cell, style = "-", t.Muted
+			if it.Duration > 0 {
+				cell = Duration(it.Duration)
+			}
+		}
+		if c.right {
+			cell = PadLeft(cell, c.width)
+		} else {
+			cell = PadRight(cell, c.width)
+		}
+		if !selected {
+			cell = style.Render(cell)
+		}
+		b.WriteString(cell)
+	}
+	line := b.String()
+	if selected {
+		return selectStyle(t, focused).Render(Fit(line, w))
+	}
+	return line
+}
+
+func selectStyle(t *Theme, focused bool) interface{ Render(...string) string } {
+	if focused {
+		return t.Selected
+	}
+	return t.SelectedBlur
+}
+
+func unknown(known bool, s string) string {
+	if !known {
+		return "…"
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+// Package views draws vigil's panes. Each pane is a small struct holding
+// only view state (cursor, scroll, filter text); its View is a pure function
+// of that state, the data the root model hands it, and a size. No view does
+// IO, and every string from a store is sanitized before it is drawn.
+package views
+
+import (
+	"image/color"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// Palette is vigil's small set of named colours, one value per role.
+type Palette struct {
+	Text, Muted, Faint, Border, Accent, SelectBg, SelectBlurBg color.Color
+	Running, Waiting, Paused, Stale, Good, Bad, Estimate, Reported color.Color
+}
+
+// palette picks each role's colour for a light or a dark background. Every
+// background is a hex colour: screenshot tools ignore reverse video and the
+// 16 basic background colours.
+func palette(dark bool) Palette {
+	ld := lipgloss.LightDark(dark)
+	c := lipgloss.Color
+	return Palette{
+		Text:         ld(c("#1F2328"), c("#E6EDF3")),
+		Muted:        ld(c("#57606A"), c("#8B949E")),
+		Faint:        ld(c("#8C959F"), c("#6E7681")),
+		Border:       ld(c("#D0D7DE"), c("#30363D")),
+		Accent:       ld(c("#8250DF"), c("#A371F7")),
+		SelectBg:     ld(c("#DDF4FF"), c("#1F3A5F")),
+		SelectBlurBg: ld(c("#EAEEF2"), c("#262C36")),
+		Running:      ld(c("#0969DA"), c("#58A6FF")),
+		Waiting:      ld(c("#BC4C00"), c("#F0883E")),
+		Paused:       ld(c("#8250DF"), c("#D2A8FF")),
+		Stale:        ld(c("#9A6700"), c("#D29922")),
+		Good:         ld(c("#1A7F37"), c("#3FB950")),
+		Bad:          ld(c("#CF222E"), c("#F85149")),
+		Estimate:     ld(c("#6E7781"), c("#8B949E")),
+		Reported:     ld(c("#0969DA"), c("#58A6FF")),
+	}
+}
+
+// Theme is every style the panes use, built once from the palette. With
+// NoColor it uses no colour at all: selection is reverse video and every
+// state has its own glyph, so nothing is told by colour alone.
+type Theme struct {
+	NoColor bool
+	Dark    bool
+
+	Text, Muted, Faint, Bold    lipgloss.Style
+	Border, BorderFocus         lipgloss.Style
+	Title, TitleFocus           lipgloss.Style
+	Selected, SelectedBlur      lipgloss.Style
+	Running, Waiting, Paused    lipgloss.Style
+	Stale, Good, Bad            lipgloss.Style
+	Estimate, Reported, Warning lipgloss.Style
+	Key, StatusBar              lipgloss.Style
+}
+
+// NewTheme builds the theme for a background and colour choice.
+func NewTheme(dark, noColor bool) *Theme {
+	s := lipgloss.NewStyle
+	if noColor {
+		plain := s()
+		return &Theme{NoColor: true, Dark: dark,
+			Text: plain, Muted: plain, Faint: plain, Bold: s().Bold(true),
+			Border: plain, BorderFocus: s().Bold(true),
+			Title: plain, TitleFocus: s().Bold(true).Underline(true),
+			Selected: s().Reverse(true).Bold(true), SelectedBlur: s().Underline(true),
+			Running: plain, Waiting: s().Bold(true), Paused: plain, Stale: plain,
+			Good: plain, Bad: s().Bold(true), Estimate: plain, Reported: plain, Warning: s().Bold(true),
+			Key: s().Bold(true), StatusBar: s().Reverse(true),
+		}
+	}
+	p := palette(dark)
+	fg := func(c color.Color) lipgloss.Style { return s().Foreground(c) }
+	return &Theme{Dark: dark,
+		Text: fg(p.Text), Muted: fg(p.Muted), Faint: fg(p.Faint), Bold: fg(p.Text).Bold(true),
+		Border: fg(p.Border), BorderFocus: fg(p.Accent),
+		Title: fg(p.Muted), TitleFocus: fg(p.Accent).Bold(true),
+		Selected: s().Background(p.SelectBg).Foreground(p.Text).Bold(true), SelectedBlur: s().Background(p.SelectBlurBg).Foreground(p.Text),
+		Running: fg(p.Running), Waiting: fg(p.Waiting).Bold(true), Paused: fg(p.Paused), Stale: fg(p.Stale),
+		Good: fg(p.Good), Bad: fg(p.Bad), Estimate: fg(p.Estimate), Reported: fg(p.Reported), Warning: fg(p.Waiting).Bold(true),
+		Key: fg(p.Accent).Bold(true), StatusBar: s().Background(p.SelectBlurBg).Foreground(p.Text),
+	}
+}
+
+// StateGlyph is a state's symbol: it says the state without colour.
+func StateGlyph(st store.State, outcome string) string {
+	switch st {
+	case store.StateRunning:
+		return "●"
+	case store.StateWaiting:
+		return "⚑"
+	case store.StatePaused:
+		return "‖"
+	case store.StateStale:
+		return "◌"
+	case store.StateCrashed:
+		return "✗"
+	case store.StateUnknown:
+		return "○"
+	}
+	if outcome == "success" || outcome == "finished" {
+		return "✓"
+	}
+	return "■"
+}
+
+// StateLabel is the word a run's state shows as: the outcome once finished.
+func StateLabel(st store.State, outcome string) string {
+	if st == store.StateFinished {
+		if outcome == "" {
+			return "finished"
+		}
+		return outcome
+	}
+	return st.String()
+}
+
+// StateStyle colours a state.
+func (t *Theme) StateStyle(st store.State, outcome string) lipgloss.Style {
+	switch st {
+	case store.StateRunning, store.StateUnknown:
+		return t.Running
+	case store.StateWaiting:
+		return t.Waiting
+	case store.StatePaused:
+		return t.Paused
+	case store.StateStale:
+		return t.Stale
+	case store.StateCrashed:
+		return t.Bad
+	}
+	switch outcome {
+	case "success", "finished":
+		return t.Good
+	case "step_cap_reached", "time_budget_exceeded", "cost_budget_exceeded", "budget_ceiling_reached", "stalled", "cancelled":
+		return t.Stale
+	}
+	return t.Bad
+}

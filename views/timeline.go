@@ -1,0 +1,211 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/store"
+)
+
+// Timeline is the step timeline of one agent. Follow mode keeps the cursor
+// on the newest step as steps arrive (like tail -f); any move turns it off
+// and new steps are counted in a badge instead.
+type Timeline struct {
+	list    List
+	steps   []store.Step
+	runID   string
+	title   string
+	follow  bool
+	fresh   int // steps that arrived while not following
+	loading bool
+}
+
+// NewTimeline makes an empty timeline.
+func NewTimeline() *Timeline { return &Timeline{} }
+
+// Load shows another agent's steps: follow is on when the run is live.
+func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
+	p.runID, p.title, p.steps, p.follow, p.fresh, p.loading = runID, title, steps, live, 0, false
+	p.list = List{height: p.list.height}
+	p.list.SetLen(len(steps))
+	if live {
+		p.list.Bottom()
+	}
+}
+
+// Loading marks the pane as waiting for an agent's steps.
+func (p *Timeline) Loading(runID, title string) {
+	p.runID, p.title, p.steps, p.loading = runID, title, nil, true
+	p.list.SetLen(0)
+}
+
+// Update takes the agent's steps after a refresh. Steps only ever grow at
+// the end, so the cursor stays on the step it was on.
+func (p *Timeline) Update(steps []store.Step) {
+	added := len(steps) - len(p.steps)
+	p.steps = steps
+	p.list.SetLen(len(steps))
+	if p.follow {
+		p.list.Bottom()
+	} else if added > 0 {
+		p.fresh += added
+	}
+}
+
+// RunID is the agent shown.
+func (p *Timeline) RunID() string { return p.runID }
+
+// Following reports follow mode.
+func (p *Timeline) Following() bool { return p.follow }
+
+// Selected is the step under the cursor.
+func (p *Timeline) Selected() (store.Step, bool) {
+	if p.list.Cursor < len(p.steps) {
+		return p.steps[p.list.Cursor], true
+	}
+	return store.Step{}, false
+}
+
+func (p *Timeline) selectIntent() Intent {
+	if st, ok := p.Selected(); ok {
+		return Intent{Kind: SelectStep, ID: p.runID, RowID: st.RowID}
+	}
+	return Intent{Kind: Redraw}
+}
+
+// HandleKey moves through the steps; f toggles follow.
+func (p *Timeline) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+	if key.Matches(msg, km.Follow) {
+		p.follow = !p.follow
+		if p.follow {
+			p.fresh = 0
+			p.list.Bottom()
+		}
+		return p.selectIntent()
+	}
+	before := p.list.Cursor
+	if !moveList(&p.list, msg, km) {
+		if key.Matches(msg, km.Open) {
+			return p.selectIntent()
+		}
+		return Intent{}
+	}
+	p.afterMove()
+	if p.list.Cursor == before {
+		return Intent{Kind: Redraw}
+	}
+	return p.selectIntent()
+}
+
+// afterMove ends follow mode on a move, unless the move lands on the newest
+// step (G is how one catches up).
+func (p *Timeline) afterMove() {
+	p.follow = false
+	if p.list.AtBottom() {
+		p.fresh = 0
+	}
+}
+
+// Click selects the step at y.
+func (p *Timeline) Click(y int) Intent {
+	from, to := p.list.Visible()
+	if y < 0 || from+y >= to {
+		return Intent{}
+	}
+	p.list.Select(from + y)
+	p.afterMove()
+	return p.selectIntent()
+}
+
+// Scroll moves the window (mouse wheel).
+func (p *Timeline) Scroll(d int) Intent {
+	p.list.Scroll(d)
+	p.afterMove()
+	return p.selectIntent()
+}
+
+// View draws the pane; only the rows on screen are rendered.
+func (p *Timeline) View(t *Theme, w, h int, focused bool) string {
+	inner := w - 2
+	p.list.SetHeight(max(h-2, 1))
+	var body []string
+	from, to := p.list.Visible()
+	for i := from; i < to; i++ {
+		body = append(body, p.row(t, p.steps[i], i == p.list.Cursor, focused, inner))
+	}
+	switch {
+	case p.loading:
+		body = append(body, t.Muted.Render("  loading steps…"))
+	case p.runID == "":
+		body = append(body, t.Muted.Render("  select an agent to see its steps"))
+	case len(p.steps) == 0:
+		body = append(body, t.Muted.Render("  no steps yet"))
+	}
+	var notes []string
+	if p.fresh > 0 {
+		notes = append(notes, t.Warning.Render(fmt.Sprintf("%d new", p.fresh)))
+	}
+	if p.follow {
+		notes = append(notes, "following")
+	}
+	if len(p.steps) > 0 {
+		notes = append(notes, countNote(len(p.steps), len(p.steps), "step"))
+	}
+	title := "3 Timeline"
+	if p.title != "" {
+		title += " · " + p.title
+	}
+	return t.Frame(title, strings.Join(notes, " · "), body, w, h, focused)
+}
+
+func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {
+	num := PadLeft(fmt.Sprint(st.Number), 4)
+	tokens := PadLeft(Tokens(st.Tokens), 6)
+	lat := PadLeft(latency(st.Latency), 6)
+	retry := ""
+	if n := len(st.Retries); n > 0 && !st.Pending {
+		retry = fmt.Sprintf(" ↻%d", n)
+	}
+	decision := sanitize.Line(st.Decision)
+	tool := sanitize.Line(st.ToolCall)
+	if st.Pending {
+		decision, tool = "… "+decision, ""
+	}
+	textW := max(w-4-1-6-6-2-cellWidth(retry)-1, 8)
+	text := decision
+	if tool != "" {
+		text = decision + " · " + tool
+	}
+	text = Cut(text, textW)
+	if selected {
+		line := num + " " + PadRight(text, textW) + retry + " " + tokens + lat
+		return selectStyle(t, focused).Render(Fit(line, w))
+	}
+	dStyle := t.Text
+	if st.Pending {
+		dStyle = t.Stale
+	}
+	// Colour the decision and the tool call apart; the cut keeps the join.
+	dec, rest := text, ""
+	if i := strings.Index(text, " · "); i >= 0 && tool != "" {
+		dec, rest = text[:i], text[i:]
+	}
+	return t.Muted.Render(num) + " " + dStyle.Render(dec) + t.Muted.Render(rest) +
+		strings.Repeat(" ", max(textW-cellWidth(text), 0)) + t.Stale.Render(retry) + " " + t.Text.Render(tokens) + t.Muted.Render(lat)
+}
+
+func latency(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return Duration(d)
+}
