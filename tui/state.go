@@ -25,9 +25,9 @@ type state struct {
 	requests map[store.RequestKey]*request
 	events   map[string][]store.AgentEvent // tree events, for loaded trees
 
-	root, agent string         // the open run's root and the agent shown
-	steps       []store.Step   // the agent's timeline
-	stepsRow    int64          // the highest step row folded into steps
+	root, agent string       // the open run's root and the agent shown
+	steps       []store.Step // the agent's timeline
+	stepsRow    int64        // the highest step row folded into steps
 	samples     []store.ContextSample
 	agentLoaded bool
 	calls       map[int]map[int64]store.ProviderCall // the agent's provider attempts by step, by row: they time its steps

@@ -10,8 +10,8 @@ import (
 // Intent is what a pane asks the root model to do after a key or a click.
 // Panes never do IO themselves: the root turns intents into commands.
 type Intent struct {
-	Kind    IntentKind
-	ID      string // run id (OpenRun, SelectAgent)
+	Kind     IntentKind
+	ID       string         // run id (OpenRun, SelectAgent)
 	RowID    int64          // step row (SelectStep)
 	Decision store.Decision // Decide
 }

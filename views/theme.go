@@ -14,7 +14,7 @@ import (
 
 // Palette is vigil's small set of named colours, one value per role.
 type Palette struct {
-	Text, Muted, Faint, Border, Accent, SelectBg, SelectBlurBg color.Color
+	Text, Muted, Faint, Border, Accent, SelectBg, SelectBlurBg     color.Color
 	Running, Waiting, Paused, Stale, Good, Bad, Estimate, Reported color.Color
 }
 
