@@ -17,14 +17,14 @@ import (
 // command that does not answer quickly is a timer (the clock tick) and is
 // dropped, so a test never waits on wall time.
 type driver struct {
-	t     *testing.T
+	t     testing.TB
 	m     *Model
 	clock time.Time
 	quit  bool
 	path  string
 }
 
-func newDriver(t *testing.T, w, h int, opts ...func(*Options)) *driver {
+func newDriver(t testing.TB, w, h int, opts ...func(*Options)) *driver {
 	t.Helper()
 	path, err := fixture.Build(t.TempDir())
 	if err != nil {
@@ -33,14 +33,14 @@ func newDriver(t *testing.T, w, h int, opts ...func(*Options)) *driver {
 	return openDriver(t, path, w, h, opts...)
 }
 
-func openDriver(t *testing.T, path string, w, h int, opts ...func(*Options)) *driver {
+func openDriver(t testing.TB, path string, w, h int, opts ...func(*Options)) *driver {
 	t.Helper()
 	src, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &driver{t: t, clock: fixture.Now, path: path}
-	o := Options{Source: src, NoWatch: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
+	o := Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -52,36 +52,54 @@ func openDriver(t *testing.T, path string, w, h int, opts ...func(*Options)) *dr
 }
 
 func (d *driver) send(msg tea.Msg) {
-	d.t.Helper()
-	_, cmd := d.m.Update(msg)
-	d.run(cmd)
+	if settle(d.m, msg) {
+		d.quit = true
+	}
 }
 
 func (d *driver) run(cmd tea.Cmd) {
+	if runCmd(d.m, cmd) {
+		d.quit = true
+	}
+}
+
+// settle feeds a message to the model and runs what it asks for until
+// nothing is left; it reports whether the model quit.
+func settle(m *Model, msg tea.Msg) bool {
+	_, cmd := m.Update(msg)
+	return runCmd(m, cmd)
+}
+
+// cmdTimeout is how long a command may take before it is taken for a
+// timer and dropped.
+var cmdTimeout = 250 * time.Millisecond
+
+func runCmd(m *Model, cmd tea.Cmd) (quit bool) {
 	if cmd == nil {
-		return
+		return false
 	}
 	ch := make(chan tea.Msg, 1)
 	go func() { ch <- cmd() }()
 	var msg tea.Msg
 	select {
 	case msg = <-ch:
-	case <-time.After(250 * time.Millisecond):
-		return
+	case <-time.After(cmdTimeout):
+		return false
 	}
 	switch msg := msg.(type) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {
-			d.run(c)
+			quit = runCmd(m, c) || quit
 		}
 	case tea.QuitMsg:
-		d.quit = true
+		return true
 	case tickMsg:
 		// the clock tick: tests move the clock themselves
 	default:
-		d.send(msg)
+		return settle(m, msg)
 	}
+	return quit
 }
 
 // press sends keys by name: "j", "tab", "shift+tab", "enter", "esc", or

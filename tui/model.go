@@ -36,6 +36,9 @@ type Options struct {
 	Run string
 	// StoreLabel names the store in the status bar (default: its path).
 	StoreLabel string
+	// NoTick stops the once-a-second redraw (tests and benchmarks move
+	// the clock themselves).
+	NoTick bool
 }
 
 // Model is the root model.
@@ -99,7 +102,10 @@ func New(opt Options) *Model {
 // Init starts loading, the watcher, the clock, and asks the terminal for
 // its background colour.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{loadAll(m.src), tick(), tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{loadAll(m.src), tea.RequestBackgroundColor}
+	if !m.opt.NoTick {
+		cmds = append(cmds, tick())
+	}
 	if !m.opt.NoWatch {
 		cmds = append(cmds, m.startWatch())
 	}
@@ -144,6 +150,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onWheel(msg.Mouse())
 	case tickMsg:
 		m.refreshItems()
+		if m.opt.NoTick {
+			return m, nil
+		}
 		return m, tick()
 	case loadedMsg:
 		return m, m.onLoaded(msg)

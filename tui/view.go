@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ func (m *Model) Render() string {
 	}
 	m.rects = layout(w, h, m.right)
 	now := m.now()
-	layers := make([]*lipgloss.Layer, 0, len(m.rects)+2)
+	drawn := make(map[pane][]string, len(m.rects))
 	for p, r := range m.rects {
 		var s string
 		focused := p == m.focus
@@ -56,16 +57,52 @@ func (m *Model) Render() string {
 		case paneApprovals:
 			s = m.approvals.View(m.theme, r.w, r.h, focused, now)
 		}
-		layers = append(layers, lipgloss.NewLayer(s).X(r.x).Y(r.y))
+		drawn[p] = strings.Split(s, "\n")
 	}
-	layers = append(layers, lipgloss.NewLayer(m.statusBar(w)).X(0).Y(h-1))
-	if m.help {
-		help := views.Help(m.theme, m.km, w, h-1)
-		hw, hh := lipgloss.Width(help), lipgloss.Height(help)
-		layers = append(layers, lipgloss.NewLayer(help).X(max((w-hw)/2, 0)).Y(max((h-1-hh)/2, 0)).Z(1))
+	screen := stitch(m.rects, drawn, w, h-1)
+	screen = append(screen, m.statusBar(w))
+	frame := strings.Join(screen, "\n")
+	if !m.help {
+		return frame
 	}
+	// The help overlay is the one place panes overlap: compose it on a canvas.
+	help := views.Help(m.theme, m.km, w, h-1)
+	hw, hh := lipgloss.Width(help), lipgloss.Height(help)
 	canvas := lipgloss.NewCanvas(w, h)
-	return canvas.Compose(lipgloss.NewCompositor(layers...)).Render()
+	return canvas.Compose(lipgloss.NewCompositor(
+		lipgloss.NewLayer(frame),
+		lipgloss.NewLayer(help).X(max((w-hw)/2, 0)).Y(max((h-1-hh)/2, 0)).Z(1),
+	)).Render()
+}
+
+// stitch lays drawn panes side by side, row by row. The layout tiles the
+// screen with exact rectangles, so a row is its panes' lines joined left
+// to right — far cheaper than compositing cells.
+func stitch(rects map[pane]rect, drawn map[pane][]string, w, h int) []string {
+	rows := make([]string, h)
+	order := make([]pane, 0, len(rects))
+	for p := range rects {
+		order = append(order, p)
+	}
+	sort.Slice(order, func(i, j int) bool { return rects[order[i]].x < rects[order[j]].x })
+	var b strings.Builder
+	for y := 0; y < h; y++ {
+		b.Reset()
+		for _, p := range order {
+			r := rects[p]
+			if y < r.y || y >= r.y+r.h {
+				continue
+			}
+			lines := drawn[p]
+			if i := y - r.y; i < len(lines) {
+				b.WriteString(lines[i])
+			} else {
+				b.WriteString(strings.Repeat(" ", r.w))
+			}
+		}
+		rows[y] = b.String()
+	}
+	return rows
 }
 
 // statusBar: the store, the open run's state, how fresh the data is, how

@@ -23,12 +23,18 @@ type DriftStats struct {
 	Cumulative            float64 // SumGap / SumReported
 	MaxEst, MaxReported   int64
 	HasReported, Complete bool
+	sumAbsGap             float64
 }
 
 // ComputeDrift sums the samples.
 func ComputeDrift(samples []store.ContextSample) DriftStats {
 	var s DriftStats
-	var absGap float64
+	s.add(samples)
+	return s.finish()
+}
+
+// add folds samples into the running sums.
+func (s *DriftStats) add(samples []store.ContextSample) {
 	for _, c := range samples {
 		s.Turns++
 		s.MaxEst = max(s.MaxEst, c.Estimated)
@@ -41,11 +47,15 @@ func ComputeDrift(samples []store.ContextSample) DriftStats {
 		s.SumEst += c.Estimated
 		s.SumReported += r
 		s.SumGap += r - c.Estimated
-		absGap += math.Abs(float64(r - c.Estimated))
+		s.sumAbsGap += math.Abs(float64(r - c.Estimated))
 	}
+}
+
+// finish derives the means and shares from the sums.
+func (s DriftStats) finish() DriftStats {
 	if n := s.Turns - s.Missing; n > 0 {
 		s.HasReported = true
-		s.MeanAbsGap = absGap / float64(n)
+		s.MeanAbsGap = s.sumAbsGap / float64(n)
 	}
 	if s.SumReported != 0 {
 		s.Cumulative = float64(s.SumGap) / float64(s.SumReported)
@@ -61,7 +71,16 @@ type Drift struct {
 	samples []store.ContextSample
 	title   string
 	stick   bool // keep the newest turn in view as turns arrive
+	// prefix sums the samples that can no longer change (all but the last
+	// few, which a late provider count may still fill in), so a refresh
+	// costs O(new samples), not O(turns).
+	prefix    DriftStats
+	prefixLen int
+	stats     DriftStats
 }
+
+// driftTail is how many of the newest samples may still change in place.
+const driftTail = 16
 
 // NewDrift makes an empty drift pane.
 func NewDrift() *Drift { return &Drift{stick: true} }
@@ -71,9 +90,17 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 	changedAgent := title != p.title
 	p.title, p.samples = title, samples
 	p.list.SetLen(len(samples))
-	if changedAgent {
+	if changedAgent || len(samples) < p.prefixLen {
 		p.stick = true
+		p.prefix, p.prefixLen = DriftStats{}, 0
 	}
+	if end := len(samples) - driftTail; end > p.prefixLen {
+		p.prefix.add(samples[p.prefixLen:end])
+		p.prefixLen = end
+	}
+	all := p.prefix
+	all.add(samples[p.prefixLen:])
+	p.stats = all.finish()
 	if p.stick {
 		p.list.Bottom()
 	}
@@ -94,7 +121,7 @@ func (p *Drift) Scroll(d int) { p.list.Scroll(d); p.stick = p.list.AtBottom() }
 // View draws the pane.
 func (p *Drift) View(t *Theme, w, h int, focused bool) string {
 	inner := w - 2
-	st := ComputeDrift(p.samples)
+	st := p.stats
 	var body []string
 	title := "5 Drift"
 	if p.title != "" {
