@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
+)
+
+// The whole app in a real Bubble Tea program, watching a store that another
+// handle writes to: a committed step appears on screen by itself (pushed by
+// the watcher, no key pressed), and an approval made with the keyboard lands
+// in the store.
+func TestAppTailsAndApproves(t *testing.T) {
+	path, err := fixture.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.OpenWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m := New(Options{Source: src, NoColor: true, Reopen: func() (store.Source, error) { return store.Open(path) }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
+			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}
+	wait("Coordinate the v2.0 release")
+
+	ctx := context.Background()
+	if err := w.CheckpointStep(ctx, "4", store.StepRecord{Step: 5, Decision: "tagged v2.0.0-rc1", Result: "ok", Tokens: 700}); err != nil {
+		t.Fatal(err)
+	}
+	wait("tagged v2.0.0-rc1")
+
+	tm.Type("6")
+	tm.Type("j")
+	wait("WRITE CHANGELOG.md")
+	time.Sleep(views.QuietFor + 100*time.Millisecond)
+	tm.Type("a")
+	wait("Approve write CHANGELOG.md?")
+	tm.Type("y")
+	wait("approved: approval 2")
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+
+	req, err := w.Request(ctx, store.RequestKey{Kind: store.Approval, ID: "2"})
+	if err != nil || req.Decision != "approve" {
+		t.Fatalf("the approval did not land: %+v %v", req, err)
+	}
+	fm := tm.FinalModel(t).(*Model)
+	if fm.watcher != nil {
+		t.Error("the watcher is still running after quit")
+	}
+	src.Close()
+}
