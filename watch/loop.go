@@ -1,0 +1,545 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// maxDrain bounds one non-blocking drain of the event channel.
+const maxDrain = 4096
+
+// maxQueue bounds the queue of undelivered signals when the consumer stops
+// reading; the oldest informational signals are dropped first.
+const maxQueue = 64
+
+// run is the watcher's only goroutine (fsnotify has its own reader).
+func (w *Watcher) run() {
+	defer close(w.exited)
+	defer func() {
+		if w.fw != nil {
+			w.closeErr = w.fw.Close()
+			w.fw = nil
+		}
+		if w.ticker != nil {
+			w.ticker.Stop()
+		}
+		close(w.out)
+	}()
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		now := time.Now()
+		if w.canRead(now) {
+			w.drain(now)
+		}
+		w.maybeDeliver(now)
+
+		var evC <-chan fsnotify.Event
+		var errC <-chan error
+		if w.fw != nil {
+			errC = w.fw.Errors
+			if w.canRead(now) {
+				evC = w.fw.Events
+			}
+		}
+		var outC chan<- Signal
+		var head Signal
+		if len(w.queue) > 0 {
+			outC = w.out
+			head = w.queue[0]
+		}
+		var timerC <-chan time.Time
+		if d, ok := w.nextDeadline(now); ok {
+			timer.Reset(d.Sub(now))
+			timerC = timer.C
+		}
+
+		select {
+		case <-w.done:
+			timer.Stop()
+			return
+		case outC <- head:
+			w.sent(time.Now())
+		case ev, ok := <-evC:
+			if !ok {
+				w.fallback(time.Now(), "file notifications stopped unexpectedly")
+			} else {
+				w.handleEvent(ev, time.Now())
+			}
+		case err, ok := <-errC:
+			if !ok {
+				w.fallback(time.Now(), "file notifications stopped unexpectedly")
+			} else {
+				w.handleError(err, time.Now())
+			}
+		case <-w.wake:
+			w.takeAck(time.Now())
+		case <-timerC:
+			w.onTimer(time.Now())
+		case <-w.tickerC:
+			w.onTick(time.Now())
+		}
+		timer.Stop()
+	}
+}
+
+func (w *Watcher) windowEnd() time.Time { return w.lastDeliv.Add(w.opts.Coalesce) }
+
+// canRead: the event channel is read only when no Changed is outstanding and
+// the coalescing window after the last delivery has passed. Otherwise events
+// wait (and merge) in the kernel.
+func (w *Watcher) canRead(now time.Time) bool {
+	return w.fw != nil && !w.outstanding && !now.Before(w.windowEnd())
+}
+
+func (w *Watcher) nextDeadline(now time.Time) (time.Time, bool) {
+	var d time.Time
+	ok := false
+	if !w.outstanding && (w.dirty || w.fw != nil) {
+		if end := w.windowEnd(); now.Before(end) {
+			d, ok = end, true
+		}
+	}
+	if w.recheckOn && (!ok || w.recheckAt.Before(d)) {
+		d, ok = w.recheckAt, true
+	}
+	return d, ok
+}
+
+// drain reads whatever is queued on the event channel without blocking.
+func (w *Watcher) drain(now time.Time) {
+	for range maxDrain {
+		if w.fw == nil {
+			return
+		}
+		select {
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				w.fallback(now, "file notifications stopped unexpectedly")
+				return
+			}
+			w.handleEvent(ev, now)
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				w.fallback(now, "file notifications stopped unexpectedly")
+				return
+			}
+			w.handleError(err, now)
+		default:
+			return
+		}
+	}
+}
+
+func (w *Watcher) markDirty(now time.Time, c cause, events int) {
+	if !w.dirty {
+		w.dirty = true
+		w.dirtyAt = now
+		w.dirtyCause = c
+	} else if c > w.dirtyCause {
+		w.dirtyCause = c
+	}
+	w.dirtyEvents += events
+	if c == causeEvent {
+		// A new event cancels the back-off: it triggers now, and the chain
+		// starts again after its Ack.
+		w.recheckOn = false
+	}
+}
+
+func (w *Watcher) maybeDeliver(now time.Time) {
+	if !w.dirty || w.outstanding || now.Before(w.windowEnd()) {
+		return
+	}
+	if w.gated() {
+		// The value before the consumer's refresh: a re-check after the Ack
+		// compares against it, so a commit that becomes visible after the
+		// refresh has read can never be missed.
+		w.gate = w.probe()
+	}
+	w.enqueue(Signal{Kind: Changed, At: w.dirtyAt, Events: w.dirtyEvents})
+	w.outstanding = true
+	w.delivered = false
+	w.outCause = w.dirtyCause
+	w.outDelay = w.recheckDly
+	w.dirty = false
+	w.dirtyEvents = 0
+	w.recheckOn = false
+}
+
+func (w *Watcher) enqueue(s Signal) {
+	s.Mode = w.Mode()
+	if s.At.IsZero() {
+		s.At = time.Now()
+	}
+	if len(w.queue) >= maxQueue {
+		for i, q := range w.queue {
+			if q.Kind != Changed {
+				w.queue = append(w.queue[:i], w.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	w.queue = append(w.queue, s)
+}
+
+// sent records that the consumer received the head of the queue.
+func (w *Watcher) sent(now time.Time) {
+	head := w.queue[0]
+	w.queue = w.queue[1:]
+	if len(w.queue) == 0 {
+		w.queue = nil
+	}
+	if head.Kind == Changed {
+		w.delivered = true
+		w.lastDeliv = now
+		w.nChanged.Add(1)
+	}
+}
+
+func (w *Watcher) takeAck(now time.Time) {
+	w.ackMu.Lock()
+	n, found := w.acks, w.ackFound
+	w.acks, w.ackFound = 0, false
+	w.ackMu.Unlock()
+	if n == 0 || !w.outstanding || !w.delivered {
+		return // a stray Ack: nothing was delivered
+	}
+	w.outstanding = false
+	w.delivered = false
+	if w.dirty {
+		return // something is already pending; its own Ack re-arms
+	}
+	if w.Mode() == Poll && w.opts.Version != nil {
+		// Polling an exact probe: the next tick sees whatever became
+		// visible after this refresh. Nothing to re-check.
+		return
+	}
+	delay := w.opts.RecheckMin
+	if !found && w.outCause == causeRecheck {
+		delay = w.outDelay * 2
+	}
+	w.armRecheck(now, delay)
+}
+
+// gated: re-checks call Version instead of asking the consumer to refresh.
+func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push }
+
+func (w *Watcher) armRecheck(now time.Time, delay time.Duration) {
+	if delay > w.opts.RecheckMax {
+		w.recheckOn = false
+		return
+	}
+	w.recheckOn = true
+	w.recheckAt = now.Add(delay)
+	w.recheckDly = delay
+}
+
+func (w *Watcher) onTimer(now time.Time) {
+	if w.recheckOn && !now.Before(w.recheckAt) {
+		w.recheckOn = false
+		w.nRechecks.Add(1)
+		if w.gated() {
+			// A cheap re-check: Version against its value before the last
+			// refresh. Unchanged: nothing became visible; back off further.
+			if v := w.probe(); v == w.gate {
+				w.armRecheck(now, w.recheckDly*2)
+				return
+			}
+			w.nProbeHits.Add(1)
+		}
+		w.markDirty(now, causeRecheck, 0)
+	}
+	// The end of a coalescing window needs no action here: the loop drains
+	// and delivers at the top.
+}
+
+func (w *Watcher) onTick(now time.Time) {
+	if w.fw != nil {
+		w.checkWatch(now)
+	}
+	w.checkIdentity(now, "")
+	if v := w.probe(); v != w.version {
+		w.version = v
+		w.nProbeHits.Add(1)
+		w.markDirty(now, causeProbe, 0)
+	}
+}
+
+func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
+	w.nEventsRead.Add(1)
+	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
+		return
+	}
+	name := filepath.Clean(ev.Name)
+	if name == w.dir {
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			w.dirLost(now)
+		}
+		return
+	}
+	parent, base := filepath.Dir(name), filepath.Base(name)
+	structural := ev.Op&(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0
+	if !w.dirMode {
+		if parent != w.dir || !w.names[base] {
+			return
+		}
+		w.nEventsKept.Add(1)
+		if base == w.base && structural {
+			w.checkIdentity(now, hint(ev.Op))
+		}
+		w.markDirty(now, causeEvent, 1)
+		return
+	}
+
+	keep := false
+	switch {
+	case parent == w.dir:
+		if ev.Has(fsnotify.Create) {
+			if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+				w.addSub(now, name)
+				keep = true
+			}
+		}
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			keep = true // a run directory (or a file) vanished
+		}
+		keep = keep || w.nameOK(base)
+	case filepath.Dir(parent) == w.dir:
+		keep = w.nameOK(base)
+	}
+	if keep {
+		w.nEventsKept.Add(1)
+		w.markDirty(now, causeEvent, 1)
+	}
+}
+
+func (w *Watcher) nameOK(base string) bool { return w.names == nil || w.names[base] }
+
+func hint(op fsnotify.Op) string {
+	switch {
+	case op.Has(fsnotify.Rename):
+		return "was moved away"
+	case op.Has(fsnotify.Remove):
+		return "was removed"
+	}
+	return ""
+}
+
+func (w *Watcher) handleError(err error, now time.Time) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		// Events were lost: treat as a change, and re-add any subdirectory
+		// whose Create we may have missed.
+		w.nOverflows.Add(1)
+		if w.dirMode {
+			w.rescan(now)
+		}
+		w.markDirty(now, causeEvent, 1)
+		return
+	}
+	w.fallback(now, "file notification error ("+err.Error()+")")
+}
+
+// fallback switches to polling for good after notifications failed.
+func (w *Watcher) fallback(now time.Time, why string) {
+	if w.Mode() == Poll {
+		return
+	}
+	w.startPolling(now, w.opts.FallbackPoll, fmt.Sprintf("%s: polling every %v", why, w.opts.FallbackPoll))
+	w.markDirty(now, causeProbe, 0) // whatever happened meanwhile was not seen
+}
+
+// dirLost handles the watched directory itself being removed or moved: the
+// kernel has dropped the watch.
+func (w *Watcher) dirLost(now time.Time) {
+	w.lost = true
+	w.checkIdentity(now, "")
+	w.tryReadd(now)
+}
+
+// checkWatch (push mode, on the tick) notices a lost directory watch even when
+// the event saying so was lost, re-adds it when the directory is back, and in
+// directory mode adds subdirectories whose Create was missed.
+func (w *Watcher) checkWatch(now time.Time) {
+	if !w.lost {
+		watched := false
+		for _, p := range w.fw.WatchList() {
+			if p == w.dir {
+				watched = true
+				break
+			}
+		}
+		w.lost = !watched
+	}
+	if w.lost {
+		w.tryReadd(now)
+		return
+	}
+	if w.dirMode {
+		w.rescan(now)
+	}
+}
+
+func (w *Watcher) tryReadd(now time.Time) {
+	fi, err := os.Stat(w.dir)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	if err := w.hooks.add(w.fw, w.dir); err != nil {
+		if isGoneErr(err) {
+			return
+		}
+		w.fallback(now, describe(err))
+		return
+	}
+	w.lost = false
+	if w.dirMode {
+		w.rescan(now)
+	}
+	w.checkIdentity(now, "")
+	w.markDirty(now, causeProbe, 0) // events were missed while unwatched
+}
+
+// addSubdirs adds the immediate subdirectories at start.
+func (w *Watcher) addSubdirs() error {
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if err := w.hooks.add(w.fw, filepath.Join(w.dir, e.Name())); err != nil && !isGoneErr(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) addSub(now time.Time, p string) {
+	if w.fw == nil {
+		return
+	}
+	if err := w.hooks.add(w.fw, p); err != nil && !isGoneErr(err) {
+		w.fallback(now, describe(err))
+	}
+}
+
+// rescan adds every subdirectory that has no watch (missed Create events).
+func (w *Watcher) rescan(now time.Time) {
+	if w.fw == nil {
+		return
+	}
+	watched := map[string]bool{}
+	for _, p := range w.fw.WatchList() {
+		watched[p] = true
+	}
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		return
+	}
+	added := false
+	for _, e := range ents {
+		p := filepath.Join(w.dir, e.Name())
+		if !e.IsDir() || watched[p] {
+			continue
+		}
+		if err := w.hooks.add(w.fw, p); err != nil {
+			if isGoneErr(err) {
+				continue
+			}
+			w.fallback(now, describe(err))
+			return
+		}
+		added = true
+	}
+	if added {
+		w.markDirty(now, causeProbe, 0)
+	}
+}
+
+func isGoneErr(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// identity states of the watched file (directory mode: the directory).
+const (
+	identUnknown = iota
+	identPresent
+	identAbsent
+)
+
+func (w *Watcher) statIdentity() (int, os.FileInfo) {
+	p := w.file
+	if w.dirMode {
+		p = w.dir
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil:
+		return identPresent, fi
+	case isGoneErr(err):
+		return identAbsent, nil
+	}
+	return identUnknown, nil
+}
+
+// checkIdentity compares the file at the path with the one seen last and
+// emits Gone or Replaced.
+func (w *Watcher) checkIdentity(now time.Time, how string) {
+	st, fi := w.statIdentity()
+	name := w.base
+	if w.dirMode {
+		name = w.dir
+	}
+	switch {
+	case st == identUnknown:
+		return
+	case st == identPresent && !w.present:
+		w.present, w.ident = true, fi
+		w.enqueue(Signal{Kind: Replaced, Reason: name + " appeared", At: now})
+		w.markDirty(now, causeProbe, 0)
+	case st == identPresent:
+		if w.ident != nil && !os.SameFile(w.ident, fi) {
+			w.ident = fi
+			w.enqueue(Signal{Kind: Replaced, Reason: name + " was replaced by a different file", At: now})
+			w.markDirty(now, causeProbe, 0)
+			return
+		}
+		w.ident = fi
+	case w.present: // st == identAbsent
+		w.present, w.ident = false, nil
+		reason := name + " " + how
+		if how == "" {
+			reason = name + " is gone"
+		}
+		if _, err := os.Stat(w.dir); err != nil {
+			reason = "directory " + w.dir + " is gone"
+		}
+		w.enqueue(Signal{Kind: Gone, Reason: reason, At: now})
+	}
+}
+
+// describe turns an error from setting up notifications into one line.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "inotify watch limit reached (fs.inotify.max_user_watches)"
+	case errors.Is(err, syscall.EMFILE):
+		return "inotify instance or file limit reached (fs.inotify.max_user_instances)"
+	case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.ENOTSUP), errors.Is(err, errors.ErrUnsupported):
+		return "file notifications are not supported here"
+	case errors.Is(err, fs.ErrPermission):
+		return "no permission to watch the directory"
+	}
+	return "file notifications unavailable (" + err.Error() + ")"
+}
