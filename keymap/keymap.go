@@ -4,7 +4,12 @@
 // are generated from them.
 package keymap
 
-import "charm.land/bubbles/v2/key"
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // KeyMap is vigil's bindings.
 type KeyMap struct {
@@ -70,7 +75,7 @@ func Default() KeyMap {
 	}
 	for i := range k.Pane {
 		n := string(rune('1' + i))
-		k.Pane[i] = key.NewBinding(key.WithKeys(n), key.WithHelp(n, PaneNames[i]))
+		k.Pane[i] = key.NewBinding(key.WithKeys(n), key.WithHelp(n, "go to "+PaneNames[i]))
 	}
 	return k
 }
@@ -104,4 +109,22 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		out = append(out, g.Bindings)
 	}
 	return out
+}
+
+// MarkdownTable is the keys as a Markdown table, one row per binding, for
+// the README (a test keeps the README's copy equal to this).
+func (k KeyMap) MarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| keys | what they do | group |\n|---|---|---|\n")
+	for _, g := range k.Groups() {
+		for _, kb := range g.Bindings {
+			h := kb.Help()
+			keys := make([]string, 0, len(kb.Keys()))
+			for _, key := range kb.Keys() {
+				keys = append(keys, "`"+key+"`")
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(keys, " "), h.Desc, g.Title)
+		}
+	}
+	return b.String()
 }

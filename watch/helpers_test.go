@@ -20,7 +20,30 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/vigil-run/vigil/store"
 )
+
+// openStoreWriter opens (or creates) an io-harness store and starts a run
+// it holds the lease of.
+func openStoreWriter(path string) (*store.Store, string, error) {
+	w, err := store.OpenWriter(path)
+	if err != nil {
+		if w, err = store.Create(path); err != nil {
+			return nil, "", err
+		}
+	}
+	ctx := context.Background()
+	run, err := w.StartRun(ctx, "latency bench", "/bench")
+	if err == nil {
+		_, err = w.AcquireLease(ctx, run, store.DefaultLeaseTTL)
+	}
+	if err != nil {
+		w.Close()
+		return nil, "", err
+	}
+	return w, run, nil
+}
 
 // childEnv makes the re-executed test binary act as a writer process.
 const childEnv = "VIGIL_WATCH_CHILD"
@@ -48,6 +71,7 @@ func writerMain(args []string) int {
 	dbPath := fl.String("db", "", "database path")
 	syncMode := fl.String("sync", "NORMAL", "synchronous pragma")
 	run := fl.String("run", "a", "run_id of the rows")
+	asStore := fl.Bool("store", false, "write an io-harness store through the store layer (one CheckpointStep per insert)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -89,6 +113,27 @@ func writerMain(args []string) int {
 		}
 		id, err = res.LastInsertId()
 		return id, ret, ret.Sub(t0), err
+	}
+	if *asStore {
+		// The harness as vigil's users run it: a step committed through the
+		// store layer (step row + checkpoint event + lease renewal), with
+		// io-harness's own settings (synchronous left at SQLite's default).
+		// The id logged is the step number.
+		db.Close()
+		w, runID, err := openStoreWriter(abs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			return 2
+		}
+		defer w.Close()
+		insert = func() (int64, time.Time, time.Duration, error) {
+			step++
+			t0 := time.Now()
+			err := w.CheckpointStep(context.Background(), runID, store.StepRecord{Step: step,
+				Decision: fmt.Sprintf("read src/file%d.go", step), Result: "[read] 40 lines", Tokens: int64(step * 10)})
+			ret := time.Now()
+			return int64(step), ret, ret.Sub(t0), err
+		}
 	}
 
 	in := bufio.NewScanner(os.Stdin)
@@ -184,9 +229,9 @@ type writerProc struct {
 	quit  bool
 }
 
-func startWriter(tb testing.TB, dbPath, syncMode, run string) *writerProc {
+func startWriter(tb testing.TB, dbPath, syncMode, run string, extra ...string) *writerProc {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-db", dbPath, "-sync", syncMode, "-run", run)
+	cmd := exec.Command(os.Args[0], append([]string{"-db", dbPath, "-sync", syncMode, "-run", run}, extra...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=writer")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
