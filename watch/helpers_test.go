@@ -24,6 +24,24 @@ import (
 	"github.com/vigil-run/vigil/store"
 )
 
+// openRawWriter opens a bare database with one table of rows.
+func openRawWriter(abs, syncMode string) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs,
+		RawQuery: "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + syncMode + ")"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS steps(
+		id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, step INTEGER,
+		decision TEXT, tokens INTEGER, ts_ns INTEGER)`); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
 // openStoreWriter opens (or creates) an io-harness store and starts a run
 // it holds the lease of.
 func openStoreWriter(path string) (*store.Store, string, error) {
@@ -80,20 +98,13 @@ func writerMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 2
 	}
-	u := url.URL{Scheme: "file", OmitHost: true, Path: abs,
-		RawQuery: "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + *syncMode + ")"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "writer:", err)
-		return 2
-	}
-	db.SetMaxOpenConns(1)
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS steps(
-		id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, step INTEGER,
-		decision TEXT, tokens INTEGER, ts_ns INTEGER)`); err != nil {
-		fmt.Fprintln(os.Stderr, "writer:", err)
-		return 2
+	var db *sql.DB
+	if !*asStore {
+		if db, err = openRawWriter(abs, *syncMode); err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			return 2
+		}
+		defer db.Close()
 	}
 
 	out := bufio.NewWriter(os.Stdout)
@@ -119,7 +130,6 @@ func writerMain(args []string) int {
 		// store layer (step row + checkpoint event + lease renewal), with
 		// io-harness's own settings (synchronous left at SQLite's default).
 		// The id logged is the step number.
-		db.Close()
 		w, runID, err := openStoreWriter(abs)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "writer:", err)
@@ -140,6 +150,10 @@ func writerMain(args []string) int {
 	for in.Scan() {
 		f := strings.Fields(in.Text())
 		if len(f) == 0 {
+			continue
+		}
+		if db == nil && (f[0] == "update" || f[0] == "checkpoint") {
+			reply("err %s needs the raw table (not -store)", f[0])
 			continue
 		}
 		switch f[0] {
@@ -210,7 +224,9 @@ func writerMain(args []string) int {
 			}
 			reply("ok %d", maxWAL)
 		case "quit":
-			db.Close()
+			if db != nil {
+				db.Close()
+			}
 			reply("ok")
 			return 0
 		default:
