@@ -63,44 +63,13 @@ func (d *driver) run(cmd tea.Cmd) {
 	}
 }
 
-// settle feeds a message to the model and runs what it asks for until
-// nothing is left; it reports whether the model quit.
-func settle(m *Model, msg tea.Msg) bool {
-	_, cmd := m.Update(msg)
-	return runCmd(m, cmd)
-}
-
 // cmdTimeout is how long a command may take before it is taken for a
 // timer and dropped.
 var cmdTimeout = 250 * time.Millisecond
 
-func runCmd(m *Model, cmd tea.Cmd) (quit bool) {
-	if cmd == nil {
-		return false
-	}
-	ch := make(chan tea.Msg, 1)
-	go func() { ch <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-ch:
-	case <-time.After(cmdTimeout):
-		return false
-	}
-	switch msg := msg.(type) {
-	case nil:
-	case tea.BatchMsg:
-		for _, c := range msg {
-			quit = runCmd(m, c) || quit
-		}
-	case tea.QuitMsg:
-		return true
-	case tickMsg:
-		// the clock tick: tests move the clock themselves
-	default:
-		return settle(m, msg)
-	}
-	return quit
-}
+func settle(m *Model, msg tea.Msg) bool { return m.Settle(msg, cmdTimeout) }
+
+func runCmd(m *Model, cmd tea.Cmd) bool { return m.RunCmd(cmd, cmdTimeout) }
 
 // press sends keys by name: "j", "tab", "shift+tab", "enter", "esc", or
 // any text (sent a rune at a time).

@@ -146,7 +146,7 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, t.Muted.Render("push"))
 	}
 	if n := len(m.st.requests); n > 0 {
-		parts = append(parts, t.Waiting.Render(fmt.Sprintf("⚑ %d waiting (6)", n)))
+		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (6)", n)))
 	}
 	if m.problem != "" {
 		parts = append(parts, t.Bad.Render(sanitize.Line(m.problem)))
@@ -199,4 +199,25 @@ func shortPath(p string, n int) string {
 		return p
 	}
 	return "…" + p[len(p)-n+1:]
+}
+
+// RenderPane draws one pane (0–5, in the order of keymap.PaneNames) at w×h,
+// focused, as it would appear on screen: screenshots and docs use it.
+func (m *Model) RenderPane(i, w, h int) string {
+	now := m.now()
+	switch pane(i) {
+	case paneRuns:
+		return m.runs.View(m.theme, w, h, true, now)
+	case paneAgents:
+		return m.tree.View(m.theme, w, h, true)
+	case paneTimeline:
+		return m.timeline.View(m.theme, w, h, true)
+	case paneStep:
+		return m.detail.View(m.theme, w, h, true)
+	case paneDrift:
+		return m.drift.View(m.theme, w, h, true)
+	case paneApprovals:
+		return m.approvals.View(m.theme, w, h, true, now)
+	}
+	return ""
 }

@@ -385,7 +385,7 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 	case store.Plan:
 		what = fmt.Sprintf("plan %s  %d steps", r.ID, len(r.PlanSteps))
 	}
-	glyph := "⚑"
+	glyph := "◆"
 	if !it.Delivery.Writable() {
 		glyph = "‖"
 	}

@@ -146,14 +146,14 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 		head += " · " + latency(d.Latency)
 	}
 	if n := len(d.Retries); n > 0 {
-		head += fmt.Sprintf(" · ↻ %d provider retries", n)
+		head += fmt.Sprintf(" · ↩ %d provider retries", n)
 	}
 	add(t.Muted.Render(head))
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
 		add(t.Bold.Render(l))
 	}
 	for _, r := range d.Retries {
-		add(t.Stale.Render("↻ " + Cut(sanitize.Line(r.Decision), w-2)))
+		add(t.Stale.Render("↩ " + Cut(sanitize.Line(r.Decision), w-2)))
 	}
 
 	if d.ToolCallFull != "" {

@@ -155,7 +155,7 @@ func (p *Drift) View(t *Theme, w, h int, focused bool) string {
 const driftCols = "TURN  ESTIMATE  REPORTED     GAP   DRIFT "
 
 func driftHeader(w int) string {
-	return Fit(driftCols+"estimate ▒ vs reported █", w)
+	return Fit(driftCols+"█ both  ▓ reported above estimate  ░ estimate above reported", w)
 }
 
 func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool, w int) string {
@@ -164,12 +164,12 @@ func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool,
 	est := PadLeft(Tokens(c.Estimated), 8)
 	if c.Reported == nil {
 		line := turn + "  " + est + "  " + PadLeft("missing", 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " " +
-			strings.Repeat("▒", bar(c.Estimated, scale, barW))
+			strings.Repeat("░", bar(c.Estimated, scale, barW))
 		if selected {
 			return t.Selected.Render(Fit(line, w))
 		}
 		return t.Muted.Render(turn+"  "+est+"  ") + t.Warning.Render(PadLeft("missing", 8)) +
-			t.Muted.Render("  "+PadLeft("–", 6)+"  "+PadLeft("–", 6)+" ") + t.Estimate.Render(strings.Repeat("▒", bar(c.Estimated, scale, barW)))
+			t.Muted.Render("  "+PadLeft("–", 6)+"  "+PadLeft("–", 6)+" ") + t.Estimate.Render(strings.Repeat("░", bar(c.Estimated, scale, barW)))
 	}
 	r := *c.Reported
 	gap := r - c.Estimated
@@ -183,14 +183,15 @@ func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool,
 	}
 	nums := turn + "  " + est + "  " + PadLeft(Tokens(r), 8) + "  " + PadLeft(gapS, 6) + "  " + PadLeft(Percent(drift), 6) + " "
 	eb, rb := bar(c.Estimated, scale, barW), bar(r, scale, barW)
+	both := strings.Repeat("█", min(eb, rb))
+	under := strings.Repeat("▓", max(rb-eb, 0)) // the provider counted more than estimated
+	over := strings.Repeat("░", max(eb-rb, 0))  // the estimate overshot
 	if selected {
-		return t.Selected.Render(Fit(nums+strings.Repeat("█", rb)+strings.Repeat("▒", max(eb-rb, 0)), w))
+		return t.Selected.Render(Fit(nums+both+under+over, w))
 	}
-	// Reported as a solid bar; where the estimate overshoots it, the excess
-	// shows as shade.
 	return t.Muted.Render(turn) + "  " + t.Estimate.Render(est) + "  " + t.Reported.Render(PadLeft(Tokens(r), 8)) + "  " +
 		t.driftStyle(drift).Render(PadLeft(gapS, 6)+"  "+PadLeft(Percent(drift), 6)) + " " +
-		t.Reported.Render(strings.Repeat("█", rb)) + t.Estimate.Render(strings.Repeat("▒", max(eb-rb, 0)))
+		t.Reported.Render(both) + t.driftStyle(drift).Render(under) + t.Estimate.Render(over)
 }
 
 func bar(v, scale int64, w int) int {

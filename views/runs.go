@@ -350,7 +350,7 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 		case "STATE":
 			label := StateLabel(it.State, it.Run.Outcome)
 			if it.Waiting > 0 {
-				label += fmt.Sprintf(" ⚑%d", it.Waiting)
+				label += fmt.Sprintf(" ◆%d", it.Waiting)
 			}
 			cell, style = label, stStyle
 		case "RUN":

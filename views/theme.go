@@ -94,7 +94,7 @@ func StateGlyph(st store.State, outcome string) string {
 	case store.StateRunning:
 		return "●"
 	case store.StateWaiting:
-		return "⚑"
+		return "◆"
 	case store.StatePaused:
 		return "‖"
 	case store.StateStale:

@@ -170,7 +170,7 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 	lat := PadLeft(latency(st.Latency), 6)
 	retry := ""
 	if n := len(st.Retries); n > 0 && !st.Pending {
-		retry = fmt.Sprintf(" ↻%d", n)
+		retry = fmt.Sprintf(" ↩%d", n)
 	}
 	decision := sanitize.Line(st.Decision)
 	tool := sanitize.Line(st.ToolCall)

@@ -207,9 +207,9 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 	}
 	mark := ""
 	if n.Marked {
-		mark = "⚑"
+		mark = "◆"
 		if n.Waiting > 0 {
-			mark = fmt.Sprintf("⚑%d", n.Waiting)
+			mark = fmt.Sprintf("◆%d", n.Waiting)
 		}
 	}
 	right, styles = append(right, PadRight(mark, 3)), append(styles, t.Waiting.Render)
