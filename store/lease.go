@@ -82,7 +82,7 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, ttl time.Duratio
 		if err != nil {
 			return err
 		}
-		secs := int64(ttl / time.Second)
+		secs := max(int64((ttl+time.Second-1)/time.Second), 1) // whole seconds, as stored
 		if held == nil {
 			_, err = tx.ExecContext(ctx, `INSERT INTO run_leases (run_id, owner, generation, ttl_secs)
 				VALUES (?, ?, 1, ?) ON CONFLICT(run_id) DO NOTHING`, run, s.owner.id, secs)
@@ -157,14 +157,16 @@ func (s *Store) ReleaseLease(ctx context.Context, runID string) error {
 	if !ok {
 		return nil
 	}
-	s.owner.set(run, 0)
 	db, err := s.writer()
 	if err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, "DELETE FROM run_leases WHERE run_id = ? AND owner = ? AND generation = ?",
-		run, s.owner.id, gen)
-	return mapDriverErr(s.path, err)
+	if _, err := db.ExecContext(ctx, "DELETE FROM run_leases WHERE run_id = ? AND owner = ? AND generation = ?",
+		run, s.owner.id, gen); err != nil {
+		return mapDriverErr(s.path, err) // still held: a retry can release it
+	}
+	s.owner.set(run, 0)
+	return nil
 }
 
 // RunLease is the run's own lease row, or nil when nobody holds it.

@@ -169,12 +169,20 @@ func scanRequest(kind RequestKind, r *sql.Rows) (Request, error) {
 	return req, nil
 }
 
-// fillAncestry sets each request's chain of runs from the root down.
+// fillAncestry sets each request's chain of runs from the root down. A few
+// requests walk up row by row (a harness polls one request every 200 ms);
+// many read the parent of every run once.
 func (s *Store) fillAncestry(ctx context.Context, reqs []Request) error {
 	if len(reqs) == 0 {
 		return nil
 	}
-	parents, err := s.parents(ctx)
+	var parents map[string]string
+	var err error
+	if len(reqs) <= 4 {
+		parents, err = s.parentsOf(ctx, reqs)
+	} else {
+		parents, err = s.parents(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -201,6 +209,30 @@ func (s *Store) parents(ctx context.Context) (map[string]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// parentsOf reads the parent links above the requests' runs only.
+func (s *Store) parentsOf(ctx context.Context, reqs []Request) (map[string]string, error) {
+	out := map[string]string{}
+	if !s.schema.hasCol("runs", "parent_run_id") {
+		return out, nil
+	}
+	for _, r := range reqs {
+		for id, depth := r.RunID, 0; id != "" && depth < 256; depth++ {
+			if _, seen := out[id]; seen {
+				break
+			}
+			var parent sql.NullInt64
+			err := s.eachRow(ctx, "SELECT parent_run_id FROM runs WHERE id = ?", []any{runNum(id)},
+				func(rows *sql.Rows) error { return rows.Scan(&parent) })
+			if err != nil {
+				return nil, err
+			}
+			out[id] = nullIDStr(parent)
+			id = out[id]
+		}
+	}
+	return out, nil
 }
 
 // Ancestry is the chain of run ids from the root down to id. A cycle in the

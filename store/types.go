@@ -75,9 +75,10 @@ func (l Lease) OwnerPID() int {
 	return pid
 }
 
-// Expired reports whether the lease was not renewed within its ttl.
+// Expired reports whether the lease was not renewed within its ttl. Like
+// io-harness, it compares whole seconds.
 func (l Lease) Expired(now time.Time) bool {
-	return now.Sub(l.RenewedAt) >= l.TTL
+	return now.Unix()-l.RenewedAt.Unix() >= int64(l.TTL/time.Second)
 }
 
 // Step is one step of a run as the timeline shows it. Provider retries
@@ -147,8 +148,13 @@ type ProviderCall struct {
 	Model            string
 	PromptTokens     *int64
 	CompletionTokens *int64
-	TotalTokens      *int64
+	TotalTokens      *int64 // nil: the provider reported no usage at all
+	CacheReadTokens  *int64
+	CacheWriteTokens *int64
+	ReasoningTokens  *int64
+	ServerToolCalls  *int64
 	LatencyMS        int64
+	TTFTMS           *int64
 	FinishReason     string
 	Failure          string
 	At               time.Time

@@ -65,20 +65,34 @@ func (s *Store) RecordContextReported(ctx context.Context, runID string, step in
 	return err
 }
 
-// RecordProviderCall writes one provider attempt (failed ones too). Usage
-// columns are all NULL when TotalTokens is nil ("not reported", not zero).
+// RecordProviderCall writes one provider attempt (failed ones too). As in
+// io-harness, usage is all or nothing: with TotalTokens nil every usage
+// column is NULL ("not reported", not zero); with it set, the other usage
+// counts are written too, zero where not given.
 func (s *Store) RecordProviderCall(ctx context.Context, runID string, c ProviderCall) error {
 	run, err := s.runKey(runID)
 	if err != nil {
 		return err
 	}
+	usage := []*int64{c.PromptTokens, c.CompletionTokens, c.TotalTokens, c.CacheReadTokens,
+		c.CacheWriteTokens, c.ReasoningTokens, c.ServerToolCalls}
+	cols := make([]any, len(usage))
+	for i, u := range usage {
+		switch {
+		case c.TotalTokens == nil:
+			cols[i] = nil
+		case u == nil:
+			cols[i] = int64(0)
+		default:
+			cols[i] = *u
+		}
+	}
 	_, err = s.exec(ctx, `INSERT INTO provider_calls (run_id, step, attempt, provider, model, prompt_tokens,
 		completion_tokens, total_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
 		server_tool_requests, latency_ms, ttft_ms, finish_reason, failure)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, NULL, ?, ?)`,
-		run, c.Step, c.Attempt, c.Provider, nullable(c.Model), nullableInt(c.PromptTokens),
-		nullableInt(c.CompletionTokens), nullableInt(c.TotalTokens), c.LatencyMS,
-		nullable(c.FinishReason), nullable(c.Failure))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		append(append([]any{run, c.Step, c.Attempt, c.Provider, nullable(c.Model)}, cols...),
+			c.LatencyMS, nullableInt(c.TTFTMS), nullable(c.FinishReason), nullable(c.Failure))...)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -157,7 +158,7 @@ func (s *Store) CheckpointStep(ctx context.Context, runID string, st StepRecord)
 	}
 	var calls []byte
 	if st.Turn != nil {
-		if calls, err = json.Marshal(nonNilCalls(st.Turn.Calls)); err != nil {
+		if calls, err = encodeCalls(st.Turn.Calls); err != nil {
 			return fmt.Errorf("run %s step %d has tool calls that cannot be stored: %w", runID, st.Step, err)
 		}
 	}
@@ -198,11 +199,31 @@ func (s *Store) CheckpointStep(ctx context.Context, runID string, st StepRecord)
 	})
 }
 
-func nonNilCalls(c []ToolCall) []ToolCall {
-	if c == nil {
-		return []ToolCall{}
+// encodeCalls writes tool calls as io-harness's serde_json does: object keys
+// sorted, and no HTML escaping ("&&" stays "&&").
+func encodeCalls(calls []ToolCall) ([]byte, error) {
+	type call struct {
+		Name      string `json:"name"`
+		Arguments any    `json:"arguments"`
 	}
-	return c
+	out := make([]call, 0, len(calls))
+	for _, c := range calls {
+		var args any = map[string]any{}
+		if len(c.Arguments) > 0 {
+			// Decoding into any turns objects into maps, which encode sorted.
+			if err := json.Unmarshal(c.Arguments, &args); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, call{c.Name, args})
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // RecordStepRow writes a bare step row outside the checkpoint: io-harness

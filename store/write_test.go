@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -421,5 +422,64 @@ func TestRustDuration(t *testing.T) {
 		if got := RustDuration(d); got != want {
 			t.Errorf("RustDuration(%v) = %s, want %s", d, got, want)
 		}
+	}
+}
+
+// Tool calls are stored as io-harness's serde_json writes them: object keys
+// sorted, no HTML escaping.
+func TestStepTurnCallsEncoding(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	run := must[string](t)(s.StartRun(ctx, "t", "/w"))
+	err := s.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "ran", Result: "r",
+		Turn: &Turn{Calls: []ToolCall{{Name: "run", Arguments: []byte(`{"z":1,"cmd":"make && make <install>","a":{"y":2,"b":3}}`)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls string
+	var text any
+	s.read.QueryRow("SELECT calls, text FROM step_turns").Scan(&calls, &text)
+	if want := `[{"name":"run","arguments":{"a":{"b":3,"y":2},"cmd":"make && make <install>","z":1}}]`; calls != want || text != nil {
+		t.Errorf("calls = %s (text %v), want %s and NULL text", calls, text, want)
+	}
+}
+
+// Usage is all or nothing, as io-harness writes it.
+func TestProviderCallUsageColumns(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	run := must[string](t)(s.StartRun(ctx, "p", "/w"))
+	s.RecordProviderCall(ctx, run, ProviderCall{Step: 1, Provider: "p", Failure: "Timeout", LatencyMS: 5})
+	s.RecordProviderCall(ctx, run, ProviderCall{Step: 1, Attempt: 1, Provider: "p", TotalTokens: ptr[int64](9), CacheReadTokens: ptr[int64](4), LatencyMS: 5})
+	rows, _ := s.read.Query("SELECT prompt_tokens, total_tokens, cache_read_tokens, reasoning_tokens FROM provider_calls ORDER BY id")
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var a, b, c, d any
+		rows.Scan(&a, &b, &c, &d)
+		got = append(got, fmt.Sprint(a, b, c, d))
+	}
+	if want := []string{"<nil> <nil> <nil> <nil>", "0 9 4 0"}; !equalStrings(got, want) {
+		t.Errorf("usage columns = %q, want %q", got, want)
+	}
+}
+
+// A release that failed can be retried: the handle keeps the lease until
+// the row is really gone.
+func TestReleaseLeaseRetry(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	run := must[string](t)(s.StartRun(ctx, "l", "/w"))
+	must[int64](t)(s.AcquireLease(ctx, run, time.Minute))
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.ReleaseLease(dead, run); err == nil {
+		t.Fatal("a release with a cancelled context reported success")
+	}
+	if err := s.ReleaseLease(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if l := must[*Lease](t)(s.RunLease(ctx, run)); l != nil {
+		t.Errorf("lease still held after the retried release: %+v", l)
 	}
 }
