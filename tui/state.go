@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -73,7 +74,54 @@ func (s *state) relink() {
 	for _, k := range s.kids {
 		sortIDs(k, false)
 	}
+	s.breakCycles()
 	sortIDs(s.roots, true)
+}
+
+// breakCycles makes runs reachable from no root (parent_run_id loops, in a
+// damaged store) show up anyway: the smallest id of each loop becomes a
+// root, cut from the parent that closes the loop.
+func (s *state) breakCycles() {
+	seen := make(map[string]bool, len(s.runs))
+	for _, r := range s.roots {
+		for _, id := range s.treeIDs(r) {
+			seen[id] = true
+		}
+	}
+	if len(seen) == len(s.runs) {
+		return
+	}
+	ids := make([]string, 0, len(s.runs)-len(seen))
+	for id := range s.runs {
+		if !seen[id] {
+			ids = append(ids, id)
+		}
+	}
+	sortIDs(ids, false)
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		// Climb until a run repeats: it is on the loop.
+		path := map[string]bool{}
+		cur := id
+		for !path[cur] {
+			path[cur] = true
+			cur = s.runs[cur].ParentID
+		}
+		head := cur
+		for p := s.runs[cur].ParentID; p != cur; p = s.runs[p].ParentID {
+			if numID(p) < numID(head) {
+				head = p
+			}
+		}
+		parent := s.runs[head].ParentID
+		s.kids[parent] = slices.DeleteFunc(s.kids[parent], func(k string) bool { return k == head })
+		s.roots = append(s.roots, head)
+		for _, t := range s.treeIDs(head) {
+			seen[t] = true
+		}
+	}
 }
 
 // sortIDs orders numeric ids by value (other ids as text).

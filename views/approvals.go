@@ -80,6 +80,14 @@ type Approvals struct {
 	status   string
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
+
+	// The selected request laid out for a width: a write's content can be a
+	// megabyte, too much to wrap again on every frame.
+	laid     store.RequestKey
+	laidW    int
+	laidT    *Theme
+	laidHead []string
+	laidBody []string
 }
 
 // NewApprovals makes an empty queue.
@@ -150,8 +158,9 @@ func (p *Approvals) current() (ApprovalItem, bool) {
 	return ApprovalItem{}, false
 }
 
+// say sets the status line; it may quote store text, so it is made safe.
 func (p *Approvals) say(ok bool, format string, a ...any) {
-	p.status, p.statusOK = fmt.Sprintf(format, a...), ok
+	p.status, p.statusOK = sanitize.Line(fmt.Sprintf(format, a...)), ok
 }
 
 // HandleKey runs the queue's keys: move, approve / deny with a
@@ -274,7 +283,7 @@ func (p *Approvals) decide(it ApprovalItem, verdict, text string) Intent {
 
 // Result reports how a decision went, in the pane's status line.
 func (p *Approvals) Result(d store.Decision, res store.DecideResult, err error) {
-	what := d.Key.String()
+	what := sanitize.Line(d.Key.String())
 	switch {
 	case err != nil:
 		p.say(false, "%s not decided: %s", what, sanitize.Line(err.Error()))
@@ -356,7 +365,11 @@ func (p *Approvals) View(t *Theme, w, h int, focused bool, now time.Time) string
 	}
 	body = append(body, t.Faint.Render(strings.Repeat("─", inner)))
 	it, _ := p.current()
-	head, content := p.describe(t, it, inner)
+	if it.Req.Key() != p.laid || inner != p.laidW || t != p.laidT {
+		p.laidHead, p.laidBody = p.describe(t, it, inner)
+		p.laid, p.laidW, p.laidT = it.Req.Key(), inner, t
+	}
+	head, content := p.laidHead, p.laidBody
 	body = append(body, head...)
 	p.contentH = max(h-2-len(body)-2, 1)
 	p.scroll = min(p.scroll, max(len(content)-p.contentH, 0))
@@ -379,11 +392,11 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 	var what string
 	switch r.Kind {
 	case store.Approval:
-		what = fmt.Sprintf("approval %s  %-5s %s", r.ID, r.Act, sanitize.Line(r.Target))
+		what = fmt.Sprintf("approval %s  %-5s %s", sanitize.Line(r.ID), sanitize.Line(r.Act), sanitize.Line(r.Target))
 	case store.Question:
-		what = fmt.Sprintf("question %s  %s", r.ID, sanitize.Line(r.Question))
+		what = fmt.Sprintf("question %s  %s", sanitize.Line(r.ID), sanitize.Line(r.Question))
 	case store.Plan:
-		what = fmt.Sprintf("plan %s  %d steps", r.ID, len(r.PlanSteps))
+		what = fmt.Sprintf("plan %s  %d steps", sanitize.Line(r.ID), len(r.PlanSteps))
 	}
 	glyph := "◆"
 	if !it.Delivery.Writable() {
@@ -440,7 +453,7 @@ func (p *Approvals) describe(t *Theme, it ApprovalItem, w int) (head, content []
 			content = append(content, t.Text.Render(Cut(fmt.Sprintf("  %d. %s", i+1, sanitize.Line(c)), w)))
 		}
 	case store.Plan:
-		head = append(head, t.Bold.Render(fmt.Sprintf("plan %s: %d steps", r.ID, len(r.PlanSteps))))
+		head = append(head, t.Bold.Render(fmt.Sprintf("plan %s: %d steps", sanitize.Line(r.ID), len(r.PlanSteps))))
 		head = append(head, t.Muted.Render(Cut(asker, w)))
 		for i, s := range r.PlanSteps {
 			line := fmt.Sprintf("%2d. %s", i+1, sanitize.Line(s.Intent))
@@ -459,7 +472,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	r := it.Req
 	switch p.mode {
 	case confirming:
-		q := fmt.Sprintf("%s %s? ", strings.ToUpper(p.verdict[:1])+p.verdict[1:], r.Key())
+		q := fmt.Sprintf("%s %s? ", strings.ToUpper(p.verdict[:1])+p.verdict[1:], sanitize.Line(r.Key().String()))
 		if r.Kind == store.Approval {
 			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(p.verdict[:1])+p.verdict[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
 		}

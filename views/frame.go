@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
 )
 
 // Frame draws body inside a rounded border of exactly w×h cells, the title
@@ -25,8 +27,9 @@ func (t *Theme) Frame(title, note string, body []string, w, h int, focused bool)
 	var b strings.Builder
 	b.Grow(w * h * 2)
 
-	// Top edge: ╭─ title ───── note ─╮
-	head := " " + title + " "
+	// Top edge: ╭─ title ───── note ─╮. Titles carry run goals: they are
+	// never styled, so they are made safe here, whoever built them.
+	head := " " + sanitize.Line(title) + " "
 	tail := ""
 	if note != "" {
 		tail = " " + note + " "

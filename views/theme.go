@@ -143,3 +143,13 @@ func (t *Theme) StateStyle(st store.State, outcome string) lipgloss.Style {
 	}
 	return t.Bad
 }
+
+// PlainTheme styles nothing at all: every escape sequence in a frame drawn
+// with it would have come from data, which is what the terminal-safety
+// tests look for.
+func PlainTheme() *Theme {
+	p := lipgloss.NewStyle()
+	return &Theme{NoColor: true, Text: p, Muted: p, Faint: p, Bold: p, Border: p, BorderFocus: p, Title: p, TitleFocus: p,
+		Selected: p, SelectedBlur: p, Running: p, Waiting: p, Paused: p, Stale: p, Good: p, Bad: p, Estimate: p,
+		Reported: p, Warning: p, Key: p, StatusBar: p}
+}

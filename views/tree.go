@@ -175,8 +175,14 @@ func (p *Tree) agents() int {
 }
 
 func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string {
-	guide := t.Faint.Render(l.Guide)
-	gw := cellWidth(l.Guide)
+	// A deep tree keeps only its last levels of guides, so the agent itself
+	// stays readable: "⋯ │  └─ ".
+	g := l.Guide
+	if r := []rune(g); len(r) > max(w/3, 12) {
+		g = "⋯" + string(r[len(r)-9:])
+	}
+	guide := t.Faint.Render(g)
+	gw := cellWidth(g)
 	if l.Refusal != nil {
 		text := fmt.Sprintf("✗ spawn refused (%s) · step %d", sanitize.Line(l.Refusal.Detail), l.Refusal.Step)
 		return guide + t.Bad.Render(Cut(text, w-gw))

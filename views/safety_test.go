@@ -1,0 +1,60 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
+)
+
+// FuzzRenderStep: a step, run and request whose every text field is
+// arbitrary bytes, drawn by every pane. No ESC (so no CSI, OSC or DCS), no
+// C0 or C1 control, no bidi control and no invalid UTF-8 from the data may
+// reach the frame.
+func FuzzRenderStep(f *testing.F) {
+	for _, s := range []string{"\x1b]0;owned\x07", "\x1b[2J\x1b[H", "\x9b31m", "\u202Egnp.exe", "\xff\xfe", "\x1bP+q544e\x1b\\", "a\nb\r\nc\td"} {
+		f.Add(s)
+	}
+	t := PlainTheme()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(tt *testing.T, s string) {
+		rep := int64(10)
+		run := store.Run{ID: s, Goal: s, Outcome: s, Status: "running", StartedAt: now, StatsKnown: true}
+		step := store.Step{RowID: 1, RunID: s, Number: 1, Decision: s, ToolCall: s, Retries: []store.Retry{{RowID: 1, Decision: s}}}
+		d := &store.StepDetail{Step: step, Prompt: s, Result: s, ToolCallFull: s, TurnText: s, HasTurnText: true,
+			Observations: []store.Observation{{Kind: s, Target: s, Text: s}}, Edits: []store.Edit{{Tool: s, Path: s, Hunk: s}},
+			ProviderCalls: []store.ProviderCall{{Provider: s, Model: s, Failure: s, FinishReason: s}},
+			Policy:        []store.PolicyEvent{{Kind: s, Act: s, Target: s, Rule: s, Layer: s, Decision: s, Source: s}}}
+		req := store.Request{Kind: store.Approval, ID: s, RunID: s, Act: s, Target: s, Content: s, HasContent: true}
+		q := store.Request{Kind: store.Question, ID: "2", RunID: s, Question: s, Context: s, Choices: []string{s}}
+		pl := store.Request{Kind: store.Plan, ID: "3", RunID: s, PlanSteps: []store.PlanStep{{Intent: s, Agent: s}}}
+
+		runs := NewRuns()
+		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Known: true}})
+		tree := NewTree()
+		node := &AgentNode{Run: run, State: store.StateWaiting, Marked: true, Waiting: 1}
+		ev := store.AgentEvent{Kind: "spawn_refused", Detail: s}
+		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node}, nil, map[string][]store.AgentEvent{s: {ev}}), nil)
+		tl := NewTimeline()
+		tl.Load(s, s, []store.Step{step}, true)
+		det := NewDetail()
+		det.Set(d)
+		dr := NewDrift()
+		dr.Set(s, []store.ContextSample{{Step: 1, Estimated: 5, Reported: &rep, Detail: s}, {Step: 2, Estimated: 5}})
+		ap := NewApprovals()
+		items := []ApprovalItem{{Req: req, Asker: s, Delivery: store.Deferred, Why: s}, {Req: q, Asker: s}, {Req: pl, Asker: s}}
+		ap.SetItems(items, now)
+		frames := []string{runs.View(t, 100, 10, true, now), tree.View(t, 80, 6, true), tl.View(t, 100, 6, true),
+			det.View(t, 80, 60, true), dr.View(t, 90, 8, true), ap.View(t, 90, 20, true, now)}
+		ap.Result(store.Decision{Key: req.Key()}, store.DecideResult{Decision: s, DecidedBy: s}, nil)
+		frames = append(frames, ap.View(t, 90, 20, true, now))
+		for _, fr := range frames {
+			if !utf8.ValidString(fr) || !sanitize.Safe(fr) || strings.ContainsRune(fr, 0x1b) {
+				tt.Fatalf("unsafe frame for %q:\n%q", s, fr)
+			}
+		}
+	})
+}
