@@ -111,7 +111,7 @@ func TestHostileStore(t *testing.T) {
 		d.advance(2 * time.Second)
 		check(strings.Join(keys, " "))
 	}
-	d.contains("␛]0;pwned␇", "cycle a") // the loop's smallest id shows as a root
+	d.contains("␛]0;pwned␇", "cycle a")       // the loop's smallest id shows as a root
 	d.press("1", "G", "k", "enter", "2", "G") // the deepest agent of the evil tree
 	check("deep tree")
 	d.contains("depth 50")

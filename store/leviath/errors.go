@@ -46,10 +46,3 @@ func oneLine(s string) string {
 }
 
 var _ error = (*Error)(nil)
-
-// Sentinels reused from the store package, named here for the reader.
-var (
-	errNotFound = store.ErrNotFound
-	errNotAStore = store.ErrNotAStore
-	errIO        = store.ErrIO
-)
