@@ -128,8 +128,12 @@ func firstFrameChild() int {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv("VIGIL_TUI_CHILD") == "firstframe" {
+	switch os.Getenv("VIGIL_TUI_CHILD") {
+	case "firstframe":
 		os.Exit(firstFrameChild())
+	case "burst":
+		n, _ := strconv.Atoi(os.Getenv("VIGIL_BURST_N"))
+		os.Exit(burstWriter(os.Getenv("VIGIL_BURST_PATH"), os.Getenv("VIGIL_BURST_RUN"), n))
 	}
 	os.Exit(m.Run())
 }

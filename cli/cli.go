@@ -1,0 +1,258 @@
+// Package cli is vigil's command line: the explorer (`vigil [PATH]`), the
+// demo, and the plain commands that read a store or decide what a run waits
+// on (runs, show, tail, approve, deny, answer, revise, trace, diff).
+//
+// Every command runs in-process through Run, which returns the exit code,
+// so tests drive the whole command line without a subprocess:
+//
+//	0  ok
+//	1  an error (a bad store, a missing run, …), one line on stderr
+//	2  a usage error: an unknown command or flag, a missing argument
+//	3  a decision that was not written: someone decided first, or the run
+//	   cannot take it (paused, ended, no live driver), or the store is
+//	   read-only
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/fang"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitError    = 1
+	ExitUsage    = 2
+	ExitDecision = 3
+)
+
+// Version is vigil's version. Release builds set it with
+// -ldflags "-X github.com/vigil-run/vigil/cli.Version=v1.2.3"; otherwise it
+// comes from the build information (module version and VCS revision).
+var Version = ""
+
+// Execute runs vigil with the process's arguments and standard streams and
+// returns the exit code. SIGINT and SIGTERM cancel the running command; a
+// second one kills the process.
+func Execute() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal gets the default behaviour
+	}()
+	return RunContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+}
+
+// Run runs one vigil command line (without the program name) and returns
+// its exit code. env is the environment as os.Environ gives it.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	return RunContext(context.Background(), args, stdin, stdout, stderr, env)
+}
+
+// RunContext is Run with a context whose cancellation stops the command
+// (tail and the demo exit 0 when it is cancelled).
+func RunContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	return newApp(stdin, stdout, stderr, env).run(ctx, args)
+}
+
+// app is one invocation: its streams, environment and clock. Tests replace
+// the clock, the time zone and the explorer.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            map[string]string
+	now            func() time.Time
+	loc            *time.Location
+	// explore runs the explorer until the user quits it.
+	explore func(ctx context.Context, a *app, opt tui.Options) error
+	// demoReady, when set, is called with the demo store's path once the
+	// demo is ready (tests).
+	demoReady func(path string)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer, env []string) *app {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: map[string]string{},
+		now: time.Now, loc: time.Local, explore: teaExplore}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			a.env[k] = v
+		}
+	}
+	return a
+}
+
+func (a *app) getenv(k string) string { return a.env[k] }
+
+func (a *app) run(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	if args == nil {
+		args = []string{} // nil makes cobra read os.Args
+	}
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := fang.Execute(ctx, root,
+		fang.WithVersion(version()),
+		fang.WithoutManpage(),
+		fang.WithErrorHandler(func(io.Writer, fang.Styles, error) {}), // printed below, as one line
+	)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCode(err)
+	var nf *notFoundError
+	if errors.As(err, &nf) {
+		// The one message that is several lines: where vigil looked.
+		fmt.Fprint(a.stderr, nf.report())
+		return code
+	}
+	msg := sanitize.Line(err.Error())
+	if code == ExitUsage {
+		msg += usageHint(root, args)
+	}
+	fmt.Fprintln(a.stderr, "vigil: "+msg)
+	return code
+}
+
+// usageError is a command line vigil cannot parse.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// decisionError is a decision that was not written (exit 3).
+type decisionError struct{ msg string }
+
+func (e *decisionError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var ue *usageError
+	var de *decisionError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.As(err, &de):
+		return ExitDecision
+	case isCobraUsage(err):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isCobraUsage recognises the usage errors cobra and pflag make without a
+// hook to wrap them.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "requires at most", "bad flag syntax",
+		"if any flags in the group"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// usageHint points at the help of the command the arguments name.
+func usageHint(root *cobra.Command, args []string) string {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil {
+		c = root
+	}
+	return fmt.Sprintf(" (see '%s --help')", c.CommandPath())
+}
+
+// usageArgs makes an argument validator's failures usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return &usageError{err}
+		}
+		return nil
+	}
+}
+
+// exactArgs is cobra.ExactArgs with names for the message.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(names) {
+			return usagef("missing %s", strings.Join(names[len(args):], " and "))
+		}
+		if len(args) > len(names) {
+			return usagef("unexpected argument %q", args[len(names)])
+		}
+		return nil
+	}
+}
+
+// atLeastArgs wants the named arguments; the last may be several words.
+func atLeastArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(names) {
+			return usagef("missing %s", strings.Join(names[len(args):], " and "))
+		}
+		return nil
+	}
+}
+
+// version is Version, or the module version and VCS revision of the build.
+func version() string {
+	v := Version
+	info, ok := debug.ReadBuildInfo()
+	if v == "" && ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if !ok {
+		return v
+	}
+	var rev string
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && !strings.Contains(v, rev) {
+		if dirty {
+			rev += ", modified"
+		}
+		v += " (" + rev + ")"
+	}
+	return v
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(term.File)
+	return ok && term.IsTerminal(f.Fd())
+}

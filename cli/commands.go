@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the usual places)"
+
+func (a *app) rootCmd() *cobra.Command {
+	var o exploreOpts
+	root := &cobra.Command{
+		Use:   "vigil [PATH]",
+		Short: "A terminal explorer for durable AI-agent runs",
+		Long: `vigil explores the runs an agent harness records: the agent tree, each step,
+the context window, and what a run waits on a human for.
+
+With no command it opens the explorer on PATH, --store, $VIGIL_STORE, or the
+first store found in the usual places (./runs.sqlite3, other ./*.sqlite3
+io-harness stores, Starweaver's and Leviath's default locations).`,
+		Example: `# open the store in the current directory (or the first one found)
+vigil
+# open a store, with run 12 on screen first
+vigil runs.sqlite3 --run 12
+# watch a simulated release, live
+vigil demo
+# the runs waiting on a human, for a script
+vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
+		Args:          usageArgs(cobra.MaximumNArgs(1)),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := o.store
+			if len(args) == 1 {
+				if o.store != "" && o.store != args[0] {
+					return usagef("two stores named: %q and --store %q", args[0], o.store)
+				}
+				if looksLikeCommand(args[0]) {
+					return unknownCommand(cmd, args[0])
+				}
+				path = args[0]
+			}
+			resolved, err := a.resolveStore(path)
+			if err != nil {
+				return err
+			}
+			o.store = resolved
+			return a.runExplorer(cmd.Context(), o)
+		},
+	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	f := root.Flags()
+	f.StringVar(&o.store, "store", "", storeHelp)
+	f.BoolVar(&o.readOnly, "read-only", false, "browse only: no decision can be made")
+	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events (e.g. 500ms)")
+	f.StringVar(&o.run, "run", "", "the run to open first (default: the newest live one)")
+	root.AddCommand(a.demoCmd(), a.runsCmd(), a.showCmd(), a.tailCmd(),
+		a.decideCmd("approve"), a.decideCmd("deny"), a.answerCmd(), a.reviseCmd(),
+		a.traceCmd(), a.diffCmd())
+	return root
+}
+
+// looksLikeCommand tells a mistyped command from a store path: no file by
+// that name, and nothing that makes it look like a path.
+func looksLikeCommand(arg string) bool {
+	if strings.ContainsAny(arg, `/\.~`) {
+		return false
+	}
+	_, err := os.Stat(arg)
+	return err != nil
+}
+
+func unknownCommand(root *cobra.Command, arg string) error {
+	msg := "unknown command " + quote(arg) + ", and no store file of that name"
+	if s := root.SuggestionsFor(arg); len(s) > 0 {
+		msg += "; did you mean " + quote(s[0]) + "?"
+	}
+	return &usageError{errString(msg)}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func quote(s string) string { return `"` + s + `"` }
+
+func (a *app) demoCmd() *cobra.Command {
+	var o demoOpts
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Watch a simulated agent tree cut a release, live",
+		Long: `demo runs a simulated multi-agent harness (no model, no network) that writes
+an io-harness store the way io-harness would, and opens the explorer on it.
+Approve, deny and answer what the agents wait on as they ask. Quitting the
+explorer stops the demo.
+
+The store is temporary (deleted on exit) unless --store names a new file to
+keep. --no-tui prints the demo's log instead of opening the explorer; decide
+its requests from another terminal with vigil approve/deny/answer --store.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.store, "store", "", "write the demo store to this new file and keep it (default: a temporary file)")
+	f.Float64Var(&o.speed, "speed", 1, "pace multiplier: 1 is human-watchable, 10 is ten times faster")
+	f.Int64Var(&o.seed, "seed", 1, "scenario seed: the same seed plays the same release")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print the demo's log lines instead of opening the explorer")
+	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
+	return c
+}
+
+func (a *app) runsCmd() *cobra.Command {
+	var o struct {
+		store string
+		json  bool
+	}
+	c := &cobra.Command{
+		Use:   "runs",
+		Short: "List every run, roots and children, newest first",
+		Long: `runs lists every run in the store, newest first: its id, parent and depth,
+its state (running, waiting, paused, stale, crashed, finished), the store's
+status and outcome, steps, tokens, when it started and how long it took, and
+its goal. --json prints the same as a stable JSON document (see docs/cli.md).`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withSource(o.store, func(s *session) error { return a.runs(cmd.Context(), s, o.json) })
+		},
+	}
+	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) showCmd() *cobra.Command {
+	var o struct {
+		store          string
+		json, markdown bool
+	}
+	c := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one run: its tree, steps, context samples and open requests",
+		Long: `show prints one run: its tree of agents (each with its state, steps and
+tokens), its steps (number, decision, tool call, tokens, retries), its context
+samples (the assembler's estimate beside what the provider reported, and the
+drift between them), and the requests its tree waits on. --json prints a
+stable JSON document; --markdown a readable export.`,
+		Args: usageArgs(exactArgs("RUN")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.json && o.markdown {
+				return usagef("--json and --markdown cannot be used together")
+			}
+			return a.withSource(o.store, func(s *session) error {
+				return a.show(cmd.Context(), s, args[0], o.json, o.markdown)
+			})
+		},
+	}
+	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.markdown, "markdown", false, "print a Markdown export")
+	return c
+}
+
+func (a *app) tailCmd() *cobra.Command {
+	var o struct {
+		store string
+		poll  time.Duration
+	}
+	c := &cobra.Command{
+		Use:   "tail RUN",
+		Short: "Print a run's steps as they are committed, until it finishes",
+		Long: `tail prints one line per step of the run and of every agent under it, each
+prefixed with the agent's run id:
+
+  #RUN step N  decision  →  first line of the result  (tokens)
+
+It prints the steps already committed, then follows the store (file events,
+or --poll) and exits 0 when the run finishes, with a last line naming the
+outcome. Ctrl-C exits 0. Output is written a line at a time.`,
+		Args: usageArgs(exactArgs("RUN")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSource(o.store, func(s *session) error { return a.tail(cmd.Context(), s, args[0], o.poll) })
+		},
+	}
+	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
+	return c
+}
+
+const requestHelp = `REQ is an approval id (12) or a typed key: approval:12, plan:3, question:4.`
+
+func (a *app) decideCmd(verb string) *cobra.Command {
+	var o decideOpts
+	c := &cobra.Command{
+		Use:  verb + " REQ",
+		Args: usageArgs(exactArgs("REQ")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.decide(cmd.Context(), o, verb, args[0], "")
+		},
+	}
+	if verb == "approve" {
+		c.Short = "Approve an approval or a plan"
+		c.Long = "approve approves what a run waits on: an approval (the action goes ahead) or a plan.\n" + requestHelp + decideTail
+	} else {
+		c.Short = "Deny an approval, or cancel a plan"
+		c.Long = "deny denies an approval (the action does not happen) or cancels a plan.\n" + requestHelp + decideTail
+	}
+	o.flags(c)
+	return c
+}
+
+const decideTail = `
+
+The decision is written only if the request is still undecided and its run
+can read it now (live and parked on it); otherwise vigil says why and exits 3.`
+
+func (a *app) answerCmd() *cobra.Command {
+	var o decideOpts
+	c := &cobra.Command{
+		Use:   "answer QUESTION TEXT",
+		Short: "Answer a question a run asks",
+		Long: "answer answers a question (4 or question:4). TEXT is the answer; several words\n" +
+			"are joined with spaces, and - reads it from standard input." + decideTail,
+		Args: usageArgs(atLeastArgs("QUESTION", "TEXT")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.decide(cmd.Context(), o, "answer", args[0], strings.Join(args[1:], " "))
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func (a *app) reviseCmd() *cobra.Command {
+	var o decideOpts
+	c := &cobra.Command{
+		Use:   "revise PLAN TEXT",
+		Short: "Send a plan back with a correction",
+		Long: "revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n" +
+			"correction; several words are joined with spaces, and - reads it from standard input." + decideTail,
+		Args: usageArgs(atLeastArgs("PLAN", "TEXT")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.decide(cmd.Context(), o, "revise", args[0], strings.Join(args[1:], " "))
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+type decideOpts struct {
+	store    string
+	readOnly bool
+}
+
+func (o *decideOpts) flags(c *cobra.Command) {
+	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().BoolVar(&o.readOnly, "read-only", false, "open the store read-only (the decision is then refused)")
+}
+
+func (a *app) traceCmd() *cobra.Command {
+	var store string
+	c := &cobra.Command{
+		Use:   "trace RUN",
+		Short: "Print a run's canonical trace",
+		Long: `trace prints io-harness's canonical trace of a run: a line per step row
+(retries included) ordered by step, then a line per context event, without
+ids or timestamps, so two runs of the same task compare line by line. When
+standard output is not a terminal it is written byte for byte; on a terminal
+control characters are made visible.`,
+		Args: usageArgs(exactArgs("RUN")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0]) })
+		},
+	}
+	c.Flags().StringVar(&store, "store", "", storeHelp)
+	return c
+}
+
+func (a *app) diffCmd() *cobra.Command {
+	var store string
+	c := &cobra.Command{
+		Use:   "diff RUN_A RUN_B",
+		Short: "Compare two runs' canonical traces, step by step",
+		Long: `diff aligns two runs' canonical traces by step and prints, for each step that
+differs, the fields that differ (- run A, + run B). The first line after the
+header names the first divergence ("first divergence: step 3 (decision)"). It
+prints "identical" when the traces are the same. It exits 0 either way.`,
+		Args: usageArgs(exactArgs("RUN_A", "RUN_B")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSource(store, func(s *session) error { return a.diff(cmd.Context(), s, args[0], args[1]) })
+		},
+	}
+	c.Flags().StringVar(&store, "store", "", storeHelp)
+	return c
+}

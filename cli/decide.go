@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// parseRequest reads a request key: a bare id (of kind def) or a typed key
+// approval:12, question:4, plan:3.
+func parseRequest(s string, def store.RequestKind) (store.RequestKey, error) {
+	kind, id, typed := strings.Cut(strings.TrimSpace(s), ":")
+	if !typed {
+		kind, id = def.String(), kind
+	}
+	if id == "" {
+		return store.RequestKey{}, usagef("%q is not a request: give an id (12) or a typed key (approval:12, plan:3, question:4)", s)
+	}
+	switch strings.ToLower(kind) {
+	case "approval":
+		return store.RequestKey{Kind: store.Approval, ID: id}, nil
+	case "question":
+		return store.RequestKey{Kind: store.Question, ID: id}, nil
+	case "plan":
+		return store.RequestKey{Kind: store.Plan, ID: id}, nil
+	}
+	return store.RequestKey{}, usagef("%q is not a request kind: use approval, plan or question", kind)
+}
+
+// decision turns a command and its arguments into the decision to write.
+func decision(verb, req, text string) (store.Decision, error) {
+	def := store.Approval
+	switch verb {
+	case "answer":
+		def = store.Question
+	case "revise":
+		def = store.Plan
+	}
+	key, err := parseRequest(req, def)
+	if err != nil {
+		return store.Decision{}, err
+	}
+	d := store.Decision{Key: key}
+	switch {
+	case verb == "approve" && key.Kind != store.Question:
+		d.Verdict = "approve"
+	case verb == "deny" && key.Kind == store.Approval:
+		d.Verdict = "deny"
+	case verb == "deny" && key.Kind == store.Plan:
+		d.Verdict = "cancel"
+	case verb == "answer" && key.Kind == store.Question:
+		d.Text = text
+	case verb == "revise" && key.Kind == store.Plan:
+		d.Verdict, d.Text = "revise", text
+	case key.Kind == store.Question:
+		return d, usagef("%s is a question: answer it with 'vigil answer %s TEXT'", requestKey(key), key.ID)
+	case verb == "answer":
+		return d, usagef("%s is not a question: use approve or deny", requestKey(key))
+	default: // revise on an approval
+		return d, usagef("%s is not a plan: only a plan is revised", requestKey(key))
+	}
+	return d, nil
+}
+
+// requestGetter is a source that reads one request by key cheaply.
+type requestGetter interface {
+	Request(ctx context.Context, key store.RequestKey) (store.Request, error)
+}
+
+func findRequest(ctx context.Context, src store.Source, key store.RequestKey) (store.Request, error) {
+	if g, ok := src.(requestGetter); ok {
+		return g.Request(ctx, key)
+	}
+	reqs, err := src.Requests(ctx, false)
+	if err != nil {
+		return store.Request{}, err
+	}
+	for _, q := range reqs {
+		if q.Key() == key {
+			return q, nil
+		}
+	}
+	return store.Request{}, &store.Error{Path: src.Path(), Kind: store.ErrNoSuchReq, Detail: key.String()}
+}
+
+func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) error {
+	d, err := decision(verb, req, text)
+	if err != nil {
+		return err
+	}
+	if verb == "answer" || verb == "revise" {
+		if d.Text, err = a.readText(d.Text); err != nil {
+			return err
+		}
+		if strings.TrimSpace(d.Text) == "" {
+			return usagef("the %s is empty", map[string]string{"answer": "answer", "revise": "correction"}[verb])
+		}
+		if verb == "revise" {
+			d.Text = strings.TrimSpace(d.Text)
+		}
+	}
+	path, err := a.resolveStore(o.store)
+	if err != nil {
+		return err
+	}
+	src, err := openSource(path, o.readOnly)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	key := requestKey(d.Key)
+	if ro, why := src.ReadOnly(); ro {
+		return &decisionError{fmt.Sprintf("%s not decided: the store is read-only (%s)", key, why)}
+	}
+	q, err := findRequest(ctx, src, d.Key)
+	if err != nil {
+		return err
+	}
+	res, err := src.Decide(ctx, d)
+	var refused *store.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return &decisionError{fmt.Sprintf("%s not decided: %s", key, refused.Reason)}
+	case errors.Is(err, store.ErrReadOnly):
+		return &decisionError{fmt.Sprintf("%s not decided: %s", key, err)}
+	case err != nil:
+		return err
+	case !res.Won:
+		won := clean(res.Decision)
+		if d.Key.Kind == store.Question {
+			won = fmt.Sprintf("%q", won)
+		}
+		if res.DecidedBy != "" {
+			won += " (by " + clean(res.DecidedBy) + ")"
+		}
+		return &decisionError{fmt.Sprintf("%s was already decided: %s", key, won)}
+	}
+	fmt.Fprintln(a.stdout, decidedLine(d, q))
+	return nil
+}
+
+// readText reads the text from standard input when it is "-".
+func (a *app) readText(text string) (string, error) {
+	if text != "-" {
+		return text, nil
+	}
+	b, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return "", fmt.Errorf("reading standard input: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// decidedLine says in one line what was decided.
+func decidedLine(d store.Decision, q store.Request) string {
+	where := fmt.Sprintf("run %s, step %d", clean(q.RunID), q.Step)
+	key := requestKey(d.Key)
+	switch d.Key.Kind {
+	case store.Approval:
+		verb := map[string]string{"approve": "approved", "deny": "denied"}[d.Verdict]
+		return fmt.Sprintf("%s %s: %s %s (%s)", verb, key, clean(q.Act), cleanCut(q.Target, 80), where)
+	case store.Question:
+		return fmt.Sprintf("answered %s (%s): %s", key, where, cleanCut(d.Text, 80))
+	}
+	switch d.Verdict {
+	case "approve":
+		return fmt.Sprintf("approved %s: %d steps (%s)", key, len(q.PlanSteps), where)
+	case "cancel":
+		return fmt.Sprintf("cancelled %s (%s)", key, where)
+	}
+	return fmt.Sprintf("sent %s back for revision (%s): %s", key, where, cleanCut(d.Text, 80))
+}

@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// session is an open store for one command.
+type session struct {
+	src  store.Source
+	path string // as the user named it (or as discovery found it)
+}
+
+// withSource resolves the store a command reads, opens it, and closes it
+// when fn returns.
+func (a *app) withSource(flag string, fn func(*session) error) error {
+	path, err := a.resolveStore(flag)
+	if err != nil {
+		return err
+	}
+	src, err := openSource(path, false)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return fn(&session{src: src, path: path})
+}
+
+// resolveStore picks the store: the one named, else $VIGIL_STORE, else the
+// first found in the usual places.
+func (a *app) resolveStore(named string) (string, error) {
+	if named != "" {
+		return a.expandHome(named), nil
+	}
+	if env := a.getenv("VIGIL_STORE"); env != "" {
+		return a.expandHome(env), nil
+	}
+	return a.discover()
+}
+
+func (a *app) expandHome(p string) string {
+	if home := a.getenv("HOME"); home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
+
+// openSource opens the store at path, whatever its format. It is the one
+// place formats are told apart: io-harness SQLite stores open here; a
+// Starweaver session database or a Leviath runs directory is recognised and
+// refused until their adapters exist (they plug in here).
+func openSource(path string, readOnly bool) (store.Source, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		switch {
+		case isLeviathRun(path):
+			return nil, &formatError{path: abs(path), what: "a Leviath run directory", format: "Leviath"}
+		case leviathRuns(path) > 0:
+			return nil, &formatError{path: abs(path), what: "a Leviath runs directory", format: "Leviath"}
+		}
+		for _, name := range []string{"runs.sqlite3", "starweaver.sqlite"} {
+			if inner := filepath.Join(path, name); isFile(inner) {
+				return nil, fmt.Errorf("%s: is a directory, not a store file (did you mean %s?)", abs(path), inner)
+			}
+		}
+	}
+	s, err := store.Open(path, store.Options{ReadOnly: readOnly})
+	if err != nil {
+		if errors.Is(err, store.ErrNotAStore) && isStarweaver(path) {
+			return nil, &formatError{path: abs(path), what: "a Starweaver session database", format: "Starweaver"}
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// formatError is a store of a format vigil recognises but cannot read yet.
+type formatError struct{ path, what, format string }
+
+func (e *formatError) Error() string {
+	return fmt.Sprintf("%s: %s; vigil cannot read %s stores yet", e.path, e.what, e.format)
+}
+
+func (e *formatError) Is(target error) bool { return target == store.ErrUnsupported }
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// isLeviathRun reports a single Leviath run directory (it holds run.lvr).
+func isLeviathRun(dir string) bool { return isFile(filepath.Join(dir, "run.lvr")) }
+
+// leviathRuns counts the run directories (each with a run.lvr) in dir.
+func leviathRuns(dir string) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if e.IsDir() && isLeviathRun(filepath.Join(dir, e.Name())) {
+			n++
+		}
+	}
+	return n
+}
+
+// isStarweaver reports a SQLite file with Starweaver's migration table. It
+// is asked only after the io-harness open refused the file, read-only.
+func isStarweaver(path string) bool {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs(path), RawQuery: "mode=ro"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'starweaver_schema_migrations'").Scan(&n)
+	return err == nil && n > 0
+}
+
+// isIOHarness reports whether path opens as an io-harness store.
+func isIOHarness(path string) bool {
+	s, err := store.OpenReadOnly(path)
+	if err != nil {
+		return false
+	}
+	s.Close()
+	return true
+}
+
+// notFoundError says where discovery looked.
+type notFoundError struct{ tried [][2]string }
+
+func (e *notFoundError) Error() string { return "no run store found" }
+
+func (e *notFoundError) report() string {
+	var b strings.Builder
+	b.WriteString("vigil: no run store found; looked in:\n")
+	w := 0
+	for _, t := range e.tried {
+		w = max(w, len(t[0]))
+	}
+	for _, t := range e.tried {
+		fmt.Fprintf(&b, "  %-*s  %s\n", w, t[0], t[1])
+	}
+	b.WriteString("hint: run 'vigil demo' to watch a simulated run, or name a store with --store PATH (or $VIGIL_STORE)\n")
+	return b.String()
+}
+
+// discover looks for a store in the usual places, in order: ./runs.sqlite3;
+// other ./*.sqlite3 files that are io-harness stores, newest first;
+// Starweaver's session database; Leviath's runs directory.
+func (a *app) discover() (string, error) {
+	nf := &notFoundError{}
+	tried := func(where, why string) { nf.tried = append(nf.tried, [2]string{where, why}) }
+
+	// io-harness
+	if isFile("runs.sqlite3") {
+		return "runs.sqlite3", nil
+	}
+	tried("./runs.sqlite3", "not found")
+	matches, _ := filepath.Glob("*.sqlite3")
+	type cand struct {
+		path string
+		mod  int64
+	}
+	var cands []cand
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			cands = append(cands, cand{m, fi.ModTime().UnixNano()})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
+	for _, c := range cands {
+		if isIOHarness(c.path) {
+			return c.path, nil
+		}
+	}
+	if len(cands) == 0 {
+		tried("./*.sqlite3", "none")
+	} else {
+		tried("./*.sqlite3", fmt.Sprintf("%d file(s), none an io-harness store", len(cands)))
+	}
+
+	home := a.getenv("HOME")
+	inHome := func(rel string) (string, string) { // path, label
+		if home == "" {
+			return "", "~/" + rel
+		}
+		return filepath.Join(home, rel), "~/" + rel
+	}
+
+	// Starweaver
+	if p := a.getenv("STARWEAVER_SESSION_DB"); p != "" {
+		if isFile(p) {
+			return p, nil
+		}
+		tried("$STARWEAVER_SESSION_DB", p+": not found")
+	} else {
+		tried("$STARWEAVER_SESSION_DB", "not set")
+	}
+	if p := filepath.Join(".starweaver", "starweaver.sqlite"); isFile(p) {
+		return p, nil
+	}
+	tried("./.starweaver/starweaver.sqlite", "not found")
+	if d := a.getenv("STARWEAVER_CONFIG_DIR"); d != "" {
+		p := filepath.Join(d, "starweaver.sqlite")
+		if isFile(p) {
+			return p, nil
+		}
+		tried("$STARWEAVER_CONFIG_DIR/starweaver.sqlite", p+": not found")
+	}
+	p, label := inHome(".starweaver/starweaver.sqlite")
+	switch {
+	case p == "":
+		tried(label, "$HOME is not set")
+	case isFile(p):
+		return p, nil
+	default:
+		tried(label, "not found")
+	}
+
+	// Leviath: $LEVIATH_RUNS_DIR, else <home>/.leviath/runs where <home> is
+	// $LEVIATH_HOME or the home directory.
+	var dir string
+	if a.getenv("LEVIATH_RUNS_DIR") == "" {
+		tried("$LEVIATH_RUNS_DIR", "not set")
+	}
+	switch {
+	case a.getenv("LEVIATH_RUNS_DIR") != "":
+		dir, label = a.getenv("LEVIATH_RUNS_DIR"), "$LEVIATH_RUNS_DIR"
+	case a.getenv("LEVIATH_HOME") != "":
+		dir, label = filepath.Join(a.getenv("LEVIATH_HOME"), ".leviath", "runs"), "$LEVIATH_HOME/.leviath/runs"
+	default:
+		dir, label = inHome(".leviath/runs")
+	}
+	switch {
+	case dir == "":
+		tried(label, "$HOME is not set")
+	case !isDir(dir):
+		if label[0] == '$' {
+			tried(label, dir+": not found")
+		} else {
+			tried(label, "not found")
+		}
+	case leviathRuns(dir) == 0:
+		tried(label, "no runs in it")
+	default:
+		return dir, nil
+	}
+	return "", nf
+}

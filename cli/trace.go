@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
+)
+
+// tracer is a source that has io-harness's canonical trace.
+type tracer interface {
+	CanonicalTrace(ctx context.Context, runID string) (string, error)
+}
+
+func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]string, error) {
+	t, ok := src.(tracer)
+	if !ok {
+		return nil, fmt.Errorf("%s: canonical traces are an io-harness feature; not supported for %s stores", src.Path(), src.Format())
+	}
+	runs, err := src.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, r := range runs {
+		known[r.ID] = true
+	}
+	var out []string
+	for _, id := range runIDs {
+		if !known[id] {
+			return nil, noSuchRun(src, id)
+		}
+		tr, err := t.CanonicalTrace(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+func (a *app) trace(ctx context.Context, s *session, id string) error {
+	tr, err := canonicalTrace(ctx, s.src, id)
+	if err != nil {
+		return err
+	}
+	// Byte for byte for files and pipes; on a terminal nothing in it may act.
+	out := tr[0]
+	if isTerminal(a.stdout) {
+		out = sanitize.Text(out)
+	}
+	_, err = io.WriteString(a.stdout, out)
+	return err
+}
+
+// traceRecord is one record of a canonical trace: a step row or a context
+// event. A record can span lines (prompts and results hold line breaks).
+type traceRecord struct {
+	kind   string // "step" or "context"
+	step   int
+	text   string
+	fields [][2]string // a step row's fields, in trace order
+}
+
+// recordStart matches the start of a record. A prompt or result line that
+// happens to look the same would split a record: the comparison then still
+// finds the runs differ or agree, only the split is off.
+var recordStart = regexp.MustCompile(`(?m)^(step (\d+) \| tokens |context (\d+) \| )`)
+
+var stepFields = []string{"tokens", "decision", "tool_call", "prompt", "result"}
+
+func parseTrace(tr string) []traceRecord {
+	idx := recordStart.FindAllStringSubmatchIndex(tr, -1)
+	var out []traceRecord
+	for i, m := range idx {
+		end := len(tr)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		text := strings.TrimSuffix(tr[m[0]:end], "\n")
+		r := traceRecord{text: text}
+		if m[4] >= 0 {
+			r.kind = "step"
+			r.step, _ = strconv.Atoi(tr[m[4]:m[5]])
+			r.fields = splitStepFields(text)
+		} else {
+			r.kind = "context"
+			r.step, _ = strconv.Atoi(tr[m[6]:m[7]])
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// splitStepFields splits "step N | tokens T | decision D | tool_call C |
+// prompt P | result R" into its named fields.
+func splitStepFields(text string) [][2]string {
+	var out [][2]string
+	rest := text
+	for i, name := range stepFields {
+		marker := name + " "
+		if i > 0 {
+			marker = " | " + marker
+		}
+		at := strings.Index(rest, marker)
+		if at < 0 {
+			return nil
+		}
+		if i > 0 {
+			out[i-1][1] = rest[:at]
+		}
+		rest = rest[at+len(marker):]
+		out = append(out, [2]string{name, ""})
+	}
+	out[len(out)-1][1] = rest
+	return out
+}
+
+// stepRecords groups a trace's records by step number.
+func stepRecords(recs []traceRecord) map[int][]traceRecord {
+	out := map[int][]traceRecord{}
+	for _, r := range recs {
+		out[r.step] = append(out[r.step], r)
+	}
+	return out
+}
+
+func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
+	trs, err := canonicalTrace(ctx, s.src, idA, idB)
+	if err != nil {
+		return err
+	}
+	w := a.stdout
+	if trs[0] == trs[1] {
+		n := 0
+		for _, r := range parseTrace(trs[0]) {
+			if r.kind == "step" {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "identical: runs %s and %s have the same canonical trace (%d step rows)\n", clean(idA), clean(idB), n)
+		return nil
+	}
+	recA, recB := stepRecords(parseTrace(trs[0])), stepRecords(parseTrace(trs[1]))
+	var steps []int
+	for n := range recA {
+		steps = append(steps, n)
+	}
+	for n := range recB {
+		if _, ok := recA[n]; !ok {
+			steps = append(steps, n)
+		}
+	}
+	sort.Ints(steps)
+
+	var body strings.Builder
+	first := ""
+	same := 0
+	flushSame := func() {
+		if same > 0 {
+			fmt.Fprintf(&body, "= %d identical step(s)\n", same)
+			same = 0
+		}
+	}
+	for _, n := range steps {
+		hunk, what := diffStep(recA[n], recB[n], idA, idB)
+		if hunk == "" {
+			same++
+			continue
+		}
+		flushSame()
+		mark := ""
+		if strings.HasPrefix(what, "only in ") {
+			mark = "  " + what
+		}
+		if first == "" {
+			first = fmt.Sprintf("step %d (%s)", n, what)
+			mark += "  <- first divergence"
+		}
+		fmt.Fprintf(&body, "@@ step %d @@%s\n", n, mark)
+		body.WriteString(hunk)
+	}
+	flushSame()
+	if first == "" {
+		// The traces differ only where the record split cannot see it.
+		first = "the traces differ outside any step record"
+	}
+	fmt.Fprintf(w, "--- run %s\n+++ run %s\n", clean(idA), clean(idB))
+	fmt.Fprintf(w, "first divergence: %s\n", first)
+	io.WriteString(w, body.String())
+	return nil
+}
+
+// diffStep compares one step's records; it returns "" when they agree, else
+// the hunk and what differs (field names in trace order).
+func diffStep(a, b []traceRecord, idA, idB string) (string, string) {
+	if recordsEqual(a, b) {
+		return "", ""
+	}
+	var h strings.Builder
+	switch {
+	case len(a) == 0:
+		lines(&h, "+ ", b)
+		return h.String(), "only in run " + clean(idB)
+	case len(b) == 0:
+		lines(&h, "- ", a)
+		return h.String(), "only in run " + clean(idA)
+	}
+	sa, ca := split(a)
+	sb, cb := split(b)
+	var what []string
+	note := func(s string) {
+		for _, w := range what {
+			if w == s {
+				return
+			}
+		}
+		what = append(what, s)
+	}
+	for i := 0; i < max(len(sa), len(sb)); i++ {
+		switch {
+		case i >= len(sb):
+			lines(&h, "- ", sa[i:i+1])
+			note("a step row only in run " + clean(idA))
+		case i >= len(sa):
+			lines(&h, "+ ", sb[i:i+1])
+			note("a step row only in run " + clean(idB))
+		case sa[i].text != sb[i].text:
+			if sa[i].fields == nil || sb[i].fields == nil {
+				lines(&h, "- ", sa[i:i+1])
+				lines(&h, "+ ", sb[i:i+1])
+				note("step row")
+				continue
+			}
+			for f := range sa[i].fields {
+				name, va, vb := sa[i].fields[f][0], sa[i].fields[f][1], sb[i].fields[f][1]
+				if va == vb {
+					continue
+				}
+				note(name)
+				field(&h, "- ", name, va)
+				field(&h, "+ ", name, vb)
+			}
+		}
+	}
+	if !recordsEqual(ca, cb) {
+		note("context")
+		for i := 0; i < max(len(ca), len(cb)); i++ {
+			switch {
+			case i >= len(cb):
+				lines(&h, "- ", ca[i:i+1])
+			case i >= len(ca):
+				lines(&h, "+ ", cb[i:i+1])
+			case ca[i].text != cb[i].text:
+				lines(&h, "- ", ca[i:i+1])
+				lines(&h, "+ ", cb[i:i+1])
+			}
+		}
+	}
+	return h.String(), strings.Join(what, ", ")
+}
+
+func recordsEqual(a, b []traceRecord) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].text != b[i].text {
+			return false
+		}
+	}
+	return true
+}
+
+func split(recs []traceRecord) (steps, context []traceRecord) {
+	for _, r := range recs {
+		if r.kind == "step" {
+			steps = append(steps, r)
+		} else {
+			context = append(context, r)
+		}
+	}
+	return steps, context
+}
+
+// lines writes whole records, each line prefixed.
+func lines(w *strings.Builder, prefix string, recs []traceRecord) {
+	for _, r := range recs {
+		for _, l := range strings.Split(sanitize.Text(r.text), "\n") {
+			w.WriteString(prefix + l + "\n")
+		}
+	}
+}
+
+// field writes one field, continuation lines indented under its value.
+func field(w *strings.Builder, prefix, name, value string) {
+	ls := strings.Split(sanitize.Text(value), "\n")
+	fmt.Fprintf(w, "%s%s: %s\n", prefix, name, ls[0])
+	pad := strings.Repeat(" ", len(name)+2)
+	for _, l := range ls[1:] {
+		w.WriteString(prefix + pad + l + "\n")
+	}
+}
