@@ -217,14 +217,6 @@ func orDash(s string) string {
 	return s
 }
 
-func firstLine(s string) string {
-	s = strings.TrimLeft(s, "\n")
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 func (a *app) fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"

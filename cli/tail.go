@@ -114,6 +114,7 @@ type tailRow struct {
 	runID    string
 	number   int
 	decision string
+	result   string // the result's first line
 	tokens   int64
 	aux      bool // a retry, escalation or compaction row
 }
@@ -130,7 +131,7 @@ func (t *tailer) printExisting() error {
 				rows = append(rows, tailRow{rowID: r.RowID, runID: id, number: st.Number, decision: r.Decision, aux: true})
 			}
 			if !st.Pending {
-				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, tokens: st.Tokens})
+				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, result: st.ResultHead, tokens: st.Tokens})
 			}
 		}
 	}
@@ -165,7 +166,7 @@ func (t *tailer) refresh(cur store.Cursor) (bool, error) {
 		var rows []tailRow
 		for _, s := range ch.Steps {
 			if t.in[s.RunID] {
-				rows = append(rows, tailRow{rowID: s.RowID, runID: s.RunID, number: s.Number, decision: s.Decision,
+				rows = append(rows, tailRow{rowID: s.RowID, runID: s.RunID, number: s.Number, decision: s.Decision, result: s.ResultHead,
 					tokens: s.Tokens, aux: s.IsAux()})
 			}
 		}
@@ -189,12 +190,7 @@ func (t *tailer) print(rows []tailRow) error {
 			fmt.Fprintf(t.a.stdout, "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
 			continue
 		}
-		result := ""
-		d, err := t.src.StepDetail(t.ctx, r.runID, r.rowID)
-		if err != nil {
-			return err
-		}
-		result = strings.TrimSpace(firstLine(d.Result))
+		result := strings.TrimSpace(r.result)
 		line := fmt.Sprintf("#%s step %d  %s", clean(r.runID), r.number, cleanCut(r.decision, 160))
 		if result != "" {
 			line += "  →  " + cleanCut(result, 160)

@@ -254,15 +254,12 @@ func (c *SQLCursor) clone() *SQLCursor {
 }
 
 func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *Changes) error {
-	q := fmt.Sprintf("SELECT id, run_id, step, decision, substr(tool_call, 1, %d), tokens FROM steps WHERE id > ? ORDER BY id LIMIT %d",
-		toolCallSummaryBytes, ChangesPage)
+	q := fmt.Sprintf("SELECT id, run_id, step, %s FROM steps WHERE id > ? ORDER BY id LIMIT %d", stepRowCols, ChangesPage)
 	err := s.eachRow(ctx, q, []any{c.marks["steps"]}, func(r *sql.Rows) error {
-		var x StepRow
-		var run int64
-		if err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.Tokens); err != nil {
+		x, _, err := scanStepRow(r)
+		if err != nil {
 			return err
 		}
-		x.RunID = idStr(run)
 		ch.Steps = append(ch.Steps, x)
 		c.marks["steps"] = x.RowID
 		return nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // toolCallSummaryBytes caps the tool call a timeline row carries; the step
@@ -18,12 +19,26 @@ const MaxDetailBytes = 256 << 10
 // StepRow is one row of the steps table: a committed step, or a retry,
 // escalation or compaction row io-harness writes under the same number.
 type StepRow struct {
-	RowID    int64
-	RunID    string
-	Number   int
-	Decision string
-	ToolCall string
-	Tokens   int64
+	RowID      int64
+	RunID      string
+	Number     int
+	Decision   string
+	ToolCall   string
+	ResultHead string
+	Tokens     int64
+}
+
+// stepRowCols are the columns a StepRow is read from, after id, run_id and
+// step: text is cut in SQL so a huge prompt or result is never loaded.
+var stepRowCols = fmt.Sprintf("decision, substr(tool_call, 1, %d), substr(ltrim(result, char(10, 13, 32)), 1, %d), tokens",
+	toolCallSummaryBytes, toolCallSummaryBytes)
+
+// headLine keeps a result's first line.
+func headLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // auxRow matches the rows io-harness writes under a step's number before (or
@@ -50,10 +65,10 @@ func AppendStepRows(steps []Step, rows []StepRow) []Step {
 				Pending: true, Retries: []Retry{{RowID: r.RowID, Decision: r.Decision}}})
 		case same && steps[last].Pending:
 			s := &steps[last]
-			s.RowID, s.Decision, s.ToolCall, s.Tokens, s.Pending = r.RowID, r.Decision, r.ToolCall, r.Tokens, false
+			s.RowID, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.Pending = r.RowID, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, false
 		default:
 			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Decision: r.Decision,
-				ToolCall: r.ToolCall, Tokens: r.Tokens})
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens})
 		}
 	}
 	return steps
@@ -68,14 +83,11 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]Step, error) {
 	}
 	rows, err := scanBack(ctx, s.read, scanSpec{
 		table: "steps",
-		cols:  fmt.Sprintf("decision, substr(tool_call, 1, %d), tokens", toolCallSummaryBytes),
+		cols:  stepRowCols,
 		runs:  []int64{run},
 		done:  firstStep,
 	}, func(r *sql.Rows) (StepRow, int64, int, error) {
-		var x StepRow
-		var run int64
-		err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.Tokens)
-		x.RunID = idStr(run)
+		x, run, err := scanStepRow(r)
 		return x, run, x.Number, err
 	})
 	if err != nil {
@@ -89,6 +101,14 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]Step, error) {
 	}
 	StampSteps(steps, calls)
 	return steps, nil
+}
+
+func scanStepRow(r *sql.Rows) (StepRow, int64, error) {
+	var x StepRow
+	var run int64
+	err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.ResultHead, &x.Tokens)
+	x.RunID, x.ResultHead = idStr(run), headLine(x.ResultHead)
+	return x, run, err
 }
 
 func reverse[T any](xs []T) {

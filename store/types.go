@@ -89,8 +89,11 @@ type Step struct {
 	Number   int
 	Decision string
 	ToolCall string // a summary: long calls are cut (the detail has the whole text)
-	Tokens   int64
-	Retries  []Retry
+	// ResultHead is the first line of the step's result, cut short (the
+	// detail has the whole result): enough for a one-line log.
+	ResultHead string
+	Tokens     int64
+	Retries    []Retry
 	// Pending is true while only retry rows exist for the step: the step
 	// itself has not been committed yet.
 	Pending bool

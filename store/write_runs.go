@@ -73,41 +73,53 @@ func StatusForOutcome(outcome string) string {
 }
 
 // FinishRun records the run's outcome and the status it implies; a run that
-// really ended also gets its run_outcomes summary.
+// really ended also gets its run_outcomes summary. Both land in one
+// transaction, so no reader sees an ended run without its summary.
 func (s *Store) FinishRun(ctx context.Context, runID, outcome string) error {
 	run, err := s.runKey(runID)
 	if err != nil {
 		return err
 	}
 	status := StatusForOutcome(outcome)
-	res, err := s.exec(ctx, "UPDATE runs SET outcome = ?, status = ? WHERE id = ?", outcome, status, run)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storeErr(s.path, ErrNoSuchRun, runID, nil)
-	}
-	if status != "completed" {
-		return nil
-	}
-	return s.writeSummary(ctx, run, runID, outcome)
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET outcome = ?, status = ? WHERE id = ?", outcome, status, run)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return storeErr(s.path, ErrNoSuchRun, runID, nil)
+		}
+		if status != "completed" {
+			return nil
+		}
+		return s.writeSummary(ctx, tx, run, outcome)
+	})
 }
 
-func (s *Store) writeSummary(ctx context.Context, run int64, runID, outcome string) error {
+// writeSummary computes the summary as io-harness does: steps = MAX(step),
+// tokens = the run's spend, duration from started_at, by SQLite's clock.
+func (s *Store) writeSummary(ctx context.Context, tx *sql.Tx, run int64, outcome string) error {
 	var finished string
 	var ms sql.NullFloat64
-	err := s.write.QueryRowContext(ctx, "SELECT "+isoNow+", (julianday('now') - julianday(started_at)) * 86400000.0 FROM runs WHERE id = ?", run).
+	err := tx.QueryRowContext(ctx, "SELECT "+isoNow+", (julianday('now') - julianday(started_at)) * 86400000.0 FROM runs WHERE id = ?", run).
 		Scan(&finished, &ms)
 	if err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	steps, err := s.LastStep(ctx, runID)
-	if err != nil {
 		return err
 	}
-	tokens, err := s.SpentTokens(ctx, runID)
-	if err != nil {
+	var steps, tokens int64
+	spend := "SELECT COALESCE(MAX(step), 0), COALESCE(SUM(tokens), 0) FROM steps WHERE run_id = ?"
+	if err := tx.QueryRowContext(ctx, spend, run).Scan(&steps, &tokens); err != nil {
 		return err
+	}
+	if s.schema.hasCol("runs", "turn_kind") && s.schema.has("provider_calls") {
+		// A conversational reply's spend is its provider calls.
+		var reply int
+		tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id = ? AND turn_kind = 'reply'", run).Scan(&reply)
+		if reply > 0 {
+			if err := tx.QueryRowContext(ctx, "SELECT COALESCE(SUM(total_tokens), 0) FROM provider_calls WHERE run_id = ?", run).Scan(&tokens); err != nil {
+				return err
+			}
+		}
 	}
 	var dur any
 	if ms.Valid {
@@ -117,7 +129,7 @@ func (s *Store) writeSummary(ctx context.Context, run int64, runID, outcome stri
 	if outcome == "success" {
 		success = 1
 	}
-	_, err = s.exec(ctx, `INSERT OR REPLACE INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at)
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, run, outcome, success, steps, tokens, dur, finished)
 	return err
 }

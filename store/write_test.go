@@ -62,6 +62,9 @@ func TestRunLifecycleRoundTrip(t *testing.T) {
 		steps[2].Retries[0].Decision != "retry 1 after Server (HTTP 529) in 1.5s" || steps[2].Pending {
 		t.Fatalf("steps = %+v", steps)
 	}
+	if steps[0].ResultHead != "ok" {
+		t.Errorf("result head = %q", steps[0].ResultHead)
+	}
 	d := must[StepDetail](t)(s.StepDetail(ctx, id, steps[0].RowID))
 	if d.Prompt != "p" || d.Result != "ok" || d.TurnText != "reading" || !d.HasTurnText {
 		t.Errorf("detail = %+v", d)

@@ -68,6 +68,7 @@ type Model struct {
 
 	watcher    *watch.Watcher
 	watchNote  string
+	closed     bool // quitting: the watcher is gone on purpose
 	refreshing bool
 	again      bool // a refresh was asked for while one ran
 	lastChange time.Time
@@ -126,11 +127,15 @@ func (m *Model) startWatch() tea.Cmd {
 
 // Close stops the watcher.
 func (m *Model) Close() {
+	m.closed = true
 	if m.watcher != nil {
 		m.watcher.Close()
 		m.watcher = nil
 	}
 }
+
+// Source is the store the model reads now (after a reopen, the new one).
+func (m *Model) Source() store.Source { return m.src }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {

@@ -133,7 +133,7 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, t.Muted.Render("loading…"))
 	}
 	switch {
-	case m.opt.NoWatch:
+	case m.opt.NoWatch, m.closed:
 	case m.watcher == nil:
 		parts = append(parts, t.Warning.Render("not watching"))
 	case m.watcher.Mode().String() != "push":
