@@ -70,23 +70,7 @@ func loadSnapshot(ctx context.Context, src store.Source, now time.Time) (*snapsh
 
 // subtree is id and every run under it, depth first, parents before
 // children, siblings oldest first.
-func (s *snapshot) subtree(id string) []string {
-	var out []string
-	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(id string) {
-		if seen[id] {
-			return
-		}
-		seen[id] = true
-		out = append(out, id)
-		for _, c := range s.children[id] {
-			walk(c)
-		}
-	}
-	walk(id)
-	return out
-}
+func (s *snapshot) subtree(id string) []string { return store.Subtree(id, s.children) }
 
 // root is the root of id's tree.
 func (s *snapshot) root(id string) string {

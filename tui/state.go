@@ -364,23 +364,7 @@ func (s *state) rootOf(id string) string {
 }
 
 // treeIDs is a run and everything below it, parents first.
-func (s *state) treeIDs(root string) []string {
-	var out []string
-	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(id string) {
-		if seen[id] {
-			return
-		}
-		seen[id] = true
-		out = append(out, id)
-		for _, k := range s.kids[id] {
-			walk(k)
-		}
-	}
-	walk(root)
-	return out
-}
+func (s *state) treeIDs(root string) []string { return store.Subtree(root, s.kids) }
 
 // setAgent shows an agent: its steps, context samples and provider calls.
 func (s *state) setAgent(id string, steps []store.Step, samples []store.ContextSample, calls []store.ProviderCall) {
