@@ -20,3 +20,16 @@ func Subtree(id string, children map[string][]string) []string {
 	walk(id)
 	return out
 }
+
+// IDNumber is a numeric id's value, for ordering ids by age (0 for an id
+// that is not a number, as other formats' ids are).
+func IDNumber(id string) int64 {
+	var n int64
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}

@@ -115,7 +115,7 @@ func (m *Model) refreshApprovals() {
 		if a.Kind != b.Kind {
 			return a.Kind < b.Kind
 		}
-		return numID(a.ID) < numID(b.ID)
+		return store.IDNumber(a.ID) < store.IDNumber(b.ID)
 	})
 	items := make([]views.ApprovalItem, 0, len(reqs))
 	for _, r := range reqs {
@@ -162,15 +162,4 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return sanitize.Line(s)
-}
-
-func numID(id string) int64 {
-	var n int64
-	for _, c := range id {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }

@@ -111,7 +111,7 @@ func (s *state) breakCycles() {
 		}
 		head := cur
 		for p := s.runs[cur].ParentID; p != cur; p = s.runs[p].ParentID {
-			if numID(p) < numID(head) {
+			if store.IDNumber(p) < store.IDNumber(head) {
 				head = p
 			}
 		}

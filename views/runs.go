@@ -118,7 +118,7 @@ func matches(it RunItem, q string) bool {
 }
 
 func sortRuns(items []RunItem, k SortKey) {
-	id := func(i int) int64 { return numID(items[i].Run.ID) }
+	id := func(i int) int64 { return store.IDNumber(items[i].Run.ID) }
 	less := map[SortKey]func(i, j int) bool{
 		SortNewest:   func(i, j int) bool { return id(i) > id(j) },
 		SortOldest:   func(i, j int) bool { return id(i) < id(j) },
@@ -133,18 +133,6 @@ func sortRuns(items []RunItem, k SortKey) {
 		}
 		return id(i) > id(j)
 	})
-}
-
-// numID orders ids that are numbers numerically and the rest as text.
-func numID(id string) int64 {
-	var n int64
-	for _, c := range id {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }
 
 // Update handles a key; it returns OpenRun when a run is chosen.
