@@ -72,10 +72,10 @@ func (s *state) relink() {
 		s.kids[r.ParentID] = append(s.kids[r.ParentID], id)
 	}
 	for _, k := range s.kids {
-		sortIDs(k, false)
+		s.sortIDs(k, false)
 	}
 	s.breakCycles()
-	sortIDs(s.roots, true)
+	s.sortIDs(s.roots, true)
 }
 
 // breakCycles makes runs reachable from no root (parent_run_id loops, in a
@@ -97,7 +97,7 @@ func (s *state) breakCycles() {
 			ids = append(ids, id)
 		}
 	}
-	sortIDs(ids, false)
+	s.sortIDs(ids, false)
 	for _, id := range ids {
 		if seen[id] {
 			continue
@@ -124,20 +124,24 @@ func (s *state) breakCycles() {
 	}
 }
 
-// sortIDs orders numeric ids by value (other ids as text).
-func sortIDs(ids []string, newestFirst bool) {
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := ids[i], ids[j]
-		if len(a) != len(b) {
-			if newestFirst {
-				return len(a) > len(b)
-			}
-			return len(a) < len(b)
+// sortIDs orders runs by age: start time, then numeric id, then id text
+// (formats whose ids are not numbers, like Starweaver's, rely on the time).
+func (s *state) sortIDs(ids []string, newestFirst bool) {
+	older := func(a, b string) bool {
+		ra, rb := s.runs[a], s.runs[b]
+		if ra != nil && rb != nil && !ra.StartedAt.Equal(rb.StartedAt) && !ra.StartedAt.IsZero() && !rb.StartedAt.IsZero() {
+			return ra.StartedAt.Before(rb.StartedAt)
 		}
-		if newestFirst {
-			return a > b
+		if na, nb := store.IDNumber(a), store.IDNumber(b); na != nb {
+			return na < nb
 		}
 		return a < b
+	}
+	sort.SliceStable(ids, func(i, j int) bool {
+		if newestFirst {
+			return older(ids[j], ids[i])
+		}
+		return older(ids[i], ids[j])
 	})
 }
 

@@ -118,10 +118,20 @@ func matches(it RunItem, q string) bool {
 }
 
 func sortRuns(items []RunItem, k SortKey) {
-	id := func(i int) int64 { return store.IDNumber(items[i].Run.ID) }
+	// Age: start time where both have one, else the id (numeric ids grow).
+	newer := func(i, j int) bool {
+		a, b := items[i].Run, items[j].Run
+		if !a.StartedAt.IsZero() && !b.StartedAt.IsZero() && !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.After(b.StartedAt)
+		}
+		if na, nb := store.IDNumber(a.ID), store.IDNumber(b.ID); na != nb {
+			return na > nb
+		}
+		return a.ID > b.ID
+	}
 	less := map[SortKey]func(i, j int) bool{
-		SortNewest:   func(i, j int) bool { return id(i) > id(j) },
-		SortOldest:   func(i, j int) bool { return id(i) < id(j) },
+		SortNewest:   newer,
+		SortOldest:   func(i, j int) bool { return newer(j, i) },
 		SortTokens:   func(i, j int) bool { return items[i].Tokens > items[j].Tokens },
 		SortSteps:    func(i, j int) bool { return items[i].Steps > items[j].Steps },
 		SortDuration: func(i, j int) bool { return items[i].Duration > items[j].Duration },
@@ -131,7 +141,7 @@ func sortRuns(items []RunItem, k SortKey) {
 		if less(i, j) != less(j, i) {
 			return less(i, j)
 		}
-		return id(i) > id(j)
+		return newer(i, j)
 	})
 }
 
