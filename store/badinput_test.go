@@ -74,7 +74,7 @@ func TestBadInputs(t *testing.T) {
 		{"truncated store", write("truncated.sqlite3", goodBytes[:len(goodBytes)/2]), ErrCorrupt, "damaged"},
 		{"header only", write("header.sqlite3", goodBytes[:100]), ErrCorrupt, "damaged"},
 		{"newer format", newer, ErrNewerFormat, "store format 8, vigil reads up to 7"},
-		{"sqlite without tables", plain, ErrNotAStore, "without the runs and steps tables"},
+		{"sqlite without tables", plain, ErrNotAStore, "without io-harness's runs and steps tables"},
 		{"directory", filepath.Join(dir, "a-directory"), ErrIsDirectory, "directory"},
 		{"missing path", filepath.Join(dir, "nope.sqlite3"), ErrNotFound, "no such file"},
 		{"path with # and ?", filepath.Join(dir, "a#b?c.sqlite3"), ErrNotFound, "no such file"},

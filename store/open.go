@@ -270,7 +270,7 @@ func checkHeader(abs string, h []byte, size int64) error {
 		return storeErr(abs, ErrCorrupt, fmt.Sprintf("truncated: %d of %d bytes", size, pages*pageSize), nil)
 	}
 	if v := int32(binary.BigEndian.Uint32(h[60:64])); v > FormatVersion {
-		return storeErr(abs, ErrNewerFormat, fmt.Sprintf("store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
+		return storeErr(abs, ErrNewerFormat, fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
 	}
 	return nil
 }
@@ -319,14 +319,14 @@ func (s *Store) check(ctx context.Context) error {
 	}
 	if v > FormatVersion {
 		return storeErr(s.path, ErrNewerFormat,
-			fmt.Sprintf("store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
+			fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
 	}
 	si, err := loadSchema(ctx, s.read)
 	if err != nil {
 		return mapDriverErr(s.path, err)
 	}
 	if !si.has("runs") || !si.has("steps") {
-		return storeErr(s.path, ErrNotAStore, "SQLite, but without the runs and steps tables", nil)
+		return storeErr(s.path, ErrNotAStore, "SQLite, but without io-harness's runs and steps tables", nil)
 	}
 	// Corruption inside the file shows only when a query touches it: touch
 	// the tables every view needs now, so a damaged store fails at open.

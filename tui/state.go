@@ -128,8 +128,9 @@ func (s *state) breakCycles() {
 // (formats whose ids are not numbers, like Starweaver's, rely on the time).
 func (s *state) sortIDs(ids []string, newestFirst bool) {
 	older := func(a, b string) bool {
+		// A run with no start time counts as oldest, so the order is total.
 		ra, rb := s.runs[a], s.runs[b]
-		if ra != nil && rb != nil && !ra.StartedAt.Equal(rb.StartedAt) && !ra.StartedAt.IsZero() && !rb.StartedAt.IsZero() {
+		if ra != nil && rb != nil && !ra.StartedAt.Equal(rb.StartedAt) {
 			return ra.StartedAt.Before(rb.StartedAt)
 		}
 		if na, nb := store.IDNumber(a), store.IDNumber(b); na != nb {
@@ -287,10 +288,12 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 			}
 			continue
 		}
-		if _, ok := s.requests[r.Key()]; !ok {
+		if known, ok := s.requests[r.Key()]; ok {
+			known.Request = r // a source may re-send a request with more to say
+		} else {
 			s.requests[r.Key()] = &request{Request: r, firstSeen: firstSeen(r, now)}
-			c.requests = true
 		}
+		c.requests = true
 	}
 	if c.requests {
 		c.runs, c.tree = true, true // waiting marks move

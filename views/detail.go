@@ -214,7 +214,10 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 			if c.TotalTokens != nil {
 				usage = Thousands(*c.TotalTokens) + " tokens"
 			}
-			line := fmt.Sprintf("#%d %s %s · %s · %s", c.Attempt, c.Provider, c.Model, usage, latency(time.Duration(max(c.LatencyMS, 1))*time.Millisecond))
+			line := fmt.Sprintf("#%d %s %s · %s", c.Attempt, c.Provider, c.Model, usage)
+			if c.LatencyMS > 0 {
+				line += " · " + latency(time.Duration(c.LatencyMS)*time.Millisecond)
+			}
 			style := t.Text
 			if c.Failure != "" {
 				line += " · failed: " + c.Failure

@@ -119,9 +119,10 @@ func matches(it RunItem, q string) bool {
 
 func sortRuns(items []RunItem, k SortKey) {
 	// Age: start time where both have one, else the id (numeric ids grow).
+	// A run with no start time counts as oldest, so the order is total.
 	newer := func(i, j int) bool {
 		a, b := items[i].Run, items[j].Run
-		if !a.StartedAt.IsZero() && !b.StartedAt.IsZero() && !a.StartedAt.Equal(b.StartedAt) {
+		if !a.StartedAt.Equal(b.StartedAt) {
 			return a.StartedAt.After(b.StartedAt)
 		}
 		if na, nb := store.IDNumber(a.ID), store.IDNumber(b.ID); na != nb {

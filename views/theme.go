@@ -104,7 +104,7 @@ func StateGlyph(st store.State, outcome string) string {
 	case store.StateUnknown:
 		return "○"
 	}
-	if outcome == "success" || outcome == "finished" {
+	if goodOutcome(outcome) {
 		return "✓"
 	}
 	return "■"
@@ -135,9 +135,10 @@ func (t *Theme) StateStyle(st store.State, outcome string) lipgloss.Style {
 	case store.StateCrashed:
 		return t.Bad
 	}
-	switch outcome {
-	case "success", "finished":
+	if goodOutcome(outcome) {
 		return t.Good
+	}
+	switch outcome {
 	case "step_cap_reached", "time_budget_exceeded", "cost_budget_exceeded", "budget_ceiling_reached", "stalled", "cancelled":
 		return t.Stale
 	}
@@ -152,4 +153,14 @@ func PlainTheme() *Theme {
 	return &Theme{NoColor: true, Text: p, Muted: p, Faint: p, Bold: p, Border: p, BorderFocus: p, Title: p, TitleFocus: p,
 		Selected: p, SelectedBlur: p, Running: p, Waiting: p, Paused: p, Stale: p, Good: p, Bad: p, Estimate: p,
 		Reported: p, Warning: p, Key: p, StatusBar: p}
+}
+
+// goodOutcome reports an outcome that means the run did its job (io-harness's
+// success and finished; Leviath's complete words).
+func goodOutcome(o string) bool {
+	switch o {
+	case "success", "finished", "complete", "complete_interactive":
+		return true
+	}
+	return false
 }

@@ -1,0 +1,240 @@
+package leviath
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// StepDetail reads one row whole. Transcript text is not kept in memory:
+// it is read back from the one frame that holds it (and checked against the
+// fingerprint taken when the frame was folded).
+//
+//   - user message: Prompt is the message;
+//   - assistant turn: TurnText is what the model wrote, ToolCallFull its
+//     calls (one "name arguments" line each), ProviderCalls the calls
+//     journaled for the turn, Observations the tool timings (HEAD);
+//   - tool result: Result is the output, ToolCallFull the call it answers;
+//   - status, restart and journal rows: Decision is the whole note.
+func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs, err := s.find(runID)
+	if err != nil {
+		return store.StepDetail{}, err
+	}
+	i := sort.Search(len(rs.rows), func(i int) bool { return rs.rows[i].id >= rowID })
+	if i == len(rs.rows) || rs.rows[i].id != rowID {
+		return store.StepDetail{}, newErr(s.path, store.ErrNoSuchRun, fmt.Sprintf("run %s has no step row %d", runID, rowID), nil)
+	}
+	r := &rs.rows[i]
+	d := store.StepDetail{Step: stepOf(rs, r)}
+	var fields []struct {
+		name string
+		p    *string
+	}
+	set := func(name string, p *string, v string) {
+		*p = v
+		fields = append(fields, struct {
+			name string
+			p    *string
+		}{name, p})
+	}
+	switch r.kind {
+	case rowStatus, rowRestart, rowJournal:
+		d.Decision = r.note
+		return d, nil
+	case rowMessage:
+		_, m, err := s.readEntry(rs, r)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		switch m.Role {
+		case "assistant":
+			set("turn", &d.TurnText, m.Content)
+			d.HasTurnText = true
+		case "tool":
+			set("result", &d.Result, m.Content)
+		default:
+			set("prompt", &d.Prompt, m.Content)
+		}
+	case rowUser:
+		e, _, err := s.readEntry(rs, r)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		set("prompt", &d.Prompt, e.Content)
+	case rowAssistant:
+		e, _, err := s.readEntry(rs, r)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		set("turn", &d.TurnText, e.Content)
+		d.HasTurnText = true
+		var lines []string
+		for _, c := range e.Kind.ToolCalls {
+			lines = append(lines, strings.TrimSpace(c.Name+" "+string(c.Arguments)))
+			if o, ok := timingObs(rs, c.ID, c.Name); ok {
+				d.Observations = append(d.Observations, o)
+			}
+		}
+		set("tool call", &d.ToolCallFull, strings.Join(lines, "\n"))
+		for j := range rs.calls {
+			if rs.calls[j].step == r.number {
+				d.ProviderCalls = append(d.ProviderCalls, callOf(rs, &rs.calls[j]))
+			}
+		}
+	case rowResult:
+		e, _, err := s.readEntry(rs, r)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		set("result", &d.Result, e.Content)
+		if call, ok := s.callFor(rs, i, r.callID); ok {
+			set("tool call", &d.ToolCallFull, call)
+		}
+		if o, ok := timingObs(rs, r.callID, r.name); ok {
+			d.Observations = append(d.Observations, o)
+		}
+	}
+	for _, f := range fields {
+		if len(*f.p) > store.MaxDetailBytes {
+			*f.p = cut(*f.p, store.MaxDetailBytes)
+			d.Truncated = append(d.Truncated, f.name)
+		}
+	}
+	d.ToolCall = d.ToolCallFull
+	if d.ToolCall == "" {
+		d.ToolCall = r.toolCall
+	}
+	return d, nil
+}
+
+// callFor finds the call a tool result answers, in the assistant rows
+// before it.
+func (s *Store) callFor(rs *runState, i int, id string) (string, bool) {
+	if id == "" {
+		return "", false
+	}
+	for j := i - 1; j >= 0; j-- {
+		r := &rs.rows[j]
+		if r.kind != rowAssistant {
+			continue
+		}
+		for _, c := range r.calls {
+			if c != id {
+				continue
+			}
+			e, _, err := s.readEntry(rs, r)
+			if err != nil {
+				return "", false
+			}
+			for _, tc := range e.Kind.ToolCalls {
+				if tc.ID == id {
+					return strings.TrimSpace(tc.Name + " " + string(tc.Arguments)), true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// timingObs says when a tool call was dispatched and finished (HEAD).
+func timingObs(rs *runState, id, name string) (store.Observation, bool) {
+	t := rs.timing[id]
+	if id == "" || t == nil || t.dispatched == 0 && t.done == 0 {
+		return store.Observation{}, false
+	}
+	clock := func(sec int64) string { return unixTime(sec).Format("15:04:05 UTC") }
+	var text string
+	switch {
+	case t.dispatched != 0 && t.done != 0:
+		text = fmt.Sprintf("dispatched %s, finished %s (about %s; the journal keeps whole seconds)",
+			clock(t.dispatched), clock(t.done), time.Duration(t.done-t.dispatched)*time.Second)
+	case t.dispatched != 0:
+		text = fmt.Sprintf("dispatched %s, not finished", clock(t.dispatched))
+	default:
+		text = "finished " + clock(t.done)
+	}
+	return store.Observation{Kind: "tool call", Target: strings.TrimSpace(orText(name, t.name) + " " + id), Text: text}, true
+}
+
+// readEntry reads back the entry (or message) a row was made from.
+func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord, error) {
+	p := filepath.Join(rs.dir, "run.lvr")
+	bad := func(why string) error {
+		return newErr(p, store.ErrCorrupt, fmt.Sprintf("step row %d: %s; reopen the source", r.id, why), nil)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, statErr(p, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || inodeOf(fi) != rs.lvr.ino {
+		return nil, nil, bad("run.lvr was replaced")
+	}
+	var lb [8]byte
+	if _, err := f.ReadAt(lb[:], r.loc.off); err != nil {
+		return nil, nil, bad("cannot read its frame")
+	}
+	l := binary.BigEndian.Uint64(lb[:])
+	if l > maxFrame {
+		return nil, nil, bad("its frame has changed")
+	}
+	payload := make([]byte, l)
+	if _, err := f.ReadAt(payload, r.loc.off+8); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, bad("cannot read its frame")
+	}
+	var rec runRecord
+	if v, _ := decodeFrame(payload, &rec); v != frameOK {
+		return nil, nil, bad("its frame has changed")
+	}
+	if rec.Message != nil {
+		m := rec.Message.Message
+		if fingerprint("Message", m.Role, m.Content, nil, "") != r.fp {
+			return nil, nil, bad("its frame has changed")
+		}
+		return nil, &m, nil
+	}
+	var entries []entrySnapshot
+	ri, ei := int(r.loc.region), int(r.loc.entry)
+	regionEntries := func(rsn []regionSnapshot) {
+		if ri < len(rsn) {
+			entries = rsn[ri].Entries
+		}
+	}
+	deltaEntries := func(d []regionDelta) {
+		if ri >= len(d) {
+			return
+		}
+		switch {
+		case d[ri].Set != nil:
+			entries = d[ri].Set.Entries
+		case d[ri].Append != nil:
+			entries = d[ri].Append.Entries
+		}
+	}
+	switch {
+	case rec.ContextCheckpoint != nil:
+		regionEntries(rec.ContextCheckpoint.Snapshot.Regions)
+	case rec.Checkpoint != nil:
+		regionEntries(rec.Checkpoint.Context.Regions)
+	case rec.Progress != nil:
+		deltaEntries(rec.Progress.Delta.Regions)
+	case rec.ContextDiff != nil:
+		deltaEntries(rec.ContextDiff.Delta.Regions)
+	}
+	if ei >= len(entries) || entryFP(&entries[ei]) != r.fp {
+		return nil, nil, bad("its frame has changed")
+	}
+	return &entries[ei], nil, nil
+}
