@@ -1,0 +1,174 @@
+package starweaver
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// The real explorer model over a Starweaver database, driven synchronously
+// as the Bubble Tea runtime would: every command runs and its message is
+// fed back until things settle; a command that does not answer within
+// cmdWait is a timer and is dropped.
+
+const cmdWait = 250 * time.Millisecond
+
+type explorer struct {
+	t     *testing.T
+	m     *tui.Model
+	clock time.Time
+}
+
+func newExplorer(t *testing.T, src store.Source, w, h int) *explorer {
+	t.Helper()
+	e := &explorer{t: t, clock: at("10:30:00")}
+	e.m = tui.New(tui.Options{Source: src, NoWatch: true, NoTick: true, NoColor: true,
+		Now: func() time.Time { return e.clock }, StoreLabel: "starweaver.sqlite"})
+	t.Cleanup(e.m.Close)
+	e.send(tea.WindowSizeMsg{Width: w, Height: h})
+	e.run(e.m.Init())
+	return e
+}
+
+func (e *explorer) send(msg tea.Msg) {
+	_, cmd := e.m.Update(msg)
+	e.run(cmd)
+}
+
+func (e *explorer) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	ch := make(chan tea.Msg, 1)
+	go func() { ch <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-ch:
+	case <-time.After(cmdWait):
+		return
+	}
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			e.run(c)
+		}
+	case tea.QuitMsg:
+	default:
+		e.send(msg)
+	}
+}
+
+func (e *explorer) press(keys ...string) {
+	for _, k := range keys {
+		switch k {
+		case "enter":
+			e.send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		case "tab":
+			e.send(tea.KeyPressMsg{Code: tea.KeyTab})
+		default:
+			r := []rune(k)[0]
+			e.send(tea.KeyPressMsg{Code: r, Text: k})
+		}
+	}
+}
+
+func (e *explorer) screen() string { return ansi.Strip(e.m.Render()) }
+
+func (e *explorer) contains(want ...string) {
+	e.t.Helper()
+	s := e.screen()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			e.t.Fatalf("screen lacks %q:\n%s", w, s)
+		}
+	}
+}
+
+func (e *explorer) lacks(bad ...string) {
+	e.t.Helper()
+	s := e.screen()
+	for _, b := range bad {
+		if strings.Contains(s, b) {
+			e.t.Fatalf("screen has %q:\n%s", b, s)
+		}
+	}
+}
+
+func (e *explorer) advance(d time.Duration) { e.clock = e.clock.Add(d) }
+
+// The panes work over a Starweaver database as they do over io-harness:
+// runs (continuations as roots, statuses read right), the agent tree
+// (subagents under the run that delegated them), timelines (a subagent's
+// read from its parent's stream), step detail, the approvals queue with
+// what can and cannot be decided, and a decision made by keyboard.
+func TestExplorerPanes(t *testing.T) {
+	s, _ := openV07(t)
+	ctx := context.Background()
+	e := newExplorer(t, s, 200, 56)
+	// Runs: every root, newest first, statuses as the run records say.
+	e.contains("1 Runs", "7 runs",
+		"cancelled", "SWACC-RUN-7: try again",
+		"paused ◆3", "SWACC-RUN-5: fix the payouts han",
+		"failed", "SWACC-RUN-6: summarise the outage",
+		"finished", "SWACC-RUN-4: review the payouts",
+		"running?", "SWACC-RUN-3: finish the migratio",
+		"continued ◆2", "SWACC-RUN-2: continue the migrat",
+		"continued", "SWACC-RUN-1: inventory the billi",
+		// The newest run is open; a failed provider call reads as such.
+		"3 Timeline · #run_3e4f5061-7283-4940-a5b6-c7d8e9f0a1b2 SWACC-RUN-7", "run cancelled: user interrupt",
+		// Nothing invented for the drift pane.
+		"no context samples for this agent",
+		// The queue: five waiting; the claimed run's requests cannot be decided.
+		"6 Approvals", "5 waiting", "is being resumed (claim claim-")
+	e.lacks("SWACC-RUN-3: finish the migration after review\nResuming")
+	// Open R3 (fifth, newest first): its tree is R3 → S1 → S2.
+	e.press("1", "j", "j", "j", "j", "enter")
+	e.contains("2 Agents", "3 agents",
+		"○ #run_e2f9414d-aa10-4d2c-a52c-f3e6ae247ce1 SWA… running?",
+		"│└─ ✓ #run_d7a31c55-0b8e-4c1f-9d2a-6e5f4a3b2c1d che… finished        3 st",
+		"│   └─ ✓ #run_c1f0e9d8-7a6b-4c5d-8e4f-3a2b1c0d9e8f che… finished        1 st",
+		"Delegating the payouts check to a subagent.", "6.1k", "liveness unknown")
+	// Down the tree: S1's own timeline, then S2's, read from S1's stream.
+	e.press("j")
+	e.contains("3 Timeline · #run_d7a31c55-0b8e-4c1f-9d2a-6e5f4a3b2c1d check payouts for ORM use",
+		"Searching payouts.", "result grep", "Asking a helper to double-check", "payouts has no ORM use.", "5 steps")
+	e.press("j")
+	e.contains("Checked payouts/ledger: clean.", "830")
+	// R1's timeline and a step's detail.
+	e.press("1", "G", "enter")
+	e.contains("The ledger still uses the legacy ORM", "approval required: edit_file", "suspended: waits on a human")
+	e.press("3", "k", "k")
+	e.advance(time.Second)
+	e.run(tea.Tick(0, func(time.Time) tea.Msg { return nil }))
+	e.contains("4 Step 2", "edit_file (toolu_01bpMyt24NkYt8wDp3fNXvH8)", "The ledger still uses the legacy ORM; noting it.")
+
+	// Approve P1 by keyboard: focus the queue, wait out the misfire guard,
+	// select it, a, y.
+	e.press("6")
+	e.advance(2 * time.Second)
+	e.press("j", "j")
+	e.advance(2 * time.Second)
+	e.contains("RUN_SHELL go test ./payouts/...")
+	e.press("a", "y")
+	e.contains("✓ approved: approval approval_run_2d3e4f50-6172-4839-94a5-b6c7d8e9f0a1_toolu_", "4 waiting")
+	r, err := s.Request(ctx, store.RequestKey{Kind: store.Approval, ID: apprP1})
+	if err != nil || !r.Resolved || r.Decision != "approve" || r.DecidedBy != DecidedBy {
+		t.Fatalf("the keyboard decision is not in the database: %+v %v", r, err)
+	}
+	// The claimed request cannot be decided from the queue.
+	e.press("g")
+	e.advance(2 * time.Second)
+	e.press("a")
+	e.contains("cannot decide: run run_08b58937-8142-4bc8-97b0-fb4a765f9927 is being resumed")
+	if r, _ := s.Request(ctx, store.RequestKey{Kind: store.Approval, ID: apprR2}); r.Resolved {
+		t.Fatal("a claimed request was decided")
+	}
+}

@@ -1,0 +1,563 @@
+package starweaver
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	sqlite "modernc.org/sqlite"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// Format names the Starweaver session database format.
+const Format = "starweaver"
+
+const busyTimeoutMS = 5000
+
+// Error is a refusal or failure with the path it concerns, in one line. It
+// matches its Kind (one of the store.Err* sentinels) with errors.Is.
+type Error struct {
+	Path string
+	Kind error
+	Msg  string // the whole reason, worded for Starweaver
+	Err  error  // the driver's error, if any
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// errf builds an Error; with no message the sentinel's own text is used.
+func errf(path string, kind error, cause error, format string, args ...any) *Error {
+	msg := kind.Error()
+	if format != "" {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return &Error{Path: path, Kind: kind, Msg: msg, Err: cause}
+}
+
+// Migrations vigil knows (fact sheet S1): 1–4 are Starweaver 0.7.0, and
+// 0.15.0 has 19 with 1–4 unchanged. Only the ids of 1–5 and 19 are pinned;
+// 6–18 are recognised by their number.
+const maxMigration = 19
+
+var knownMigrations = map[int]string{
+	1:  "20260605_000001_session_stream_store",
+	2:  "20260711_000002_namespaced_evidence_tables",
+	3:  "20260711_000003_split_display_and_replay_families",
+	4:  "20260712_000004_evidence_outbox_and_resume_claims",
+	5:  "20260714_000005_agent_session_management",
+	19: "20260725_000019_transcript_host_events",
+}
+
+var migrationID = regexp.MustCompile(`^(\d{8})_(\d{6})_[a-z0-9_]+$`)
+
+// Tables every view reads: migrations 1–4 made them all.
+var requiredTables = []string{
+	"session_records", "run_records", "stream_records", "checkpoint_records",
+	"approval_records", "deferred_tool_records", "display_message_records", "hitl_resume_claims",
+}
+
+// tailed are the tables Changes follows by rowid.
+var tailed = []string{"run_records", "stream_records", "checkpoint_records", "approval_records", "deferred_tool_records"}
+
+// Store is a Starweaver session database read through vigil's domain
+// types. Browsing goes through one pinned read-only connection that never
+// writes a byte to the file; a decision opens a second, read-write
+// connection on first use.
+type Store struct {
+	path      string
+	readOnly  bool
+	roReason  string
+	immutable bool
+	migration int // the highest migration applied (4 for 0.7.0, 19 for 0.15.0)
+
+	read    *sql.DB
+	writeMu sync.Mutex
+	write   *sql.DB
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+
+	// What the last reads learned about the runs: where each lives and its
+	// place in the tree, and which runs a resume claim holds (Classify
+	// answers from it without IO).
+	mu     sync.Mutex
+	meta   map[string]runMeta
+	claims map[string]claimRec
+}
+
+// runMeta is where a run lives and its place in the tree.
+type runMeta struct {
+	session string
+	parent  string
+}
+
+var _ store.Source = (*Store)(nil)
+
+// Open opens a Starweaver session database for browsing and deciding. It
+// answers the cheap questions from the file header before SQLite sees the
+// file, reads the migration table to learn what the file holds, and never
+// changes the journal mode, runs a migration or writes anything until a
+// decision is made. A file it refuses is left exactly as it was.
+func Open(path string, opts ...store.Options) (*Store, error) {
+	var o store.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	abs, err := checkFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs, readOnly: o.ReadOnly, meta: map[string]runMeta{}, claims: map[string]claimRec{}}
+	// With no -wal beside it the main file holds everything: vet it as
+	// immutable first, so a refused file does not get -wal/-shm companions.
+	if !exists(abs+"-wal") && !exists(abs+"-journal") {
+		db, err := openDB(abs, "mode=ro&immutable=1")
+		if err != nil {
+			return nil, err
+		}
+		_, err = s.check(context.Background(), db)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.openRead(); err != nil {
+		return nil, err
+	}
+	s.decideWritable()
+	return s, nil
+}
+
+// OpenReadOnly opens a database for browsing only.
+func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options{ReadOnly: true}) }
+
+// Detect reports whether path is a Starweaver session database: a SQLite
+// file with Starweaver's migration table. It reads the header and, when
+// that is SQLite, the schema, read-only.
+func Detect(path string) bool {
+	abs, err := checkFile(path)
+	if err != nil {
+		return false
+	}
+	q := "mode=ro"
+	if !exists(abs+"-wal") && !exists(abs+"-journal") {
+		q = "mode=ro&immutable=1"
+	}
+	db, err := openDB(abs, q)
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'starweaver_schema_migrations'").Scan(&n)
+	return err == nil && n > 0
+}
+
+func openDB(abs, query string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(abs, query+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")"))
+	if err != nil {
+		return nil, errf(abs, store.ErrIO, err, "cannot read store: %v", err)
+	}
+	pin(db)
+	return db, nil
+}
+
+// pin keeps exactly one connection: PRAGMA data_version is per connection.
+func pin(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// dsn builds a file: URI with url.URL, so '#', '?' and '%' in a path cannot
+// cut the query off (a cut-off mode=ro would create an empty file).
+func dsn(abs, query string) string {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: query}
+	return u.String()
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// checkFile answers what the file system and the 100-byte header can:
+// missing, a directory, empty, not SQLite, truncated.
+func checkFile(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", errf(path, store.ErrNotFound, err, "")
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", errf(abs, store.ErrNotFound, err, "")
+	case errors.Is(err, os.ErrPermission):
+		return "", errf(abs, store.ErrIO, err, "cannot read store: permission denied")
+	case err != nil:
+		return "", errf(abs, store.ErrIO, err, "cannot read store: %v", err)
+	case fi.IsDir():
+		return "", errf(abs, store.ErrIsDirectory, nil, "is a directory, not a Starweaver database (it is usually .starweaver/starweaver.sqlite)")
+	case fi.Size() == 0:
+		return "", errf(abs, store.ErrNotAStore, nil, "not a Starweaver session database: the file is empty")
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", errf(abs, store.ErrIO, err, "cannot read store: %v", err)
+	}
+	defer f.Close()
+	h := make([]byte, 100)
+	n, _ := io.ReadFull(f, h)
+	if n < len(sqliteMagic) || !bytes.Equal(h[:len(sqliteMagic)], sqliteMagic) {
+		return "", errf(abs, store.ErrNotSQLite, nil, "")
+	}
+	if n < 100 {
+		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: shorter than a SQLite header")
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: bad page size in the header")
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages > 0 && fi.Size() < pages*pageSize {
+		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: truncated, %d of %d bytes", fi.Size(), pages*pageSize)
+	}
+	return abs, nil
+}
+
+// openRead opens the browsing connection: mode=ro can never write,
+// checkpoint or delete the WAL.
+func (s *Store) openRead() error {
+	db, err := openDB(s.path, "mode=ro")
+	if err != nil {
+		return err
+	}
+	err = db.Ping()
+	if err != nil && isReadOnlyDirErr(err) && !exists(s.path+"-wal") {
+		// A read-only directory leaves no room for -shm; with no WAL there
+		// is no writer, so the file can be read as immutable.
+		db.Close()
+		if db, err = openDB(s.path, "mode=ro&immutable=1"); err != nil {
+			return err
+		}
+		err = db.Ping()
+		s.immutable = true
+	}
+	if err != nil {
+		db.Close()
+		return mapErr(s.path, err)
+	}
+	m, err := s.check(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	s.read, s.migration = db, m
+	return nil
+}
+
+// check refuses a file that is not a Starweaver database this vigil can
+// read, and returns the highest migration applied.
+func (s *Store) check(ctx context.Context, db *sql.DB) (int, error) {
+	tables := map[string]bool{}
+	rows, err := db.QueryContext(ctx, "SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		return 0, mapErr(s.path, err)
+	}
+	withoutRowid := ""
+	for rows.Next() {
+		var name, ddl string
+		if err := rows.Scan(&name, &ddl); err != nil {
+			rows.Close()
+			return 0, mapErr(s.path, err)
+		}
+		tables[name] = true
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") && contains(tailed, name) {
+			withoutRowid = name
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, mapErr(s.path, err)
+	}
+	if !tables["starweaver_schema_migrations"] {
+		return 0, errf(s.path, store.ErrNotAStore, nil, "not a Starweaver session database: SQLite, but without the starweaver_schema_migrations table")
+	}
+	ids := map[int]bool{}
+	highest := 0
+	mrows, err := db.QueryContext(ctx, "SELECT id FROM starweaver_schema_migrations")
+	if err != nil {
+		return 0, mapErr(s.path, err)
+	}
+	defer mrows.Close()
+	for mrows.Next() {
+		var id string
+		if err := mrows.Scan(&id); err != nil {
+			return 0, mapErr(s.path, err)
+		}
+		m := migrationID.FindStringSubmatch(id)
+		if m == nil {
+			return 0, errf(s.path, store.ErrNewerFormat, nil, "Starweaver database with an unknown migration %q; vigil reads migrations 1–%d (Starweaver 0.7.0–0.15.0)", id, maxMigration)
+		}
+		n, _ := strconv.Atoi(m[2])
+		if n > maxMigration {
+			return 0, errf(s.path, store.ErrNewerFormat, nil, "written by a newer Starweaver: migration %d (%s), vigil reads up to %d (0.15.0); upgrade vigil", n, id, maxMigration)
+		}
+		if want, ok := knownMigrations[n]; ok && want != id {
+			return 0, errf(s.path, store.ErrNewerFormat, nil, "Starweaver database with an unknown migration %q (vigil knows migration %d as %s)", id, n, want)
+		}
+		ids[n] = true
+		highest = max(highest, n)
+	}
+	if err := mrows.Err(); err != nil {
+		return 0, mapErr(s.path, err)
+	}
+	for n := 1; n <= 4; n++ {
+		if !ids[n] {
+			return 0, errf(s.path, store.ErrUnsupported, nil, "Starweaver database without migration %d (%s): written before Starweaver 0.7.0, which vigil cannot read; open it once with starweaver 0.7 or later", n, knownMigrations[n])
+		}
+	}
+	for _, t := range requiredTables {
+		if !tables[t] {
+			return 0, errf(s.path, store.ErrCorrupt, nil, "damaged Starweaver database: migrations 1–4 are recorded but the %s table is missing", t)
+		}
+	}
+	if withoutRowid != "" {
+		return 0, errf(s.path, store.ErrUnsupported, nil, "Starweaver table %s is WITHOUT ROWID; vigil tails these tables by rowid", withoutRowid)
+	}
+	// Corruption shows only when a query touches it: touch the tables
+	// every view reads, so a damaged file fails here.
+	for _, t := range tailed {
+		r, err := db.QueryContext(ctx, "SELECT rowid, record FROM "+t+" ORDER BY rowid DESC LIMIT 1")
+		if err != nil {
+			return 0, mapErr(s.path, err)
+		}
+		for r.Next() {
+		}
+		err = r.Err()
+		r.Close()
+		if err != nil {
+			return 0, mapErr(s.path, err)
+		}
+	}
+	return highest, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// decideWritable works out, without writing, whether decisions can be made.
+func (s *Store) decideWritable() {
+	switch {
+	case s.readOnly:
+		s.roReason = "opened read-only"
+	case s.immutable:
+		s.readOnly, s.roReason = true, "the database's directory is not writable"
+	case syscall.Access(s.path, 2 /* W_OK */) != nil:
+		s.readOnly, s.roReason = true, "the database file is read-only"
+	case syscall.Access(filepath.Dir(s.path), 2) != nil && !exists(s.path+"-wal"):
+		s.readOnly, s.roReason = true, "the database's directory is not writable"
+	}
+}
+
+// writer is the connection decisions go through, opened on first use.
+// It runs no migration and leaves the journal mode as Starweaver set it.
+func (s *Store) writer() (*sql.DB, error) {
+	if s.readOnly {
+		return nil, errf(s.path, store.ErrReadOnly, nil, "store is read-only: %s", s.roReason)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.write != nil {
+		return s.write, nil
+	}
+	db, err := sql.Open("sqlite", dsn(s.path, "_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")&_txlock=immediate"))
+	if err != nil {
+		return nil, errf(s.path, store.ErrIO, err, "cannot write store: %v", err)
+	}
+	pin(db)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, mapErr(s.path, err)
+	}
+	s.write = db
+	return db, nil
+}
+
+// Path is the database's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Format is "starweaver".
+func (s *Store) Format() string { return Format }
+
+// ReadOnly reports whether decisions are disabled, and why.
+func (s *Store) ReadOnly() (bool, string) { return s.readOnly, s.roReason }
+
+// RecordsLeases is false: Starweaver 0.7 records no lease or heartbeat for
+// a run (0.15's run_admissions are not read), so whether a process still
+// drives a running run cannot be told.
+func (s *Store) RecordsLeases() bool { return false }
+
+// Migration is the highest Starweaver migration the file has applied.
+func (s *Store) Migration() int { return s.migration }
+
+// Watch is the database file, its WAL and rollback journal, and PRAGMA
+// data_version on the read connection.
+func (s *Store) Watch() store.WatchSpec {
+	base := filepath.Base(s.path)
+	return store.WatchSpec{Path: s.path, Names: []string{base, base + "-wal", base + "-journal"}, Version: s.DataVersion}
+}
+
+// DataVersion is PRAGMA data_version on the pinned read connection: it
+// changes whenever another connection commits.
+func (s *Store) DataVersion() (uint64, error) {
+	var v uint64
+	err := s.read.QueryRow("PRAGMA data_version").Scan(&v)
+	return v, err
+}
+
+// Close releases both connections.
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	var errs []error
+	s.writeMu.Lock()
+	if s.write != nil {
+		errs = append(errs, s.write.Close())
+		s.write = nil
+	}
+	s.writeMu.Unlock()
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// prepared caches statements on the read connection.
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[q]; ok {
+		return st, nil
+	}
+	if s.stmts == nil || len(s.stmts) >= 128 {
+		for _, st := range s.stmts {
+			st.Close()
+		}
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	st, err := s.read.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[q] = st
+	return st, nil
+}
+
+// eachRow runs a read and hands each row to fn, closing the result set
+// before it returns so no read transaction outlives the call.
+func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return mapErr(s.path, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return mapErr(s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return mapErr(s.path, err)
+		}
+	}
+	return mapErr(s.path, rows.Err())
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func isReadOnlyDirErr(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == 8
+	}
+	return false
+}
+
+// mapErr turns a driver error into one of the sentinel kinds.
+func mapErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var own *Error
+	if errors.As(err, &own) {
+		return err
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return errf(path, store.ErrIO, err, "cannot read store: %v", err)
+	}
+	switch se.Code() & 0xff {
+	case 26:
+		return errf(path, store.ErrNotSQLite, err, "")
+	case 11:
+		return errf(path, store.ErrCorrupt, err, "")
+	case 5, 6:
+		return errf(path, store.ErrLocked, err, "store is locked by another process: gave up after 5 s")
+	case 8:
+		return errf(path, store.ErrReadOnly, err, "")
+	case 14:
+		if !exists(path) {
+			return errf(path, store.ErrNotFound, err, "")
+		}
+		return errf(path, store.ErrIO, err, "cannot read store: cannot open")
+	}
+	return errf(path, store.ErrIO, err, "cannot read store: %s", firstLine(se.Error()))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
