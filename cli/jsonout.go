@@ -71,7 +71,7 @@ type jsonStep struct {
 
 type jsonSample struct {
 	Step      int      `json:"step"`
-	Estimated int64    `json:"estimated"`
+	Estimated *int64   `json:"estimated"`
 	Reported  *int64   `json:"reported"`
 	Gap       *int64   `json:"gap"`
 	Drift     *float64 `json:"drift"`
@@ -209,8 +209,11 @@ func stepJSON(st store.Step) jsonStep {
 }
 
 func sampleJSON(c store.ContextSample) jsonSample {
-	j := jsonSample{Step: c.Step, Estimated: c.Estimated, Reported: c.Reported, Detail: str(c.Detail)}
-	if c.Reported != nil {
+	j := jsonSample{Step: c.Step, Reported: c.Reported, Detail: str(c.Detail)}
+	if !c.NoEstimate {
+		j.Estimated = ptr(c.Estimated)
+	}
+	if c.Reported != nil && j.Estimated != nil {
 		gap := *c.Reported - c.Estimated
 		j.Gap = &gap
 		if *c.Reported != 0 {

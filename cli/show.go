@@ -226,15 +226,17 @@ func (a *app) showText(w io.Writer, sh *shown) {
 		t := &table{header: []string{"STEP", "ESTIMATE", "REPORTED", "GAP", "DRIFT"}, right: map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true}}
 		for _, c := range sh.samples {
 			j := sampleJSON(c)
-			rep, gap, drift := "missing", "", ""
+			est, rep, gap, drift := estimate(j), "missing", "", ""
 			if j.Reported != nil {
 				rep = views.Thousands(*j.Reported)
+			}
+			if j.Gap != nil {
 				gap = signed(*j.Gap)
 			}
 			if j.Drift != nil {
 				drift = views.Percent(*j.Drift)
 			}
-			t.add(strconv.Itoa(c.Step), views.Thousands(c.Estimated), rep, gap, drift)
+			t.add(strconv.Itoa(c.Step), est, rep, gap, drift)
 		}
 		t.write(w, "  ")
 	}
@@ -423,12 +425,15 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			j := sampleJSON(c)
 			rep, gap, drift := "*missing*", "", ""
 			if j.Reported != nil {
-				rep, gap = views.Thousands(*j.Reported), signed(*j.Gap)
+				rep = views.Thousands(*j.Reported)
+			}
+			if j.Gap != nil {
+				gap = signed(*j.Gap)
 			}
 			if j.Drift != nil {
 				drift = views.Percent(*j.Drift)
 			}
-			rows = append(rows, []string{strconv.Itoa(c.Step), views.Thousands(c.Estimated), rep, gap, drift})
+			rows = append(rows, []string{strconv.Itoa(c.Step), estimate(j), rep, gap, drift})
 		}
 		mdTable(w, []string{"Step", "Estimate", "Reported", "Gap", "Drift"}, rows)
 	}
@@ -486,4 +491,12 @@ func signed(n int64) string {
 		return "+" + views.Thousands(n)
 	}
 	return views.Thousands(n)
+}
+
+// estimate is a sample's estimate, or a dash where the store has none.
+func estimate(j jsonSample) string {
+	if j.Estimated == nil {
+		return "–"
+	}
+	return views.Thousands(*j.Estimated)
 }

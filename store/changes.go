@@ -307,7 +307,7 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *Changes, grew 
 		if kind != "assembled" {
 			return nil
 		}
-		cs.RunID, cs.Estimated, cs.Reported, cs.Detail = idStr(run), est.Int64, nullInt(rep), detail.String
+		cs.RunID, cs.Estimated, cs.NoEstimate, cs.Reported, cs.Detail = idStr(run), est.Int64, !est.Valid, nullInt(rep), detail.String
 		// A newer turn makes the run's older unreported turn final: its
 		// count is missing for good.
 		for id, rr := range c.unreported {

@@ -33,3 +33,14 @@ func IDNumber(id string) int64 {
 	}
 	return n
 }
+
+// DisplayID is an id short enough for a column: numeric ids and short ones
+// as they are, a long one (a uuid, a Leviath run directory) as its start and
+// its end, which still tell runs apart: "run_d7a3…9f2c".
+func DisplayID(id string) string {
+	r := []rune(id)
+	if len(r) <= 14 {
+		return id
+	}
+	return string(r[:8]) + "…" + string(r[len(r)-4:])
+}

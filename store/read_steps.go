@@ -261,6 +261,6 @@ func scanSample(r *sql.Rows) (ContextSample, int64, int, error) {
 	var est, rep sql.NullInt64
 	var detail sql.NullString
 	err := r.Scan(&c.RowID, &run, &c.Step, &est, &rep, &detail)
-	c.RunID, c.Estimated, c.Reported, c.Detail = idStr(run), est.Int64, nullInt(rep), detail.String
+	c.RunID, c.Estimated, c.NoEstimate, c.Reported, c.Detail = idStr(run), est.Int64, !est.Valid, nullInt(rep), detail.String
 	return c, run, c.Step, err
 }

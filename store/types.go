@@ -171,8 +171,11 @@ type ContextSample struct {
 	RunID     string
 	Step      int
 	Estimated int64
-	Reported  *int64
-	Detail    string
+	// NoEstimate says the store recorded no estimate for the turn (a NULL
+	// est_tokens; a format that keeps only the provider's count).
+	NoEstimate bool
+	Reported   *int64
+	Detail     string
 }
 
 // RequestKind says what a human is asked for.

@@ -147,7 +147,7 @@ func (m *Model) asker(id string) string {
 	chain := store.Ancestry(id, parents)
 	parts := make([]string, 0, len(chain))
 	for i, c := range chain {
-		label := "#" + sanitize.Line(c)
+		label := "#" + sanitize.Line(store.DisplayID(c))
 		if r := m.st.runs[c]; r != nil && (i == len(chain)-1 || len(chain) <= 2) {
 			label += " " + views.Cut(firstLine(r.Goal), 18)
 		}

@@ -561,7 +561,7 @@ func (m *Model) quit() tea.Cmd {
 func (m *Model) agentTitle(id string) string {
 	r := m.st.runs[id]
 	if r == nil {
-		return "#" + id
+		return "#" + store.DisplayID(id)
 	}
-	return fmt.Sprintf("#%s %s", r.ID, views.Cut(firstLine(r.Goal), 28))
+	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), views.Cut(firstLine(r.Goal), 28))
 }

@@ -125,7 +125,7 @@ func (m *Model) statusBar(w int) string {
 			waiting += m.st.waitingIn()[id]
 		}
 		st := m.st.stateOf(r, waiting > 0, now)
-		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(r.ID), liveness(m.st, r, now))))
+		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st, r, now))))
 	}
 	if m.loaded {
 		parts = append(parts, t.Muted.Render("updated "+views.Ago(m.lastChange, now)))

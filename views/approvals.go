@@ -429,7 +429,10 @@ func (p *Approvals) describe(t *Theme, it ApprovalItem, w int) (head, content []
 		head = append(head, t.Bold.Render(Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))
 		head = append(head, t.Muted.Render(Cut(asker, w)))
 		if r.HasContent {
-			label := fmt.Sprintf("content to be written (%s bytes):", Thousands(r.ContentBytes))
+			label := fmt.Sprintf("content (%s bytes):", Thousands(r.ContentBytes))
+			if r.Act == "write" {
+				label = fmt.Sprintf("content to be written (%s bytes):", Thousands(r.ContentBytes))
+			}
 			head = append(head, t.Muted.Render(label))
 			lines := wrap(sanitize.Text(r.Content), max(w-5, 1))
 			for i, l := range lines {

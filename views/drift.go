@@ -17,6 +17,7 @@ import (
 // never filled in with the estimate.
 type DriftStats struct {
 	Turns, Missing        int
+	NoEstimate            int   // turns with a reported count but no estimate
 	SumEst, SumReported   int64 // over reported turns only
 	SumGap                int64
 	MeanAbsGap            float64
@@ -37,13 +38,19 @@ func ComputeDrift(samples []store.ContextSample) DriftStats {
 func (s *DriftStats) add(samples []store.ContextSample) {
 	for _, c := range samples {
 		s.Turns++
-		s.MaxEst = max(s.MaxEst, c.Estimated)
+		if !c.NoEstimate {
+			s.MaxEst = max(s.MaxEst, c.Estimated)
+		}
 		if c.Reported == nil {
 			s.Missing++
 			continue
 		}
 		r := *c.Reported
 		s.MaxReported = max(s.MaxReported, r)
+		if c.NoEstimate {
+			s.NoEstimate++
+			continue
+		}
 		s.SumEst += c.Estimated
 		s.SumReported += r
 		s.SumGap += r - c.Estimated
@@ -53,7 +60,7 @@ func (s *DriftStats) add(samples []store.ContextSample) {
 
 // finish derives the means and shares from the sums.
 func (s DriftStats) finish() DriftStats {
-	if n := s.Turns - s.Missing; n > 0 {
+	if n := s.Turns - s.Missing - s.NoEstimate; n > 0 {
 		s.HasReported = true
 		s.MeanAbsGap = s.sumAbsGap / float64(n)
 	}
@@ -162,6 +169,23 @@ func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool,
 	barW := max(w-len(driftCols), 4)
 	turn := PadLeft(fmt.Sprint(c.Step), 4)
 	est := PadLeft(Tokens(c.Estimated), 8)
+	if c.NoEstimate {
+		// Only the provider's count: nothing to compare it with.
+		est = PadLeft("–", 8)
+		rep := "missing"
+		if c.Reported != nil {
+			rep = Tokens(*c.Reported)
+		}
+		var b int
+		if c.Reported != nil {
+			b = bar(*c.Reported, scale, barW)
+		}
+		line := turn + "  " + est + "  " + PadLeft(rep, 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " "
+		if selected {
+			return t.Selected.Render(Fit(line+strings.Repeat("█", b), w))
+		}
+		return t.Muted.Render(line) + t.Reported.Render(strings.Repeat("█", b))
+	}
 	if c.Reported == nil {
 		line := turn + "  " + est + "  " + PadLeft("missing", 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " " +
 			strings.Repeat("░", bar(c.Estimated, scale, barW))
@@ -212,7 +236,7 @@ func (p *Drift) sparkline(t *Theme, w int) string {
 	var peak float64
 	vals := make([]float64, len(samples))
 	for i, c := range samples {
-		if c.Reported == nil || *c.Reported == 0 {
+		if c.Reported == nil || *c.Reported == 0 || c.NoEstimate {
 			vals[i] = math.NaN()
 			continue
 		}

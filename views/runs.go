@@ -252,7 +252,7 @@ func (p *Runs) View(t *Theme, w, h int, focused bool, now time.Time) string {
 		bodyH--
 	}
 	p.list.SetHeight(max(bodyH, 1))
-	cols := visibleColumns(runColumns, inner)
+	cols := visibleColumns(withRunWidth(runColumns, p.shown), inner)
 
 	body := []string{t.Muted.Render(header(cols))}
 	from, to := p.list.Visible()
@@ -298,6 +298,22 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// withRunWidth sizes the RUN column to the ids shown (numbers are short;
+// other formats' ids are shortened by store.DisplayID).
+func withRunWidth(cols []column, items []RunItem) []column {
+	w := 4
+	for _, it := range items {
+		w = max(w, cellWidth(store.DisplayID(it.Run.ID))+1)
+	}
+	out := append([]column(nil), cols...)
+	for i := range out {
+		if out[i].title == "RUN" {
+			out[i].width = min(w, 15)
+		}
+	}
+	return out
 }
 
 // visibleColumns keeps the columns that fit and gives the rest to the
@@ -353,7 +369,7 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 			}
 			cell, style = label, stStyle
 		case "RUN":
-			cell, style = "#"+sanitize.Line(it.Run.ID), t.Muted
+			cell, style = "#"+sanitize.Line(store.DisplayID(it.Run.ID)), t.Muted
 		case "GOAL":
 			cell = sanitize.Line(it.Run.Goal)
 		case "AGENTS":

@@ -223,7 +223,7 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 	for _, r := range right {
 		rightW += cellWidth(r) + 1
 	}
-	head := glyph + " #" + sanitize.Line(n.Run.ID) + " "
+	head := glyph + " #" + sanitize.Line(store.DisplayID(n.Run.ID)) + " "
 	goalW := max(w-gw-cellWidth(head)-rightW, 4)
 	goal := PadRight(sanitize.Line(n.Run.Goal), goalW)
 	if selected {

@@ -116,14 +116,14 @@ func TestExplorerPanes(t *testing.T) {
 	// Runs: every root, newest first, statuses as the run records say.
 	e.contains("1 Runs", "7 runs",
 		"cancelled", "SWACC-RUN-7: try again",
-		"paused ◆3", "SWACC-RUN-5: fix the payouts han",
-		"failed", "SWACC-RUN-6: summarise the outage",
-		"finished", "SWACC-RUN-4: review the payouts",
-		"running?", "SWACC-RUN-3: finish the migratio",
-		"continued ◆2", "SWACC-RUN-2: continue the migrat",
-		"continued", "SWACC-RUN-1: inventory the billi",
+		"paused ◆3", "SWACC-RUN-5: fix the p",
+		"failed", "SWACC-RUN-6: summarise",
+		"finished", "SWACC-RUN-4: review th",
+		"running?", "SWACC-RUN-3: finish th",
+		"continued ◆2", "SWACC-RUN-2: continue ",
+		"continued", "SWACC-RUN-1: inventory",
 		// The newest run is open; a failed provider call reads as such.
-		"3 Timeline · #run_3e4f5061-7283-4940-a5b6-c7d8e9f0a1b2 SWACC-RUN-7", "run cancelled: user interrupt",
+		"3 Timeline · #run_3e4f…a1b2 SWACC-RUN-7", "run cancelled: user interrupt",
 		// Nothing invented for the drift pane.
 		"no context samples for this agent",
 		// The queue: five waiting; the claimed run's requests cannot be decided.
@@ -132,13 +132,13 @@ func TestExplorerPanes(t *testing.T) {
 	// Open R3 (fifth, newest first): its tree is R3 → S1 → S2.
 	e.press("1", "j", "j", "j", "j", "enter")
 	e.contains("2 Agents", "3 agents",
-		"○ #run_e2f9414d-aa10-4d2c-a52c-f3e6ae247ce1 SWA… running?",
-		"│└─ ✓ #run_d7a31c55-0b8e-4c1f-9d2a-6e5f4a3b2c1d che… finished        3 st",
-		"│   └─ ✓ #run_c1f0e9d8-7a6b-4c5d-8e4f-3a2b1c0d9e8f che… finished        1 st",
+		"○ #run_e2f9…7ce1 SWACC-RUN-3: finish the migr… running?",
+		"└─ ✓ #run_d7a3…2c1d check payouts for ORM use  finished        3 st",
+		"   └─ ✓ #run_c1f0…9e8f check payouts/ledger    finished        1 st",
 		"Delegating the payouts check to a subagent.", "6.1k", "liveness unknown")
 	// Down the tree: S1's own timeline, then S2's, read from S1's stream.
 	e.press("j")
-	e.contains("3 Timeline · #run_d7a31c55-0b8e-4c1f-9d2a-6e5f4a3b2c1d check payouts for ORM use",
+	e.contains("3 Timeline · #run_d7a3…2c1d check payouts for ORM use",
 		"Searching payouts.", "result grep", "Asking a helper to double-check", "payouts has no ORM use.", "5 steps")
 	e.press("j")
 	e.contains("Checked payouts/ledger: clean.", "830")
