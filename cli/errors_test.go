@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/binary"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,9 +67,8 @@ func TestBadStores(t *testing.T) {
 		{"directory", dir, []string{dir + ": is a directory, not a store file"}},
 		{"directory holding a store", holder, []string{holder + ": is a directory", "did you mean " + filepath.Join(holder, "runs.sqlite3")}},
 		{"newer format", newer, []string{newer + ": written in a newer format than vigil reads: io-harness store format 8, vigil reads up to 7"}},
-		{"starweaver", sw, []string{sw + ": a Starweaver session database; vigil cannot read Starweaver stores yet"}},
-		{"leviath runs", lev, []string{lev + ": a Leviath runs directory; vigil cannot read Leviath stores yet"}},
-		{"leviath run", filepath.Join(lev, "lead-1785427200-3fa9c2d1e0b7"), []string{"a Leviath run directory"}},
+		{"starweaver too old", sw, []string{sw + ": Starweaver database without migration 2"}},
+		{"leviath run with a torn magic", lev, []string{lev + ": is a directory, not a store file"}},
 	} {
 		for _, args := range [][]string{{"runs", "--store", c.path}, {"show", "1", "--store", c.path}, {"approve", "1", "--store", c.path}} {
 			r := newHarness(t).run(args...)
@@ -221,21 +223,40 @@ func TestDiscoveryOtherFormats(t *testing.T) {
 	h := newHarness(t)
 	home := strings.TrimPrefix(h.env[0], "HOME=")
 
+	// A Leviath runs directory in its usual place opens through its adapter.
 	lev := filepath.Join(home, ".leviath", "runs")
-	writeFile(t, filepath.Join(lev, "lead-1785427200-3fa9c2d1e0b7", "run.lvr"), "LVR")
+	leviathRun(t, lev, "lead-1785427200-3fa9c2d1e0b7", "Coordinate the 2.4.0 release")
 	r := h.run("runs")
-	r.wantCode(t, ExitError)
-	r.oneLine(t, lev+": a Leviath runs directory; vigil cannot read Leviath stores yet")
+	r.wantCode(t, 0)
+	contains(t, r.stdout, "Coordinate the 2.4.0 release")
 
+	// Starweaver's place is looked at first; one too old to read says so.
 	sw := filepath.Join(home, ".starweaver", "starweaver.sqlite")
 	starweaverDB(t, sw)
 	r = h.run("runs")
 	r.wantCode(t, ExitError)
-	r.oneLine(t, sw+": a Starweaver session database; vigil cannot read Starweaver stores yet")
+	r.oneLine(t, sw+": Starweaver database without migration 2")
 
 	other := filepath.Join(t.TempDir(), "session.db")
 	starweaverDB(t, other)
 	h.env = append(h.env, "STARWEAVER_SESSION_DB="+other)
 	r = h.run("runs")
-	r.oneLine(t, other+": a Starweaver session database")
+	r.oneLine(t, other+": Starweaver database without migration 2")
+}
+
+// leviathRun writes a minimal finished Leviath run: meta.json and a run.lvr
+// holding one Header frame (magic, u16 version, u64 length, JSON).
+func leviathRun(t *testing.T, runs, id, task string) {
+	t.Helper()
+	dir := filepath.Join(runs, id)
+	meta := fmt.Sprintf(`{"run_id":%q,"agent_name":"lead","task":%q,"status":"complete","pid":0,
+		"started_at":1785427200,"updated_at":1785427260,"children":[],"depth":0}`, id, task)
+	writeFile(t, filepath.Join(dir, "meta.json"), meta)
+	frame := fmt.Sprintf(`{"Header":{"identity":{"run_id":%q,"machine_id":"m","world_id":"w","created_at":1785427200},"meta":%s}}`, id, meta)
+	var b bytes.Buffer
+	b.WriteString("LVR1")
+	binary.Write(&b, binary.BigEndian, uint16(1))
+	binary.Write(&b, binary.BigEndian, uint64(len(frame)))
+	b.WriteString(frame)
+	writeFile(t, filepath.Join(dir, "run.lvr"), b.String())
 }

@@ -1,17 +1,26 @@
 package cli
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/leviath"
+	"github.com/vigil-run/vigil/store/starweaver"
 )
+
+// warnProblems says, one line each, what a source opened without.
+func (a *app) warnProblems(src store.Source) {
+	if p, ok := src.(problems); ok {
+		for _, err := range p.Problems() {
+			fmt.Fprintln(a.stderr, "vigil: warning:", sanitize.Line(err.Error()))
+		}
+	}
+}
 
 // session is an open store for one command.
 type session struct {
@@ -31,6 +40,7 @@ func (a *app) withSource(flag string, fn func(*session) error) error {
 		return err
 	}
 	defer src.Close()
+	a.warnProblems(src)
 	return fn(&session{src: src, path: path})
 }
 
@@ -53,42 +63,31 @@ func (a *app) expandHome(p string) string {
 	return p
 }
 
-// openSource opens the store at path, whatever its format. It is the one
-// place formats are told apart: io-harness SQLite stores open here; a
-// Starweaver session database or a Leviath runs directory is recognised and
-// refused until their adapters exist (they plug in here).
+// openSource opens the store at path, whatever its format: the one place
+// formats are told apart. A Leviath runs (or run) directory and a Starweaver
+// session database are recognised by their own adapters; anything else is
+// opened as an io-harness store, which explains itself if it is not one.
 func openSource(path string, readOnly bool) (store.Source, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		switch {
-		case isLeviathRun(path):
-			return nil, &formatError{path: abs(path), what: "a Leviath run directory", format: "Leviath"}
-		case leviathRuns(path) > 0:
-			return nil, &formatError{path: abs(path), what: "a Leviath runs directory", format: "Leviath"}
-		}
+	opts := store.Options{ReadOnly: readOnly}
+	switch {
+	case leviath.Detect(path):
+		return leviath.Open(path, opts)
+	case starweaver.Detect(path):
+		return starweaver.Open(path, opts)
+	}
+	if isDir(path) {
 		for _, name := range []string{"runs.sqlite3", "starweaver.sqlite"} {
 			if inner := filepath.Join(path, name); isFile(inner) {
 				return nil, fmt.Errorf("%s: is a directory, not a store file (did you mean %s?)", abs(path), inner)
 			}
 		}
 	}
-	s, err := store.Open(path, store.Options{ReadOnly: readOnly})
-	if err != nil {
-		if errors.Is(err, store.ErrNotAStore) && isStarweaver(path) {
-			return nil, &formatError{path: abs(path), what: "a Starweaver session database", format: "Starweaver"}
-		}
-		return nil, err
-	}
-	return s, nil
+	return store.Open(path, opts)
 }
 
-// formatError is a store of a format vigil recognises but cannot read yet.
-type formatError struct{ path, what, format string }
-
-func (e *formatError) Error() string {
-	return fmt.Sprintf("%s: %s; vigil cannot read %s stores yet", e.path, e.what, e.format)
-}
-
-func (e *formatError) Is(target error) bool { return target == store.ErrUnsupported }
+// problems are what a source could not read but opened anyway (a Leviath
+// runs directory with a damaged run), said once on stderr.
+type problems interface{ Problems() []error }
 
 func abs(p string) string {
 	if a, err := filepath.Abs(p); err == nil {
@@ -105,38 +104,6 @@ func isFile(p string) bool {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// isLeviathRun reports a single Leviath run directory (it holds run.lvr).
-func isLeviathRun(dir string) bool { return isFile(filepath.Join(dir, "run.lvr")) }
-
-// leviathRuns counts the run directories (each with a run.lvr) in dir.
-func leviathRuns(dir string) int {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range ents {
-		if e.IsDir() && isLeviathRun(filepath.Join(dir, e.Name())) {
-			n++
-		}
-	}
-	return n
-}
-
-// isStarweaver reports a SQLite file with Starweaver's migration table. It
-// is asked only after the io-harness open refused the file, read-only.
-func isStarweaver(path string) bool {
-	u := url.URL{Scheme: "file", OmitHost: true, Path: abs(path), RawQuery: "mode=ro"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var n int
-	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'starweaver_schema_migrations'").Scan(&n)
-	return err == nil && n > 0
 }
 
 // isIOHarness reports whether path opens as an io-harness store.
@@ -264,7 +231,7 @@ func (a *app) discover() (string, error) {
 		} else {
 			tried(label, "not found")
 		}
-	case leviathRuns(dir) == 0:
+	case !leviath.Detect(dir):
 		tried(label, "no runs in it")
 	default:
 		return dir, nil
