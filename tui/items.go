@@ -15,6 +15,7 @@ import (
 // requests or leases changed, or once a second for the clock.
 func (m *Model) refreshItems() {
 	now := m.now()
+	m.itemsAt = now
 	waiting := m.st.waitingIn()
 	items := make([]views.RunItem, 0, len(m.st.roots))
 	for _, id := range m.st.roots {

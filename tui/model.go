@@ -77,6 +77,8 @@ type Model struct {
 	detailSeq  int
 	detailWant int64
 	rects      map[pane]rect
+
+	itemsAt time.Time // when the run list was last rebuilt
 }
 
 // New builds the model around an open source.
@@ -154,7 +156,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		return m, m.onWheel(msg.Mouse())
 	case tickMsg:
-		m.refreshItems()
+		m.refreshItems() // ages, leases, the misfire guard, counts held back
 		if m.opt.NoTick {
 			return m, nil
 		}
@@ -433,6 +435,10 @@ func (m *Model) wantDetailIfFollowing() tea.Cmd {
 	return nil
 }
 
+// countsEvery is how often a burst of commits may rebuild the run list just
+// to move its counts (a rebuild walks every run; state changes do it at once).
+const countsEvery = 250 * time.Millisecond
+
 func (m *Model) applyChanged(c changed) {
 	if c.steps {
 		m.timeline.Update(m.st.steps)
@@ -440,8 +446,15 @@ func (m *Model) applyChanged(c changed) {
 	if c.samples {
 		m.drift.Set(m.agentTitle(m.st.agent), m.st.samples)
 	}
-	if c.runs || c.requests || c.tree {
+	switch now := m.now(); {
+	case c.runs || c.requests:
 		m.refreshItems()
+	case c.counts && now.Sub(m.itemsAt) >= countsEvery:
+		m.refreshItems()
+	case c.counts:
+		// Shown by the next rebuild: the clock tick's at the latest.
+	case c.tree:
+		m.refreshTree()
 	}
 }
 

@@ -25,6 +25,7 @@ type state struct {
 
 	requests map[store.RequestKey]*request
 	events   map[string][]store.AgentEvent // tree events, for loaded trees
+	leased   map[string]bool               // runs holding a lease now
 
 	root, agent string       // the open run's root and the agent shown
 	steps       []store.Step // the agent's timeline
@@ -50,9 +51,13 @@ func newState() *state {
 // setRuns loads the whole run list.
 func (s *state) setRuns(runs []store.Run) {
 	s.runs = make(map[string]*store.Run, len(runs))
+	s.leased = map[string]bool{}
 	for i := range runs {
 		r := runs[i]
 		s.runs[r.ID] = &r
+		if r.Lease != nil {
+			s.leased[r.ID] = true
+		}
 		if r.StatsKnown {
 			s.statsThrough[r.ID] = 1<<62 - 1
 		}
@@ -189,11 +194,12 @@ func (s *state) countRow(r *store.Run, row store.StepRow) {
 }
 
 // changed says what a refresh touched, so the model redraws only that.
+// counts (steps and tokens counted, leases renewed) change with every
+// commit and may be shown a moment late; runs (a run started, ended or
+// changed state) and requests may not.
 type changed struct {
-	runs, requests, tree, steps, samples bool
+	runs, counts, requests, tree, steps, samples bool
 }
-
-func (c changed) any() bool { return c.runs || c.requests || c.tree || c.steps || c.samples }
 
 // apply folds one refresh into the state.
 func (s *state) apply(ch *store.Changes, now time.Time) changed {
@@ -226,16 +232,21 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 		s.relink()
 	}
 	if ch.LeasesChanged {
-		for id, r := range s.runs {
-			l, ok := ch.Leases[id]
-			if ok {
-				l := l
-				r.Lease = &l
-			} else {
+		// Only runs that held a lease or hold one now: O(leases), not O(runs).
+		for id := range s.leased {
+			if r := s.runs[id]; r != nil {
 				r.Lease = nil
 			}
 		}
-		c.runs = true
+		s.leased = make(map[string]bool, len(ch.Leases))
+		for id, l := range ch.Leases {
+			if r := s.runs[id]; r != nil {
+				l := l
+				r.Lease = &l
+				s.leased[id] = true
+			}
+		}
+		c.counts = true
 	}
 	before := len(s.steps)
 	for _, row := range ch.Steps {
@@ -247,7 +258,7 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 			s.pendingStats[r.ID] = append(s.pendingStats[r.ID], row)
 		} else if r.Summary == nil {
 			s.countRow(r, row)
-			c.runs = true
+			c.counts = true
 		}
 		if row.RunID == s.agent && s.agentLoaded && row.RowID > s.stepsRow {
 			s.steps = store.AppendStepRows(s.steps, []store.StepRow{row})
@@ -294,12 +305,6 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 			s.requests[r.Key()] = &request{Request: r, firstSeen: firstSeen(r, now)}
 		}
 		c.requests = true
-	}
-	if c.requests {
-		c.runs, c.tree = true, true // waiting marks move
-	}
-	if c.runs {
-		c.tree = true
 	}
 	return c
 }

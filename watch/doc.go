@@ -48,8 +48,8 @@
 // synchronous=FULL an fsync sits in between. A refresh triggered by the event
 // can therefore find nothing new, and no further event comes until the next
 // commit, which for an agent can be minutes away. So an Ack arms a re-check
-// with back-off: 2, 4, 8 … 256 ms, then it stops. Ack(false) after a re-check
-// doubles the delay; any other Ack starts the chain again at 2 ms; a new
+// with back-off: 2, 3, 4.5 … 256 ms, then it stops. Ack(false) after a re-check
+// lengthens the delay by half; any other Ack starts the chain again at 2 ms; a new
 // event cancels the back-off and triggers at once.
 //
 // Ack(true) arms it too: the kernel can merge the events of commits N and N+1

@@ -91,7 +91,20 @@ func (w *Watcher) run() {
 	}
 }
 
-func (w *Watcher) windowEnd() time.Time { return w.lastDeliv.Add(w.opts.Coalesce) }
+// windowEnd is when the coalescing window after the last delivery closes.
+// After a refresh that found nothing there is none: no burst is running, and
+// a commit still in its fsync should be picked up the moment it shows.
+func (w *Watcher) windowEnd() time.Time {
+	if !w.lastFound {
+		return w.lastDeliv
+	}
+	return w.lastDeliv.Add(w.opts.Coalesce)
+}
+
+// backoff is the next re-check delay: half as long again, so the first
+// re-checks come every few milliseconds (a commit's fsync takes that long)
+// before they spread out.
+func backoff(d time.Duration) time.Duration { return d + d/2 }
 
 // canRead: the event channel is read only when no Changed is outstanding and
 // the coalescing window after the last delivery has passed. Otherwise events
@@ -209,6 +222,9 @@ func (w *Watcher) takeAck(now time.Time) {
 	w.ackMu.Lock()
 	n, found := w.acks, w.ackFound
 	w.acks, w.ackFound = 0, false
+	if n > 0 {
+		w.lastFound = found
+	}
 	w.ackMu.Unlock()
 	if n == 0 || !w.outstanding || !w.delivered {
 		return // a stray Ack: nothing was delivered
@@ -225,7 +241,7 @@ func (w *Watcher) takeAck(now time.Time) {
 	}
 	delay := w.opts.RecheckMin
 	if !found && w.outCause == causeRecheck {
-		delay = w.outDelay * 2
+		delay = backoff(w.outDelay)
 	}
 	w.armRecheck(now, delay)
 }
@@ -251,7 +267,7 @@ func (w *Watcher) onTimer(now time.Time) {
 			// A cheap re-check: Version against its value before the last
 			// refresh. Unchanged: nothing became visible; back off further.
 			if v := w.probe(); v == w.gate {
-				w.armRecheck(now, w.recheckDly*2)
+				w.armRecheck(now, backoff(w.recheckDly))
 				return
 			}
 			w.nProbeHits.Add(1)

@@ -189,6 +189,7 @@ type Watcher struct {
 	outstanding bool // a Changed is queued or delivered and not acknowledged
 	delivered   bool // the outstanding Changed has been received
 	lastDeliv   time.Time
+	lastFound   bool // the last Ack said its refresh found something: a burst may be on
 	dirty       bool
 	dirtyAt     time.Time
 	dirtyEvents int

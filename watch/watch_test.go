@@ -444,9 +444,13 @@ func TestHandshakeCoalescesInKernel(t *testing.T) {
 	}
 }
 
-// Ack(false) re-checks with back-off 2, 4 … 256 ms and then stops; a new
-// event cancels the back-off, and the chain starts over after it.
+// Ack(false) re-checks with back-off 2, 3, 4.5 … 256 ms and then stops; a
+// new event cancels the back-off, and the chain starts over after it.
 func TestRecheckBackoff(t *testing.T) {
+	full := 0 // re-checks in a whole chain from RecheckMin to RecheckMax
+	for d := 2 * time.Millisecond; d <= 256*time.Millisecond; d = backoff(d) {
+		full++
+	}
 	db := filepath.Join(t.TempDir(), "x.db")
 	appendTo(t, db, "")
 	// No Version: each re-check asks the consumer to refresh.
@@ -484,25 +488,25 @@ func TestRecheckBackoff(t *testing.T) {
 	if s := recv(t, w, 5*time.Second); s.Kind != Changed || s.Events == 0 {
 		t.Fatalf("first signal %v", s)
 	}
-	if n := chain(-1); n != 8 {
-		t.Fatalf("%d re-checks after Ack(false), want 8 (2…256 ms)", n)
+	if n := chain(-1); n != full {
+		t.Fatalf("%d re-checks after Ack(false), want %d (2…256 ms)", n, full)
 	}
 
 	appendTo(t, db+"-wal", "frame")
 	if s := recv(t, w, 5*time.Second); s.Kind != Changed || s.Events == 0 {
 		t.Fatalf("signal %v", s)
 	}
-	chain(6) // the next re-check is now 128 ms away
+	chain(6) // the next re-check is now tens of ms away
 	w.Ack(false)
 	appendTo(t, db+"-wal", "frame")
 	s := recv(t, w, 5*time.Second)
 	if s.Events == 0 {
 		t.Fatalf("the back-off was not cancelled by an event: %v", s)
 	}
-	if n := chain(-1); n != 8 {
-		t.Fatalf("%d re-checks after the new event, want a full chain of 8", n)
+	if n := chain(-1); n != full {
+		t.Fatalf("%d re-checks after the new event, want a full chain of %d", n, full)
 	}
-	if st := w.Stats(); st.Rechecks < 8+6+8 {
+	if st := w.Stats(); st.Rechecks < uint64(full+6+full) {
 		t.Errorf("Stats.Rechecks = %d", st.Rechecks)
 	}
 }
@@ -539,8 +543,12 @@ func TestGatedRecheck(t *testing.T) {
 		r0 = w.Stats().Rechecks
 		w.Ack(false)
 	}
-	if n := w.Stats().Rechecks - r0; n != 8 {
-		t.Errorf("%d probe re-checks after an Ack, want 8", n)
+	full := uint64(0)
+	for d := 2 * time.Millisecond; d <= 256*time.Millisecond; d = backoff(d) {
+		full++
+	}
+	if n := w.Stats().Rechecks - r0; n != full {
+		t.Errorf("%d probe re-checks after an Ack, want %d", n, full)
 	}
 
 	// The refresh found the commit that fired the event; the next one became
