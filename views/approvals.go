@@ -434,9 +434,15 @@ func (p *Approvals) describe(t *Theme, it ApprovalItem, w int) (head, content []
 				label = fmt.Sprintf("content to be written (%s bytes):", Thousands(r.ContentBytes))
 			}
 			head = append(head, t.Muted.Render(label))
-			lines := wrap(sanitize.Text(r.Content), max(w-5, 1))
-			for i, l := range lines {
-				content = append(content, t.Faint.Render(PadLeft(strconv.Itoa(i+1), 4)+" ")+t.Text.Render(l))
+			// Number the content's own lines; a wrapped line's rest gets none.
+			for i, src := range strings.Split(strings.TrimRight(sanitize.Text(r.Content), "\n"), "\n") {
+				for j, l := range wrap(src, max(w-5, 1)) {
+					num := ""
+					if j == 0 {
+						num = strconv.Itoa(i + 1)
+					}
+					content = append(content, t.Faint.Render(PadLeft(num, 4)+" ")+t.Text.Render(l))
+				}
 			}
 			if r.ContentBytes > int64(len(r.Content)) {
 				content = append(content, t.Warning.Render(fmt.Sprintf("✂ showing the first %d KB of %s bytes", store.MaxContentBytes>>10, Thousands(r.ContentBytes))))
@@ -484,14 +490,22 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		p.input.SetWidth(max(w-4, 4))
 		return p.input.View()
 	}
+	// The last decision's outcome comes first; what the selected request
+	// allows follows when there is room.
+	lead := ""
 	if p.status != "" {
-		return p.statusLine(t, w)
+		lead = p.statusLine(t, w)
+		if cellWidth(lead)+3 >= w {
+			return lead
+		}
+		lead += "   "
 	}
+	rest := w - cellWidth(lead)
 	if why := p.blocked(it); why != "" {
-		return t.Muted.Render(Cut("‖ "+sanitize.Line(why), w))
+		return lead + t.Muted.Render(Cut("‖ "+sanitize.Line(why), rest))
 	}
 	if p.guard.Quiet(now) {
-		return t.Muted.Render("keys paused a moment…")
+		return lead + t.Muted.Render(Cut("keys paused a moment…", rest))
 	}
 	var keys []string
 	switch r.Kind {
@@ -506,7 +520,10 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	for i := 0; i < len(keys); i += 2 {
 		b.WriteString(t.Key.Render(keys[i]) + t.Muted.Render(" "+keys[i+1]+"  "))
 	}
-	return b.String()
+	if cellWidth(b.String()) > rest {
+		return strings.TrimRight(lead, " ")
+	}
+	return lead + b.String()
 }
 
 func (p *Approvals) statusLine(t *Theme, w int) string {
