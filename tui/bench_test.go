@@ -121,9 +121,27 @@ func firstFrameChild() int {
 		fmt.Println("incomplete first frame")
 		return 1
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Println(strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64), ru.Maxrss)
+	fmt.Println(strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64), peakRSS())
+	return 0
+}
+
+// peakRSS is this process's resident high-water mark in KB. It is read
+// from /proc (VmHWM) rather than getrusage: Linux carries the parent's
+// high-water mark into a child's ru_maxrss across exec, so a child started
+// by a big parent would report the parent's size.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Maxrss
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb
+		}
+	}
 	return 0
 }
 
