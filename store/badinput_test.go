@@ -144,12 +144,12 @@ func TestStoreDeletedWhileOpen(t *testing.T) {
 func TestLockedStore(t *testing.T) {
 	path, w, ids := liveRun(t, 1)
 	_ = w
-	holder, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(5000)"))
+	holder, err := sql.Open("sqlite", SQLiteDSN(path, "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	pin(holder)
+	PinConn(holder)
 	tx, err := holder.Begin()
 	if err != nil {
 		t.Fatal(err)

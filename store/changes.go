@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"database/sql"
 	"fmt"
 	"sort"
@@ -236,21 +237,8 @@ func (s *Store) probe(ctx context.Context) (map[string]int64, string, error) {
 }
 
 func (c *SQLCursor) clone() *SQLCursor {
-	n := &SQLCursor{marks: map[string]int64{}, open: map[int64]string{}, pending: map[RequestKey]bool{},
-		unreported: map[int64]int64{}, leaseSig: c.leaseSig}
-	for k, v := range c.marks {
-		n.marks[k] = v
-	}
-	for k, v := range c.open {
-		n.open[k] = v
-	}
-	for k, v := range c.pending {
-		n.pending[k] = v
-	}
-	for k, v := range c.unreported {
-		n.unreported[k] = v
-	}
-	return n
+	return &SQLCursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), pending: maps.Clone(c.pending),
+		unreported: maps.Clone(c.unreported), leaseSig: c.leaseSig}
 }
 
 func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *Changes) error {

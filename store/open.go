@@ -1,15 +1,12 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	_ "embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -105,11 +102,10 @@ func Create(path string) (*Store, error) {
 			return nil, storeErr(abs, ErrExists, "refusing to create a store over it", nil)
 		}
 	}
-	db, err := sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	db, err := OpenSQLiteWrite(abs)
 	if err != nil {
 		return nil, storeErr(abs, ErrIO, err.Error(), err)
 	}
-	pin(db)
 	ctx := context.Background()
 	// WAL is a property of the file; setting it is right only because this
 	// store is new and ours.
@@ -132,11 +128,10 @@ func OpenWriter(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	db, err := OpenSQLiteWrite(abs)
 	if err != nil {
 		return nil, storeErr(abs, ErrIO, err.Error(), err)
 	}
-	pin(db)
 	s, err := newWriter(abs, db)
 	if err != nil {
 		return nil, err
@@ -158,7 +153,7 @@ func Memory() (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	pin(db)
+	PinConn(db)
 	if err := initSchema(context.Background(), db); err != nil {
 		db.Close()
 		return nil, err
@@ -192,23 +187,7 @@ func initSchema(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-// pin keeps exactly one connection: PRAGMA data_version is per connection,
-// and an in-memory database lives only as long as its connection.
-func pin(db *sql.DB) {
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-}
 
-// dsn builds a file: URI with url.URL, so '#', '?' and '%' in a path cannot
-// cut the query off (a cut-off "mode=ro" would create an empty file).
-func dsn(abs, query string) string {
-	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: query}
-	return u.String()
-}
-
-var sqliteMagic = []byte("SQLite format 3\x00")
 
 // checkStoreFile answers the cheap questions before SQLite sees the path:
 // missing, a directory, empty, or not SQLite at all.
@@ -240,67 +219,23 @@ func checkStoreFile(path string) (string, error) {
 	defer f.Close()
 	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
-	if n < len(sqliteMagic) || !bytes.Equal(head[:len(sqliteMagic)], sqliteMagic) {
-		return "", storeErr(abs, ErrNotSQLite, "", nil)
+	if kind, detail := SQLiteHeaderProblem(head[:n], fi.Size()); kind != nil {
+		return "", storeErr(abs, kind, detail, nil)
 	}
-	if err := checkHeader(abs, head[:n], fi.Size()); err != nil {
-		return "", err
+	if v := SQLiteUserVersion(head); v > FormatVersion {
+		return "", storeErr(abs, ErrNewerFormat, fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
 	}
 	return abs, nil
-}
-
-// checkHeader refuses a store from its 100-byte header alone, before SQLite
-// opens it: a reader opening a WAL store nobody else has open creates -wal
-// and -shm beside it, and a file we refuse should be left as we found it.
-func checkHeader(abs string, h []byte, size int64) error {
-	if len(h) < 100 {
-		return storeErr(abs, ErrCorrupt, "shorter than a SQLite header", nil)
-	}
-	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
-	if pageSize == 1 {
-		pageSize = 65536
-	}
-	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
-		return storeErr(abs, ErrCorrupt, "bad page size in the header", nil)
-	}
-	// The in-header page count is valid when its version-valid-for number
-	// matches the change counter (SQLite 3.7.0 and later always write it).
-	pages := int64(binary.BigEndian.Uint32(h[28:32]))
-	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages > 0 && size < pages*pageSize {
-		return storeErr(abs, ErrCorrupt, fmt.Sprintf("truncated: %d of %d bytes", size, pages*pageSize), nil)
-	}
-	if v := int32(binary.BigEndian.Uint32(h[60:64])); v > FormatVersion {
-		return storeErr(abs, ErrNewerFormat, fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion), nil)
-	}
-	return nil
 }
 
 // openRead opens the read connection: mode=ro can never write, checkpoint or
 // delete the WAL, and fails instead of creating a file at a wrong path.
 func (s *Store) openRead() error {
-	db, err := sql.Open("sqlite", dsn(s.path, "mode=ro&_pragma=busy_timeout(5000)"))
+	db, immutable, err := OpenSQLiteRead(s.path)
 	if err != nil {
-		return storeErr(s.path, ErrIO, err.Error(), err)
-	}
-	pin(db)
-	err = db.Ping()
-	if err != nil && isReadOnlyDirErr(err) && !exists(s.path+"-wal") {
-		// A read-only directory leaves no room for -shm. With no WAL there is
-		// no writer, so the file can be read as immutable until one appears.
-		db.Close()
-		db, err = sql.Open("sqlite", dsn(s.path, "mode=ro&immutable=1&_pragma=busy_timeout(5000)"))
-		if err != nil {
-			return storeErr(s.path, ErrIO, err.Error(), err)
-		}
-		pin(db)
-		err = db.Ping()
-		s.immutable = true
-	}
-	if err != nil {
-		db.Close()
 		return mapDriverErr(s.path, err)
 	}
-	s.read = db
+	s.read, s.immutable = db, immutable
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		s.read = nil
@@ -375,11 +310,10 @@ func (s *Store) writer() (*sql.DB, error) {
 	if s.write != nil {
 		return s.write, nil
 	}
-	db, err := sql.Open("sqlite", dsn(s.path, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	db, err := OpenSQLiteWrite(s.path)
 	if err != nil {
 		return nil, storeErr(s.path, ErrIO, err.Error(), err)
 	}
-	pin(db)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, mapDriverErr(s.path, err)
@@ -448,18 +382,7 @@ func (s *Store) DataVersion() (uint64, error) {
 	return v, err
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
 
-func isReadOnlyDirErr(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == 8 // SQLITE_READONLY (…_DIRECTORY is 1544)
-	}
-	return false
-}
 
 // mapDriverErr turns a SQLite error into one of the sentinel kinds, keeping
 // the driver's text as the detail.

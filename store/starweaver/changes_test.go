@@ -13,11 +13,11 @@ import (
 // to append to it while vigil tails it.
 func writerFx(t *testing.T, path string) *fx {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
+	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin(db)
+	store.PinConn(db)
 	f := &fx{t: t, db: db, path: path}
 	t.Cleanup(func() { db.Close() })
 	return f

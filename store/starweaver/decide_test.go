@@ -26,7 +26,7 @@ func fixClock(t *testing.T) {
 // rawRecord reads a record column and its updated_at as stored.
 func rawRecord(t *testing.T, path, table, idCol, id string) (string, string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, "mode=ro"))
+	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func rawRecord(t *testing.T, path, table, idCol, id string) (string, string) {
 // test can tell nothing else moved.
 func dump(t *testing.T, path string, except ...string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, "mode=ro"))
+	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,11 @@
 package starweaver
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,30 +173,13 @@ func Detect(path string) bool {
 }
 
 func openDB(abs, query string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(abs, query+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")"))
+	db, err := sql.Open("sqlite", store.SQLiteDSN(abs, query+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")"))
 	if err != nil {
 		return nil, errf(abs, store.ErrIO, err, "cannot read store: %v", err)
 	}
-	pin(db)
+	store.PinConn(db)
 	return db, nil
 }
-
-// pin keeps exactly one connection: PRAGMA data_version is per connection.
-func pin(db *sql.DB) {
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-}
-
-// dsn builds a file: URI with url.URL, so '#', '?' and '%' in a path cannot
-// cut the query off (a cut-off mode=ro would create an empty file).
-func dsn(abs, query string) string {
-	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: query}
-	return u.String()
-}
-
-var sqliteMagic = []byte("SQLite format 3\x00")
 
 // checkFile answers what the file system and the 100-byte header can:
 // missing, a directory, empty, not SQLite, truncated.
@@ -228,22 +208,11 @@ func checkFile(path string) (string, error) {
 	defer f.Close()
 	h := make([]byte, 100)
 	n, _ := io.ReadFull(f, h)
-	if n < len(sqliteMagic) || !bytes.Equal(h[:len(sqliteMagic)], sqliteMagic) {
-		return "", errf(abs, store.ErrNotSQLite, nil, "")
-	}
-	if n < 100 {
-		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: shorter than a SQLite header")
-	}
-	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
-	if pageSize == 1 {
-		pageSize = 65536
-	}
-	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
-		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: bad page size in the header")
-	}
-	pages := int64(binary.BigEndian.Uint32(h[28:32]))
-	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages > 0 && fi.Size() < pages*pageSize {
-		return "", errf(abs, store.ErrCorrupt, nil, "damaged store: truncated, %d of %d bytes", fi.Size(), pages*pageSize)
+	if kind, detail := store.SQLiteHeaderProblem(h[:n], fi.Size()); kind != nil {
+		if detail == "" {
+			return "", errf(abs, kind, nil, "")
+		}
+		return "", errf(abs, kind, nil, "damaged store: %s", detail)
 	}
 	return abs, nil
 }
@@ -251,25 +220,11 @@ func checkFile(path string) (string, error) {
 // openRead opens the browsing connection: mode=ro can never write,
 // checkpoint or delete the WAL.
 func (s *Store) openRead() error {
-	db, err := openDB(s.path, "mode=ro")
+	db, immutable, err := store.OpenSQLiteRead(s.path)
 	if err != nil {
-		return err
-	}
-	err = db.Ping()
-	if err != nil && isReadOnlyDirErr(err) && !exists(s.path+"-wal") {
-		// A read-only directory leaves no room for -shm; with no WAL there
-		// is no writer, so the file can be read as immutable.
-		db.Close()
-		if db, err = openDB(s.path, "mode=ro&immutable=1"); err != nil {
-			return err
-		}
-		err = db.Ping()
-		s.immutable = true
-	}
-	if err != nil {
-		db.Close()
 		return mapErr(s.path, err)
 	}
+	s.immutable = immutable
 	m, err := s.check(context.Background(), db)
 	if err != nil {
 		db.Close()
@@ -401,11 +356,10 @@ func (s *Store) writer() (*sql.DB, error) {
 	if s.write != nil {
 		return s.write, nil
 	}
-	db, err := sql.Open("sqlite", dsn(s.path, "_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")&_txlock=immediate"))
+	db, err := store.OpenSQLiteWrite(s.path)
 	if err != nil {
 		return nil, errf(s.path, store.ErrIO, err, "cannot write store: %v", err)
 	}
-	pin(db)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, mapErr(s.path, err)
@@ -511,14 +465,6 @@ func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-func isReadOnlyDirErr(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == 8
-	}
-	return false
 }
 
 // mapErr turns a driver error into one of the sentinel kinds.

@@ -55,7 +55,7 @@ func TestBadInputs(t *testing.T) {
 		return p
 	}
 	sqlExec := func(p string, qs ...string) {
-		db, err := sql.Open("sqlite", dsn(p, ""))
+		db, err := sql.Open("sqlite", store.SQLiteDSN(p, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestBrowseWritesNothing(t *testing.T) {
 				t.Fatal("browsing changed the database file")
 			}
 			// The journal mode is Starweaver's still.
-			db, _ := sql.Open("sqlite", dsn(path, "mode=ro"))
+			db, _ := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
 			defer db.Close()
 			var mode string
 			db.QueryRow("PRAGMA journal_mode").Scan(&mode)
