@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"maps"
 	"database/sql"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )

@@ -187,8 +187,6 @@ func initSchema(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-
-
 // checkStoreFile answers the cheap questions before SQLite sees the path:
 // missing, a directory, empty, or not SQLite at all.
 func checkStoreFile(path string) (string, error) {
@@ -381,8 +379,6 @@ func (s *Store) DataVersion() (uint64, error) {
 	err := s.read.QueryRow("PRAGMA data_version").Scan(&v)
 	return v, err
 }
-
-
 
 // mapDriverErr turns a SQLite error into one of the sentinel kinds, keeping
 // the driver's text as the detail.
