@@ -120,9 +120,9 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, t.Muted.Render("read-only"))
 	}
 	if r := m.st.runs[m.st.root]; r != nil {
-		waiting := 0
+		waiting, in := 0, m.st.waitingIn()
 		for _, id := range m.st.treeIDs(r.ID) {
-			waiting += m.st.waitingIn()[id]
+			waiting += in[id]
 		}
 		st := m.st.stateOf(r, waiting > 0, now)
 		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st, r, now))))
