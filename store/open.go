@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	sqlite "modernc.org/sqlite"
 )
@@ -285,16 +284,8 @@ func (s *Store) check(ctx context.Context) error {
 
 // decideWritable works out, without writing, whether decisions can be made.
 func (s *Store) decideWritable() {
-	switch {
-	case s.readOnly:
-		s.roReason = "opened read-only"
-	case s.immutable:
-		s.readOnly, s.roReason = true, "the store's directory is not writable"
-	case syscall.Access(s.path, 2 /* W_OK */) != nil:
-		s.readOnly, s.roReason = true, "the store file is read-only"
-	case syscall.Access(filepath.Dir(s.path), 2) != nil && !exists(s.path+"-wal"):
-		s.readOnly, s.roReason = true, "the store's directory is not writable"
-	}
+	ok, why := SQLiteWritable(s.path, s.readOnly, s.immutable)
+	s.readOnly, s.roReason = !ok, why
 }
 
 // writer returns the connection decisions and writes go through, opening it

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	sqlite "modernc.org/sqlite"
 )
@@ -114,6 +116,22 @@ func OpenSQLiteWrite(abs string) (*sql.DB, error) {
 func IsSQLiteReadOnly(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == 8
+}
+
+// SQLiteWritable works out, without writing, whether decisions can be
+// written to a store file, and if not, why in one line.
+func SQLiteWritable(path string, readOnly, immutable bool) (ok bool, why string) {
+	switch {
+	case readOnly:
+		return false, "opened read-only"
+	case immutable:
+		return false, "the store's directory is not writable"
+	case syscall.Access(path, 2 /* W_OK */) != nil:
+		return false, "the store file is read-only"
+	case syscall.Access(filepath.Dir(path), 2) != nil && !exists(path+"-wal"):
+		return false, "the store's directory is not writable"
+	}
+	return true, ""
 }
 
 func exists(p string) bool {

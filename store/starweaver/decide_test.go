@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -63,7 +64,7 @@ func dump(t *testing.T, path string, except ...string) string {
 	rows.Close()
 	h := sha256.New()
 	for _, tb := range tables {
-		if contains(except, tb) {
+		if slices.Contains(except, tb) {
 			continue
 		}
 		r, err := db.Query("SELECT * FROM " + tb + " ORDER BY rowid")
@@ -307,7 +308,7 @@ func TestDecideReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s2.Close()
-		if ro, why := s2.ReadOnly(); !ro || why != "the database file is read-only" {
+		if ro, why := s2.ReadOnly(); !ro || why != "the store file is read-only" {
 			t.Fatalf("read-only file: %v %q", ro, why)
 		}
 	}

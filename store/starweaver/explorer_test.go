@@ -37,34 +37,11 @@ func newExplorer(t *testing.T, src store.Source, w, h int) *explorer {
 	return e
 }
 
-func (e *explorer) send(msg tea.Msg) {
-	_, cmd := e.m.Update(msg)
-	e.run(cmd)
-}
+// send and run drive the model synchronously, as the explorer's own tests
+// do (tui.Model.Settle).
+func (e *explorer) send(msg tea.Msg) { e.m.Settle(msg, cmdWait) }
 
-func (e *explorer) run(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	ch := make(chan tea.Msg, 1)
-	go func() { ch <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-ch:
-	case <-time.After(cmdWait):
-		return
-	}
-	switch msg := msg.(type) {
-	case nil:
-	case tea.BatchMsg:
-		for _, c := range msg {
-			e.run(c)
-		}
-	case tea.QuitMsg:
-	default:
-		e.send(msg)
-	}
-}
+func (e *explorer) run(cmd tea.Cmd) { e.m.RunCmd(cmd, cmdWait) }
 
 func (e *explorer) press(keys ...string) {
 	for _, k := range keys {

@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	sqlite "modernc.org/sqlite"
 
@@ -250,7 +250,7 @@ func (s *Store) check(ctx context.Context, db *sql.DB) (int, error) {
 			return 0, mapErr(s.path, err)
 		}
 		tables[name] = true
-		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") && contains(tailed, name) {
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") && slices.Contains(tailed, name) {
 			withoutRowid = name
 		}
 	}
@@ -322,27 +322,10 @@ func (s *Store) check(ctx context.Context, db *sql.DB) (int, error) {
 	return highest, nil
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // decideWritable works out, without writing, whether decisions can be made.
 func (s *Store) decideWritable() {
-	switch {
-	case s.readOnly:
-		s.roReason = "opened read-only"
-	case s.immutable:
-		s.readOnly, s.roReason = true, "the database's directory is not writable"
-	case syscall.Access(s.path, 2 /* W_OK */) != nil:
-		s.readOnly, s.roReason = true, "the database file is read-only"
-	case syscall.Access(filepath.Dir(s.path), 2) != nil && !exists(s.path+"-wal"):
-		s.readOnly, s.roReason = true, "the database's directory is not writable"
-	}
+	ok, why := store.SQLiteWritable(s.path, s.readOnly, s.immutable)
+	s.readOnly, s.roReason = !ok, why
 }
 
 // writer is the connection decisions go through, opened on first use.
