@@ -11,15 +11,11 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-
-	sqlite "modernc.org/sqlite"
 )
 
 // FormatVersion is io-harness's CHECKPOINT_FORMAT, stored as PRAGMA
 // user_version. A store stamped above it was written by a newer io-harness.
 const FormatVersion = 7
-
-const busyTimeoutMS = 5000
 
 //go:embed schema.sql
 var schemaSQL string
@@ -103,7 +99,7 @@ func Create(path string) (*Store, error) {
 	}
 	db, err := OpenSQLiteWrite(abs)
 	if err != nil {
-		return nil, storeErr(abs, ErrIO, err.Error(), err)
+		return nil, mapDriverErr(abs, err)
 	}
 	ctx := context.Background()
 	// WAL is a property of the file; setting it is right only because this
@@ -129,7 +125,7 @@ func OpenWriter(path string) (*Store, error) {
 	}
 	db, err := OpenSQLiteWrite(abs)
 	if err != nil {
-		return nil, storeErr(abs, ErrIO, err.Error(), err)
+		return nil, mapDriverErr(abs, err)
 	}
 	s, err := newWriter(abs, db)
 	if err != nil {
@@ -301,10 +297,6 @@ func (s *Store) writer() (*sql.DB, error) {
 	}
 	db, err := OpenSQLiteWrite(s.path)
 	if err != nil {
-		return nil, storeErr(s.path, ErrIO, err.Error(), err)
-	}
-	if err := db.Ping(); err != nil {
-		db.Close()
 		return nil, mapDriverErr(s.path, err)
 	}
 	s.write = db
@@ -371,33 +363,12 @@ func (s *Store) DataVersion() (uint64, error) {
 	return v, err
 }
 
-// mapDriverErr turns a SQLite error into one of the sentinel kinds, keeping
-// the driver's text as the detail.
+// mapDriverErr turns a driver error into a store error of one of the
+// sentinel kinds; cancellation passes through unchanged.
 func mapDriverErr(path string, err error) error {
-	if err == nil {
-		return nil
+	kind, detail, ok := SQLiteErrKind(path, err)
+	if !ok {
+		return err
 	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return storeErr(path, ErrIO, err.Error(), err)
-	}
-	switch se.Code() & 0xff {
-	case 26: // SQLITE_NOTADB
-		return storeErr(path, ErrNotSQLite, "", err)
-	case 11: // SQLITE_CORRUPT
-		return storeErr(path, ErrCorrupt, "", err)
-	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-		return storeErr(path, ErrLocked, "gave up after 5 s", err)
-	case 8: // SQLITE_READONLY
-		return storeErr(path, ErrReadOnly, "", err)
-	case 14: // SQLITE_CANTOPEN
-		if !exists(path) {
-			return storeErr(path, ErrNotFound, "", err)
-		}
-		return storeErr(path, ErrIO, "cannot open", err)
-	}
-	return storeErr(path, ErrIO, se.Error(), err)
+	return storeErr(path, kind, detail, err)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 )
 
@@ -70,7 +69,4 @@ func (s *Store) Classify(req Request, run Run, lease *Lease, now time.Time) (Del
 
 // Watch is the store file, its WAL and rollback journal, and PRAGMA
 // data_version on the read connection.
-func (s *Store) Watch() WatchSpec {
-	base := filepath.Base(s.path)
-	return WatchSpec{Path: s.path, Names: []string{base, base + "-wal", base + "-journal"}, Version: s.DataVersion}
-}
+func (s *Store) Watch() WatchSpec { return SQLiteWatchSpec(s.path, s.DataVersion) }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	sqlite "modernc.org/sqlite"
@@ -72,6 +74,18 @@ func SQLiteUserVersion(h []byte) int64 {
 	return int64(int32(binary.BigEndian.Uint32(h[60:64])))
 }
 
+// OpenSQLite opens a pinned handle on abs with the 5 s busy timeout every
+// source uses; query sets the mode. It does not touch the file: errors
+// surface on first use.
+func OpenSQLite(abs, query string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", SQLiteDSN(abs, query+"&_pragma=busy_timeout(5000)"))
+	if err != nil {
+		return nil, err
+	}
+	PinConn(db)
+	return db, nil
+}
+
 // OpenSQLiteRead opens the read connection of a browsing source: mode=ro
 // can never write, checkpoint or delete the WAL, and fails instead of
 // creating a file at a wrong path. In a read-only directory with no WAL
@@ -80,11 +94,10 @@ func SQLiteUserVersion(h []byte) int64 {
 // driver's, for the caller to name.
 func OpenSQLiteRead(abs string) (db *sql.DB, immutable bool, err error) {
 	open := func(query string) (*sql.DB, error) {
-		db, err := sql.Open("sqlite", SQLiteDSN(abs, query+"&_pragma=busy_timeout(5000)"))
+		db, err := OpenSQLite(abs, query)
 		if err != nil {
 			return nil, err
 		}
-		PinConn(db)
 		if err := db.Ping(); err != nil {
 			db.Close()
 			return nil, err
@@ -103,12 +116,52 @@ func OpenSQLiteRead(abs string) (db *sql.DB, immutable bool, err error) {
 // IMMEDIATE: a deferred transaction that reads and then writes fails at
 // once with SQLITE_BUSY when another process writes, whatever the timeout.
 func OpenSQLiteWrite(abs string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", SQLiteDSN(abs, "_pragma=busy_timeout(5000)&_txlock=immediate"))
+	db, err := OpenSQLite(abs, "_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
-	PinConn(db)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// SQLiteWatchSpec is what to watch for a SQLite store: the file, its WAL
+// and rollback journal, and a PRAGMA data_version probe.
+func SQLiteWatchSpec(path string, version func() (uint64, error)) WatchSpec {
+	base := filepath.Base(path)
+	return WatchSpec{Path: path, Names: []string{base, base + "-wal", base + "-journal"}, Version: version}
+}
+
+// SQLiteErrKind sorts a driver error into one of the sentinel kinds, with a
+// one-line detail (possibly empty). ok is false for a nil error and for
+// cancellation, which callers pass through unchanged.
+func SQLiteErrKind(path string, err error) (kind error, detail string, ok bool) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, "", false
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return ErrIO, err.Error(), true
+	}
+	switch se.Code() & 0xff {
+	case 26: // SQLITE_NOTADB
+		return ErrNotSQLite, "", true
+	case 11: // SQLITE_CORRUPT
+		return ErrCorrupt, "", true
+	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+		return ErrLocked, "gave up after 5 s", true
+	case 8: // SQLITE_READONLY
+		return ErrReadOnly, "", true
+	case 14: // SQLITE_CANTOPEN
+		if !exists(path) {
+			return ErrNotFound, "", true
+		}
+		return ErrIO, "cannot open", true
+	}
+	msg, _, _ := strings.Cut(se.Error(), "\n")
+	return ErrIO, msg, true
 }
 
 // IsSQLiteReadOnly reports SQLITE_READONLY (and its extended codes, such as

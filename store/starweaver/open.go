@@ -14,15 +14,11 @@ import (
 	"strings"
 	"sync"
 
-	sqlite "modernc.org/sqlite"
-
 	"github.com/vigil-run/vigil/store"
 )
 
 // Format names the Starweaver session database format.
 const Format = "starweaver"
-
-const busyTimeoutMS = 5000
 
 // Error is a refusal or failure with the path it concerns, in one line. It
 // matches its Kind (one of the store.Err* sentinels) with errors.Is.
@@ -173,11 +169,10 @@ func Detect(path string) bool {
 }
 
 func openDB(abs, query string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", store.SQLiteDSN(abs, query+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeoutMS)+")"))
+	db, err := store.OpenSQLite(abs, query)
 	if err != nil {
 		return nil, errf(abs, store.ErrIO, err, "cannot read store: %v", err)
 	}
-	store.PinConn(db)
 	return db, nil
 }
 
@@ -341,10 +336,6 @@ func (s *Store) writer() (*sql.DB, error) {
 	}
 	db, err := store.OpenSQLiteWrite(s.path)
 	if err != nil {
-		return nil, errf(s.path, store.ErrIO, err, "cannot write store: %v", err)
-	}
-	if err := db.Ping(); err != nil {
-		db.Close()
 		return nil, mapErr(s.path, err)
 	}
 	s.write = db
@@ -370,10 +361,7 @@ func (s *Store) Migration() int { return s.migration }
 
 // Watch is the database file, its WAL and rollback journal, and PRAGMA
 // data_version on the read connection.
-func (s *Store) Watch() store.WatchSpec {
-	base := filepath.Base(s.path)
-	return store.WatchSpec{Path: s.path, Names: []string{base, base + "-wal", base + "-journal"}, Version: s.DataVersion}
-}
+func (s *Store) Watch() store.WatchSpec { return store.SQLiteWatchSpec(s.path, s.DataVersion) }
 
 // DataVersion is PRAGMA data_version on the pinned read connection: it
 // changes whenever another connection commits.
@@ -450,43 +438,19 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// mapErr turns a driver error into one of the sentinel kinds.
+// mapErr turns a driver error into an *Error of one of the sentinel kinds,
+// passing through errors already worded here and cancellation.
 func mapErr(path string, err error) error {
-	if err == nil {
-		return nil
-	}
 	var own *Error
 	if errors.As(err, &own) {
 		return err
 	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return errf(path, store.ErrIO, err, "cannot read store: %v", err)
+	kind, detail, ok := store.SQLiteErrKind(path, err)
+	if !ok {
+		return err
 	}
-	switch se.Code() & 0xff {
-	case 26:
-		return errf(path, store.ErrNotSQLite, err, "")
-	case 11:
-		return errf(path, store.ErrCorrupt, err, "")
-	case 5, 6:
-		return errf(path, store.ErrLocked, err, "store is locked by another process: gave up after 5 s")
-	case 8:
-		return errf(path, store.ErrReadOnly, err, "")
-	case 14:
-		if !exists(path) {
-			return errf(path, store.ErrNotFound, err, "")
-		}
-		return errf(path, store.ErrIO, err, "cannot read store: cannot open")
+	if detail == "" {
+		return errf(path, kind, err, "")
 	}
-	return errf(path, store.ErrIO, err, "cannot read store: %s", firstLine(se.Error()))
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return errf(path, kind, err, "%v: %s", kind, detail)
 }
