@@ -53,8 +53,7 @@ type Store struct {
 	schema *schemaInfo
 	owner  ownerID // lease owner string for this process's writes
 
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt // prepared reads: preparing costs more than running them
+	stmts Stmts // prepared reads on the read connection
 }
 
 // Open opens an existing store for browsing and deciding. It never changes
@@ -309,38 +308,14 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether decisions are disabled, and why.
 func (s *Store) ReadOnly() (bool, string) { return s.readOnly, s.roReason }
 
-// prepared returns a cached prepared statement on the read connection. The
-// cache is dropped when it grows past a bound (queries with id lists vary).
+// prepared returns a cached prepared statement on the read connection.
 func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st, nil
-	}
-	if s.stmts == nil || len(s.stmts) >= 128 {
-		s.closeStmts()
-		s.stmts = map[string]*sql.Stmt{}
-	}
-	st, err := s.read.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	s.stmts[q] = st
-	return st, nil
-}
-
-func (s *Store) closeStmts() {
-	for _, st := range s.stmts {
-		st.Close()
-	}
-	s.stmts = nil
+	return s.stmts.Prepare(ctx, s.read, q)
 }
 
 // Close releases both connections.
 func (s *Store) Close() error {
-	s.stmtMu.Lock()
-	s.closeStmts()
-	s.stmtMu.Unlock()
+	s.stmts.Close()
 	var errs []error
 	s.writeMu.Lock()
 	if s.write != nil && s.write != s.read {

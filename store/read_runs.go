@@ -298,24 +298,10 @@ func (s *Store) leases(ctx context.Context) (map[string]Lease, error) {
 // (io-harness 0.62 and later): without it, liveness cannot be told.
 func (s *Store) RecordsLeases() bool { return s.schema.has("run_leases") }
 
-// eachRow runs a query and hands each row to fn, closing the result set
-// before returning so no read transaction outlives the call.
+// eachRow runs a read and hands each row to fn, with no read transaction
+// outliving the call.
 func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
-	st, err := s.prepared(ctx, q)
-	if err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return mapDriverErr(s.path, err)
-		}
-	}
-	return mapDriverErr(s.path, rows.Err())
+	return mapDriverErr(s.path, s.stmts.EachRow(ctx, s.read, q, args, fn))
 }
 
 func parseIDs(ids []string) []int64 {

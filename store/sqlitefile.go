@@ -74,15 +74,19 @@ func SQLiteUserVersion(h []byte) int64 {
 	return int64(int32(binary.BigEndian.Uint32(h[60:64])))
 }
 
-// OpenSQLite opens a pinned handle on abs with the 5 s busy timeout every
-// source uses; query sets the mode. It does not touch the file: errors
-// surface on first use.
+// OpenSQLite opens a pinned connection on abs with the 5 s busy timeout
+// every source uses; query sets the mode. Errors are the driver's, for the
+// caller to name.
 func OpenSQLite(abs, query string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", SQLiteDSN(abs, query+"&_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return nil, err
 	}
 	PinConn(db)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -90,23 +94,11 @@ func OpenSQLite(abs, query string) (*sql.DB, error) {
 // can never write, checkpoint or delete the WAL, and fails instead of
 // creating a file at a wrong path. In a read-only directory with no WAL
 // (no room for -shm, and no writer) it reads the file as immutable; that
-// is reported, since such a handle sees no later commits. Errors are the
-// driver's, for the caller to name.
+// is reported, since such a handle sees no later commits.
 func OpenSQLiteRead(abs string) (db *sql.DB, immutable bool, err error) {
-	open := func(query string) (*sql.DB, error) {
-		db, err := OpenSQLite(abs, query)
-		if err != nil {
-			return nil, err
-		}
-		if err := db.Ping(); err != nil {
-			db.Close()
-			return nil, err
-		}
-		return db, nil
-	}
-	db, err = open("mode=ro")
+	db, err = OpenSQLite(abs, "mode=ro")
 	if err != nil && IsSQLiteReadOnly(err) && !exists(abs+"-wal") {
-		db, err = open("mode=ro&immutable=1")
+		db, err = OpenSQLite(abs, "mode=ro&immutable=1")
 		immutable = err == nil
 	}
 	return db, immutable, err
@@ -116,15 +108,7 @@ func OpenSQLiteRead(abs string) (db *sql.DB, immutable bool, err error) {
 // IMMEDIATE: a deferred transaction that reads and then writes fails at
 // once with SQLITE_BUSY when another process writes, whatever the timeout.
 func OpenSQLiteWrite(abs string) (*sql.DB, error) {
-	db, err := OpenSQLite(abs, "_txlock=immediate")
-	if err != nil {
-		return nil, err
-	}
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return OpenSQLite(abs, "_txlock=immediate")
 }
 
 // SQLiteWatchSpec is what to watch for a SQLite store: the file, its WAL

@@ -89,8 +89,7 @@ type Store struct {
 	writeMu sync.Mutex
 	write   *sql.DB
 
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	stmts store.Stmts // prepared reads on the read connection
 
 	// What the last reads learned about the runs: where each lives and its
 	// place in the tree, and which runs a resume claim holds (Classify
@@ -170,10 +169,7 @@ func Detect(path string) bool {
 
 func openDB(abs, query string) (*sql.DB, error) {
 	db, err := store.OpenSQLite(abs, query)
-	if err != nil {
-		return nil, errf(abs, store.ErrIO, err, "cannot read store: %v", err)
-	}
-	return db, nil
+	return db, mapErr(abs, err)
 }
 
 // checkFile answers what the file system and the 100-byte header can:
@@ -373,12 +369,7 @@ func (s *Store) DataVersion() (uint64, error) {
 
 // Close releases both connections.
 func (s *Store) Close() error {
-	s.stmtMu.Lock()
-	for _, st := range s.stmts {
-		st.Close()
-	}
-	s.stmts = nil
-	s.stmtMu.Unlock()
+	s.stmts.Close()
 	var errs []error
 	s.writeMu.Lock()
 	if s.write != nil {
@@ -392,45 +383,10 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// prepared caches statements on the read connection.
-func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st, nil
-	}
-	if s.stmts == nil || len(s.stmts) >= 128 {
-		for _, st := range s.stmts {
-			st.Close()
-		}
-		s.stmts = map[string]*sql.Stmt{}
-	}
-	st, err := s.read.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	s.stmts[q] = st
-	return st, nil
-}
-
-// eachRow runs a read and hands each row to fn, closing the result set
-// before it returns so no read transaction outlives the call.
+// eachRow runs a read and hands each row to fn, with no read transaction
+// outliving the call.
 func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
-	st, err := s.prepared(ctx, q)
-	if err != nil {
-		return mapErr(s.path, err)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return mapErr(s.path, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return mapErr(s.path, err)
-		}
-	}
-	return mapErr(s.path, rows.Err())
+	return mapErr(s.path, s.stmts.EachRow(ctx, s.read, q, args, fn))
 }
 
 func exists(p string) bool {
