@@ -225,18 +225,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	if len(sh.samples) > 0 {
 		t := &table{header: []string{"STEP", "ESTIMATE", "REPORTED", "GAP", "DRIFT"}, right: map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true}}
 		for _, c := range sh.samples {
-			j := sampleJSON(c)
-			est, rep, gap, drift := estimate(j), "missing", "", ""
-			if j.Reported != nil {
-				rep = views.Thousands(*j.Reported)
-			}
-			if j.Gap != nil {
-				gap = signed(*j.Gap)
-			}
-			if j.Drift != nil {
-				drift = views.Percent(*j.Drift)
-			}
-			t.add(strconv.Itoa(c.Step), est, rep, gap, drift)
+			t.add(sampleCells(c, "missing")...)
 		}
 		t.write(w, "  ")
 	}
@@ -422,18 +411,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 		fmt.Fprintf(w, ".\n\n")
 		rows = nil
 		for _, c := range sh.samples {
-			j := sampleJSON(c)
-			rep, gap, drift := "*missing*", "", ""
-			if j.Reported != nil {
-				rep = views.Thousands(*j.Reported)
-			}
-			if j.Gap != nil {
-				gap = signed(*j.Gap)
-			}
-			if j.Drift != nil {
-				drift = views.Percent(*j.Drift)
-			}
-			rows = append(rows, []string{strconv.Itoa(c.Step), estimate(j), rep, gap, drift})
+			rows = append(rows, sampleCells(c, "*missing*"))
 		}
 		mdTable(w, []string{"Step", "Estimate", "Reported", "Gap", "Drift"}, rows)
 	}
@@ -493,10 +471,23 @@ func signed(n int64) string {
 	return views.Thousands(n)
 }
 
-// estimate is a sample's estimate, or a dash where the store has none.
-func estimate(j jsonSample) string {
-	if j.Estimated == nil {
-		return "–"
+// sampleCells is a context sample as table cells: step, estimate (a dash
+// where the store has none), reported (missing where the provider gave
+// none), gap and drift.
+func sampleCells(c store.ContextSample, missing string) []string {
+	j := sampleJSON(c)
+	est, rep, gap, drift := "–", missing, "", ""
+	if j.Estimated != nil {
+		est = views.Thousands(*j.Estimated)
 	}
-	return views.Thousands(*j.Estimated)
+	if j.Reported != nil {
+		rep = views.Thousands(*j.Reported)
+	}
+	if j.Gap != nil {
+		gap = signed(*j.Gap)
+	}
+	if j.Drift != nil {
+		drift = views.Percent(*j.Drift)
+	}
+	return []string{strconv.Itoa(c.Step), est, rep, gap, drift}
 }

@@ -320,11 +320,9 @@ func pastTense(d store.Decision) string {
 
 // Click selects the request at y of the list.
 func (p *Approvals) Click(y int, now time.Time) Intent {
-	from, to := p.list.Visible()
-	if y < 0 || from+y >= to || p.mode != browsing {
+	if p.mode != browsing || !p.list.SelectVisible(y) {
 		return Intent{}
 	}
-	p.list.Select(from + y)
 	p.remember(now)
 	return Intent{Kind: Redraw}
 }

@@ -49,6 +49,17 @@ func (l *List) Select(i int) {
 	l.clamp()
 }
 
+// SelectVisible puts the cursor on the y-th row of the window (a click),
+// reporting false when y falls outside the rows shown.
+func (l *List) SelectVisible(y int) bool {
+	from, to := l.Visible()
+	if y < 0 || from+y >= to {
+		return false
+	}
+	l.Select(from + y)
+	return true
+}
+
 // Visible is the range of rows in the window: [from, to).
 func (l *List) Visible() (from, to int) {
 	return l.Offset, min(l.Offset+l.height, l.n)

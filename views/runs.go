@@ -191,14 +191,12 @@ func (p *Runs) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
 
 // Click selects the row at y (0 = first row under the header).
 func (p *Runs) Click(y int) Intent {
-	from, to := p.list.Visible()
-	if y >= 0 && from+y < to {
-		p.list.Select(from + y)
-		p.remember()
-		it, _ := p.Selected()
-		return Intent{Kind: OpenRun, ID: it.Run.ID}
+	if !p.list.SelectVisible(y) {
+		return Intent{}
 	}
-	return Intent{}
+	p.remember()
+	it, _ := p.Selected()
+	return Intent{Kind: OpenRun, ID: it.Run.ID}
 }
 
 // Scroll moves the window by d rows (mouse wheel).

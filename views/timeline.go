@@ -114,11 +114,9 @@ func (p *Timeline) afterMove() {
 
 // Click selects the step at y.
 func (p *Timeline) Click(y int) Intent {
-	from, to := p.list.Visible()
-	if y < 0 || from+y >= to {
+	if !p.list.SelectVisible(y) {
 		return Intent{}
 	}
-	p.list.Select(from + y)
 	p.afterMove()
 	return p.selectIntent()
 }

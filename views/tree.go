@@ -130,11 +130,9 @@ func (p *Tree) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
 
 // Click selects the line at y.
 func (p *Tree) Click(y int) Intent {
-	from, to := p.list.Visible()
-	if y < 0 || from+y >= to {
+	if !p.list.SelectVisible(y) {
 		return Intent{}
 	}
-	p.list.Select(from + y)
 	p.remember()
 	return Intent{Kind: SelectAgent, ID: p.selected}
 }
