@@ -150,3 +150,29 @@ func (d *driver) writer() *store.Store {
 	d.t.Cleanup(func() { w.Close() })
 	return w
 }
+
+// cellOf is the screen cell where text first appears.
+func (d *driver) cellOf(text string) (x, y int) {
+	d.t.Helper()
+	for y, l := range strings.Split(d.screen(), "\n") {
+		if i := strings.Index(l, text); i >= 0 {
+			return ansi.StringWidth(l[:i]), y
+		}
+	}
+	d.t.Fatalf("screen lacks %q:\n%s", text, d.screen())
+	return 0, 0
+}
+
+// click presses the left button on the first cell showing text.
+func (d *driver) click(text string) {
+	d.t.Helper()
+	x, y := d.cellOf(text)
+	d.send(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
+}
+
+// wheel turns the mouse wheel over the first cell showing text.
+func (d *driver) wheel(text string, button tea.MouseButton) {
+	d.t.Helper()
+	x, y := d.cellOf(text)
+	d.send(tea.MouseWheelMsg{X: x, Y: y, Button: button})
+}
