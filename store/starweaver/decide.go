@@ -216,7 +216,7 @@ func answerJSON(text string) json.RawMessage {
 // deliverable refuses a decision that would not reach the run: one a
 // resume claim holds, or one that has ended or been continued.
 func (s *Store) deliverable(ctx context.Context, tx *sql.Tx, k store.RequestKey, h hitlRow) error {
-	claims, err := s.readClaimsFor(ctx, tx, h.session, h.run)
+	claims, err := s.readClaims(ctx, tx, "WHERE session_id = ? AND run_id = ?", h.session, h.run)
 	if err != nil {
 		return err
 	}
@@ -257,30 +257,6 @@ func (s *Store) deliverable(ctx context.Context, tx *sql.Tx, k store.RequestKey,
 			Reason: fmt.Sprintf("run %s was continued by run %s, which already took its decisions", h.run, contBy)}
 	}
 	return nil
-}
-
-func (s *Store) readClaimsFor(ctx context.Context, tx *sql.Tx, session, run string) (map[string]claimRec, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT claim_id, record, created_at FROM hitl_resume_claims WHERE session_id = ? AND run_id = ?", session, run)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]claimRec{}
-	for rows.Next() {
-		var id, created string
-		var rec []byte
-		if err := rows.Scan(&id, &rec, &created); err != nil {
-			return nil, err
-		}
-		var c claimRec
-		decode(rec, schemaClaim, false, &c)
-		c.ClaimID, c.RunID = id, run
-		if c.CreatedAt == "" {
-			c.CreatedAt = created
-		}
-		out[run] = c
-	}
-	return out, rows.Err()
 }
 
 // envelope wraps a payload as Starweaver writes every record: compact,

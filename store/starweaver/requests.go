@@ -344,7 +344,7 @@ func (s *Store) findCall(ctx context.Context, session, run, callID string) (int,
 // loadClaims reads the resume claims (the table holds a row only while a
 // resume holds a run, so it stays small).
 func (s *Store) loadClaims(ctx context.Context) error {
-	claims, err := s.readClaims(ctx, s.read)
+	claims, err := s.readClaims(ctx, s.read, "")
 	if err != nil {
 		return err
 	}
@@ -358,10 +358,12 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// readClaims reads every claim by the run it holds. A row holds its run
-// whatever its record says; the record adds the state.
-func (s *Store) readClaims(ctx context.Context, q querier) (map[string]claimRec, error) {
-	rows, err := q.QueryContext(ctx, "SELECT run_id, claim_id, record, created_at FROM hitl_resume_claims")
+// readClaims reads the claims a where clause picks (every one when it is
+// empty) by the run each holds. A row holds its run whatever its record
+// says; the record adds the state. q is the read connection, or the
+// transaction a decision checks them in.
+func (s *Store) readClaims(ctx context.Context, q querier, where string, args ...any) (map[string]claimRec, error) {
+	rows, err := q.QueryContext(ctx, "SELECT run_id, claim_id, record, created_at FROM hitl_resume_claims "+where, args...)
 	if err != nil {
 		return nil, mapErr(s.path, err)
 	}
