@@ -59,7 +59,13 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events (e.g. 500ms)")
 	f.StringVar(&o.run, "run", "", "the run to open first (default: the newest live one)")
 	root.AddCommand(a.demoCmd(), a.runsCmd(), a.showCmd(), a.tailCmd(),
-		a.decideCmd("approve"), a.decideCmd("deny"), a.answerCmd(), a.reviseCmd(),
+		a.decideCmd("approve"), a.decideCmd("deny"),
+		a.textDecideCmd("answer", "QUESTION", "Answer a question a run asks",
+			"answer answers a question (4 or question:4). TEXT is the answer; several words\n"+
+				"are joined with spaces, and - reads it from standard input."),
+		a.textDecideCmd("revise", "PLAN", "Send a plan back with a correction",
+			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
+				"correction; several words are joined with spaces, and - reads it from standard input."),
 		a.traceCmd(), a.diffCmd())
 	return root
 }
@@ -217,32 +223,16 @@ const decideTail = `
 The decision is written only if the request is still undecided and its run
 can read it now (live and parked on it); otherwise vigil says why and exits 3.`
 
-func (a *app) answerCmd() *cobra.Command {
+// textDecideCmd is a decision that carries TEXT: answer and revise.
+func (a *app) textDecideCmd(verb, req, short, long string) *cobra.Command {
 	var o decideOpts
 	c := &cobra.Command{
-		Use:   "answer QUESTION TEXT",
-		Short: "Answer a question a run asks",
-		Long: "answer answers a question (4 or question:4). TEXT is the answer; several words\n" +
-			"are joined with spaces, and - reads it from standard input." + decideTail,
-		Args: usageArgs(atLeastArgs("QUESTION", "TEXT")),
+		Use:   verb + " " + req + " TEXT",
+		Short: short,
+		Long:  long + decideTail,
+		Args:  usageArgs(atLeastArgs(req, "TEXT")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.decide(cmd.Context(), o, "answer", args[0], strings.Join(args[1:], " "))
-		},
-	}
-	o.flags(c)
-	return c
-}
-
-func (a *app) reviseCmd() *cobra.Command {
-	var o decideOpts
-	c := &cobra.Command{
-		Use:   "revise PLAN TEXT",
-		Short: "Send a plan back with a correction",
-		Long: "revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n" +
-			"correction; several words are joined with spaces, and - reads it from standard input." + decideTail,
-		Args: usageArgs(atLeastArgs("PLAN", "TEXT")),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.decide(cmd.Context(), o, "revise", args[0], strings.Join(args[1:], " "))
+			return a.decide(cmd.Context(), o, verb, args[0], strings.Join(args[1:], " "))
 		},
 	}
 	o.flags(c)
