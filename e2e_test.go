@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // The real binary in a real terminal (tmux): start it on a store whose live
@@ -121,7 +122,7 @@ func TestEndToEndInTmux(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	s, err := store.OpenReadOnly(path)
+	s, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,11 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events (e.g. 500ms)")
 	f.StringVar(&o.run, "run", "", "the run to open first (default: the newest live one)")
 	root.AddCommand(a.demoCmd(), a.runsCmd(), a.showCmd(), a.tailCmd(),
-		a.decideCmd("approve"), a.decideCmd("deny"),
-		a.textDecideCmd("answer", "QUESTION", "Answer a question a run asks",
+		a.decideCmd(verbApprove), a.decideCmd(verbDeny),
+		a.textDecideCmd(verbAnswer, "QUESTION", "Answer a question a run asks",
 			"answer answers a question (4 or question:4). TEXT is the answer; several words\n"+
 				"are joined with spaces, and - reads it from standard input."),
-		a.textDecideCmd("revise", "PLAN", "Send a plan back with a correction",
+		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
 		a.traceCmd(), a.diffCmd())
@@ -207,7 +207,7 @@ func (a *app) decideCmd(verb string) *cobra.Command {
 			return a.decide(cmd.Context(), o, verb, args[0], "")
 		},
 	}
-	if verb == "approve" {
+	if verb == verbApprove {
 		c.Short = "Approve an approval or a plan"
 		c.Long = "approve approves what a run waits on: an approval (the action goes ahead) or a plan.\n" + requestHelp + decideTail
 	} else {

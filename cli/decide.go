@@ -31,13 +31,22 @@ func parseRequest(s string, def store.RequestKind) (store.RequestKey, error) {
 	return store.RequestKey{}, usagef("%q is not a request kind: use approval, plan or question", kind)
 }
 
+// The deciding commands, by name. A command is not a verdict: deny cancels
+// a plan, and answer decides a question with words.
+const (
+	verbApprove = "approve"
+	verbDeny    = "deny"
+	verbAnswer  = "answer"
+	verbRevise  = "revise"
+)
+
 // decision turns a command and its arguments into the decision to write.
 func decision(verb, req, text string) (store.Decision, error) {
 	def := store.Approval
 	switch verb {
-	case "answer":
+	case verbAnswer:
 		def = store.Question
-	case "revise":
+	case verbRevise:
 		def = store.Plan
 	}
 	key, err := parseRequest(req, def)
@@ -46,19 +55,19 @@ func decision(verb, req, text string) (store.Decision, error) {
 	}
 	d := store.Decision{Key: key}
 	switch {
-	case verb == "approve" && key.Kind != store.Question:
-		d.Verdict = "approve"
-	case verb == "deny" && key.Kind == store.Approval:
-		d.Verdict = "deny"
-	case verb == "deny" && key.Kind == store.Plan:
-		d.Verdict = "cancel"
-	case verb == "answer" && key.Kind == store.Question:
+	case verb == verbApprove && key.Kind != store.Question:
+		d.Verdict = store.VerdictApprove
+	case verb == verbDeny && key.Kind == store.Approval:
+		d.Verdict = store.VerdictDeny
+	case verb == verbDeny && key.Kind == store.Plan:
+		d.Verdict = store.VerdictCancel
+	case verb == verbAnswer && key.Kind == store.Question:
 		d.Text = text
-	case verb == "revise" && key.Kind == store.Plan:
-		d.Verdict, d.Text = "revise", text
+	case verb == verbRevise && key.Kind == store.Plan:
+		d.Verdict, d.Text = store.VerdictRevise, text
 	case key.Kind == store.Question:
 		return d, usagef("%s is a question: answer it with 'vigil answer %s TEXT'", requestKey(key), key.ID)
-	case verb == "answer":
+	case verb == verbAnswer:
 		return d, usagef("%s is not a question: use approve or deny", requestKey(key))
 	default: // revise on an approval
 		return d, usagef("%s is not a plan: only a plan is revised", requestKey(key))
@@ -66,13 +75,8 @@ func decision(verb, req, text string) (store.Decision, error) {
 	return d, nil
 }
 
-// requestGetter is a source that reads one request by key cheaply.
-type requestGetter interface {
-	Request(ctx context.Context, key store.RequestKey) (store.Request, error)
-}
-
 func findRequest(ctx context.Context, src store.Source, key store.RequestKey) (store.Request, error) {
-	if g, ok := src.(requestGetter); ok {
+	if g, ok := src.(store.RequestGetter); ok {
 		return g.Request(ctx, key)
 	}
 	reqs, err := src.Requests(ctx, false)
@@ -84,7 +88,7 @@ func findRequest(ctx context.Context, src store.Source, key store.RequestKey) (s
 			return q, nil
 		}
 	}
-	return store.Request{}, &store.Error{Path: src.Path(), Kind: store.ErrNoSuchReq, Detail: key.String()}
+	return store.Request{}, store.Errorf(src.Path(), store.ErrNoSuchReq, nil, "%s", store.Because(store.ErrNoSuchReq, key.String()))
 }
 
 func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) error {
@@ -92,14 +96,14 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 	if err != nil {
 		return err
 	}
-	if verb == "answer" || verb == "revise" {
+	if verb == verbAnswer || verb == verbRevise {
 		if d.Text, err = a.readText(d.Text); err != nil {
 			return err
 		}
 		if strings.TrimSpace(d.Text) == "" {
-			return usagef("the %s is empty", map[string]string{"answer": "answer", "revise": "correction"}[verb])
+			return usagef("the %s is empty", map[string]string{verbAnswer: "answer", verbRevise: "correction"}[verb])
 		}
-		if verb == "revise" {
+		if verb == verbRevise {
 			d.Text = strings.TrimSpace(d.Text)
 		}
 	}
@@ -161,15 +165,15 @@ func decidedLine(d store.Decision, q store.Request) string {
 	key := requestKey(d.Key)
 	switch d.Key.Kind {
 	case store.Approval:
-		verb := map[string]string{"approve": "approved", "deny": "denied"}[d.Verdict]
+		verb := map[store.Verdict]string{store.VerdictApprove: "approved", store.VerdictDeny: "denied"}[d.Verdict]
 		return fmt.Sprintf("%s %s: %s %s (%s)", verb, key, clean(q.Act), cleanCut(q.Target, 80), where)
 	case store.Question:
 		return fmt.Sprintf("answered %s (%s): %s", key, where, cleanCut(d.Text, 80))
 	}
 	switch d.Verdict {
-	case "approve":
+	case store.VerdictApprove:
 		return fmt.Sprintf("approved %s: %d steps (%s)", key, len(q.PlanSteps), where)
-	case "cancel":
+	case store.VerdictCancel:
 		return fmt.Sprintf("cancelled %s (%s)", key, where)
 	}
 	return fmt.Sprintf("sent %s back for revision (%s): %s", key, where, cleanCut(d.Text, 80))

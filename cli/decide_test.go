@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 func TestDecideWon(t *testing.T) {
@@ -28,7 +29,7 @@ func TestDecideWon(t *testing.T) {
 			t.Errorf("%v: stdout %q, stderr %q; want %q", c.args, r.stdout, r.stderr, c.out)
 		}
 	}
-	s, err := store.OpenReadOnly(p)
+	s, err := ioharness.OpenReadOnly(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestDecideRefused(t *testing.T) {
 	r.oneLine(t, "approval:"+id+" not decided: run 6 has ended (success)")
 
 	// Nothing was written.
-	s, err := store.OpenReadOnly(p)
+	s, err := ioharness.OpenReadOnly(p)
 	if err != nil {
 		t.Fatal(err)
 	}

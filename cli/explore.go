@@ -188,7 +188,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	// The first thing on screen is the live run: the newest root running.
 	if runs, err := src.Runs(ctx); err == nil {
 		for _, r := range runs {
-			if r.IsRoot() && r.Status == "running" {
+			if r.IsRoot() && r.Status == store.StatusRunning {
 				opt.Run = r.ID
 				break
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -129,7 +130,7 @@ func TestDemoKeptStore(t *testing.T) {
 	h := newHarness(t)
 	h.explore = spy.explore
 	h.run("demo", "--store", p, "--speed", "50").wantCode(t, 0)
-	s, err := store.OpenReadOnly(p)
+	s, err := ioharness.OpenReadOnly(p)
 	if err != nil {
 		t.Fatalf("the kept store: %v", err)
 	}

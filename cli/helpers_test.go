@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -85,9 +85,9 @@ func fixtureStore(t *testing.T) string {
 	return p
 }
 
-func writer(t *testing.T, path string) *store.Store {
+func writer(t *testing.T, path string) *ioharness.Store {
 	t.Helper()
-	w, err := store.OpenWriter(path)
+	w, err := ioharness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}

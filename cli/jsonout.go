@@ -171,7 +171,7 @@ func (s *snapshot) runJSON(r store.Run) jsonRun {
 	rs := s.stateOf(r)
 	j := jsonRun{
 		ID: r.ID, ParentID: str(r.ParentID), RootID: s.root(r.ID), Depth: r.Depth,
-		State: stateName(rs.state), Status: str(r.Status), Outcome: str(r.Outcome),
+		State: stateName(rs.state), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
 		Goal: r.Goal, Workspace: str(r.Workspace), Provider: str(r.Provider), TurnKind: str(r.TurnKind),
 		StartedAt: timePtr(r.StartedAt), Waiting: s.waiting[r.ID], Liveness: rs.liveness.String(),
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // normalize replaces what changes from one test run to the next (the
@@ -148,7 +148,7 @@ func TestShowFlags(t *testing.T) {
 func TestTraceEqualsCanonicalTrace(t *testing.T) {
 	t.Parallel()
 	p := fixtureStore(t)
-	s, err := store.OpenReadOnly(p)
+	s, err := ioharness.OpenReadOnly(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, d := range []string{"read main.go", "wrote main.go", third, "finished"} {
-			if err := w.CheckpointStep(ctx, id, store.StepRecord{Step: i + 1, Decision: d, Result: "[ok]\nline two", Prompt: "Goal: fix.\n", Tokens: 100}); err != nil {
+			if err := w.CheckpointStep(ctx, id, ioharness.StepRecord{Step: i + 1, Decision: d, Result: "[ok]\nline two", Prompt: "Goal: fix.\n", Tokens: 100}); err != nil {
 				t.Fatal(err)
 			}
 		}

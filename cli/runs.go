@@ -48,7 +48,7 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 			started = r.StartedAt.In(a.loc).Format("2006-01-02 15:04")
 		}
 		t.add(clean(r.ID), orDash(clean(r.ParentID)), strconv.Itoa(r.Depth), stateName(rs.state),
-			orDash(cleanCut(r.Status, 12)), orDash(cleanCut(r.Outcome, 24)), steps, tokens, started, dur,
+			orDash(cleanCut(string(r.Status), 12)), orDash(cleanCut(string(r.Outcome), 24)), steps, tokens, started, dur,
 			cleanCut(r.Goal, goalWidth))
 	}
 	t.write(a.stdout, "")

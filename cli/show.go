@@ -23,7 +23,7 @@ type shown struct {
 }
 
 func noSuchRun(src store.Source, id string) error {
-	return &store.Error{Path: src.Path(), Kind: store.ErrNoSuchRun, Detail: id}
+	return store.Errorf(src.Path(), store.ErrNoSuchRun, nil, "%s", store.Because(store.ErrNoSuchRun, id))
 }
 
 func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*shown, error) {
@@ -152,8 +152,8 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	fmt.Fprintf(w, "run %s  %s\n", clean(r.ID), clean(r.Goal))
 	kv := &table{}
 	kv.add("state", stateName(rs.state)+" ("+a.leaseLine(snap, r, rs)+")")
-	kv.add("status", orDash(clean(r.Status)))
-	kv.add("outcome", orDash(clean(r.Outcome)))
+	kv.add("status", orDash(clean(string(r.Status))))
+	kv.add("outcome", orDash(clean(string(r.Outcome))))
 	if !r.IsRoot() {
 		kv.add("parent", clean(r.ParentID)+" (tree "+clean(strings.Join(snap.ancestry(r.ID), " › "))+")")
 	}
@@ -339,8 +339,8 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 	var rows [][]string
 	add := func(k, v string) { rows = append(rows, []string{k, v}) }
 	add("State", mdCell(stateName(rs.state)+" ("+a.leaseLine(snap, r, rs)+")"))
-	add("Status", mdCell(orDash(r.Status)))
-	add("Outcome", mdCell(orDash(r.Outcome)))
+	add("Status", mdCell(orDash(string(r.Status))))
+	add("Outcome", mdCell(orDash(string(r.Outcome))))
 	if !r.IsRoot() {
 		add("Parent", mdCell(r.ParentID))
 		add("Ancestry", mdCell(strings.Join(snap.ancestry(r.ID), " › ")))

@@ -9,13 +9,17 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/leviath"
-	"github.com/vigil-run/vigil/store/starweaver"
+
+	// The formats vigil reads register themselves with store; nothing here
+	// names one.
+	_ "github.com/vigil-run/vigil/store/ioharness"
+	_ "github.com/vigil-run/vigil/store/leviath"
+	_ "github.com/vigil-run/vigil/store/starweaver"
 )
 
 // warnProblems says, one line each, what a source opened without.
 func (a *app) warnProblems(src store.Source) {
-	if p, ok := src.(problems); ok {
+	if p, ok := src.(store.ProblemReporter); ok {
 		for _, err := range p.Problems() {
 			fmt.Fprintln(a.stderr, "vigil: warning:", sanitize.Line(err.Error()))
 		}
@@ -63,37 +67,11 @@ func (a *app) expandHome(p string) string {
 	return p
 }
 
-// openSource opens the store at path, whatever its format: the one place
-// formats are told apart. A Leviath runs (or run) directory and a Starweaver
-// session database are recognised by their own adapters; anything else is
-// opened as an io-harness store, which explains itself if it is not one.
+// openSource opens the store at path in whichever registered format
+// recognises it; a path none does is explained by the fallback format
+// (io-harness).
 func openSource(path string, readOnly bool) (store.Source, error) {
-	opts := store.Options{ReadOnly: readOnly}
-	switch {
-	case leviath.Detect(path):
-		return leviath.Open(path, opts)
-	case starweaver.Detect(path):
-		return starweaver.Open(path, opts)
-	}
-	if isDir(path) {
-		for _, name := range []string{"runs.sqlite3", "starweaver.sqlite"} {
-			if inner := filepath.Join(path, name); isFile(inner) {
-				return nil, fmt.Errorf("%s: is a directory, not a store file (did you mean %s?)", abs(path), inner)
-			}
-		}
-	}
-	return store.Open(path, opts)
-}
-
-// problems are what a source could not read but opened anyway (a Leviath
-// runs directory with a damaged run), said once on stderr.
-type problems interface{ Problems() []error }
-
-func abs(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
+	return store.Open(path, store.Options{ReadOnly: readOnly})
 }
 
 func isFile(p string) bool {
@@ -104,16 +82,6 @@ func isFile(p string) bool {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// isIOHarness reports whether path opens as an io-harness store.
-func isIOHarness(path string) bool {
-	s, err := store.OpenReadOnly(path)
-	if err != nil {
-		return false
-	}
-	s.Close()
-	return true
 }
 
 // notFoundError says where discovery looked.
@@ -136,7 +104,8 @@ func (e *notFoundError) report() string {
 }
 
 // discover looks for a store in the usual places, in order: ./runs.sqlite3;
-// other ./*.sqlite3 files that are io-harness stores, newest first;
+// other ./*.sqlite3 files that are run stores (io-harness ones, in practice),
+// newest first;
 // Starweaver's session database; Leviath's runs directory.
 func (a *app) discover() (string, error) {
 	nf := &notFoundError{}
@@ -160,14 +129,14 @@ func (a *app) discover() (string, error) {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
 	for _, c := range cands {
-		if isIOHarness(c.path) {
+		if _, ok := store.Detect(c.path); ok {
 			return c.path, nil
 		}
 	}
 	if len(cands) == 0 {
 		tried("./*.sqlite3", "none")
 	} else {
-		tried("./*.sqlite3", fmt.Sprintf("%d file(s), none an io-harness store", len(cands)))
+		tried("./*.sqlite3", fmt.Sprintf("%d file(s), none a run store vigil reads", len(cands)))
 	}
 
 	home := a.getenv("HOME")
@@ -231,10 +200,23 @@ func (a *app) discover() (string, error) {
 		} else {
 			tried(label, "not found")
 		}
-	case !leviath.Detect(dir):
+	case !detects(dir):
 		tried(label, "no runs in it")
 	default:
 		return dir, nil
 	}
 	return "", nf
+}
+
+// detects reports whether some registered format recognises path.
+func detects(path string) bool {
+	_, ok := store.Detect(path)
+	return ok
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

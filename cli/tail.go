@@ -71,7 +71,8 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 			}
 			switch sig.Kind {
 			case watch.Changed:
-				found, err := t.refresh(cur)
+				var found bool
+				found, cur, err = t.refresh(cur)
 				w.Ack(found)
 				if err != nil {
 					return t.quiet(err)
@@ -139,16 +140,18 @@ func (t *tailer) printExisting() error {
 	return t.print(rows)
 }
 
-// refresh reads what changed (page by page) and prints the new steps.
-func (t *tailer) refresh(cur store.Cursor) (bool, error) {
+// refresh reads what changed (page by page), prints the new steps, and
+// returns the cursor to read from next.
+func (t *tailer) refresh(cur store.Cursor) (bool, store.Cursor, error) {
 	found := false
 	for {
-		ch, err := t.src.Changes(t.ctx, cur)
+		ch, next, err := t.src.Changes(t.ctx, cur)
 		if err != nil {
-			return found, err
+			return found, cur, err
 		}
+		cur = next
 		if ch.Reset {
-			return found, fmt.Errorf("%s: the store was replaced while tailing", t.src.Path())
+			return found, cur, fmt.Errorf("%s: the store was replaced while tailing", t.src.Path())
 		}
 		found = found || !ch.Empty()
 		// Runs first: a step of a child spawned since the last refresh
@@ -171,10 +174,10 @@ func (t *tailer) refresh(cur store.Cursor) (bool, error) {
 			}
 		}
 		if err := t.print(rows); err != nil {
-			return found, err
+			return found, cur, err
 		}
 		if !ch.More {
-			return found, nil
+			return found, cur, nil
 		}
 	}
 }
@@ -223,17 +226,12 @@ func (t *tailer) last() error {
 	} else if st, err := t.src.RunStats(t.ctx, []string{r.ID}); err == nil {
 		parts = append(parts, fmt.Sprintf("%d steps", st[r.ID].Steps), views.Tokens(st[r.ID].Tokens)+" tokens")
 	}
-	line := fmt.Sprintf("#%s finished: %s", clean(r.ID), orDash(clean(r.Outcome)))
+	line := fmt.Sprintf("#%s finished: %s", clean(r.ID), orDash(clean(string(r.Outcome))))
 	if len(parts) > 0 {
 		line += " (" + strings.Join(parts, ", ") + ")"
 	}
 	_, err := fmt.Fprintln(t.a.stdout, line)
 	return err
-}
-
-// runGetter is a source that reads one run cheaply.
-type runGetter interface {
-	Run(ctx context.Context, id string) (store.Run, error)
 }
 
 // summary is the finished run with its summary. io-harness writes the
@@ -245,7 +243,7 @@ func (t *tailer) summary() store.Run {
 		if i > 0 {
 			time.Sleep(25 * time.Millisecond)
 		}
-		if g, ok := t.src.(runGetter); ok {
+		if g, ok := t.src.(store.RunGetter); ok {
 			x, err := g.Run(t.ctx, t.root)
 			if err != nil {
 				break

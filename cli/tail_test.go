@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // tailing runs `vigil tail` in the background and lets the test read what
@@ -85,7 +85,7 @@ func TestTailFollowsTree(t *testing.T) {
 			// a child spawned after tail started, then the root finishes.
 			ctx := context.Background()
 			w := writer(t, p)
-			if err := w.CheckpointStep(ctx, "4", store.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "[ok] tag pushed\nsecond line", Tokens: 1234}); err != nil {
+			if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "[ok] tag pushed\nsecond line", Tokens: 1234}); err != nil {
 				t.Fatal(err)
 			}
 			tl.waitLine(t, "#4 step 5  tagged v2.0.0  →  [ok] tag pushed  (1234 tokens)")
@@ -93,7 +93,7 @@ func TestTailFollowsTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := w.CheckpointStep(ctx, child, store.StepRecord{Step: 1, Decision: "sent the mail", Result: "[sent]", Tokens: 99}); err != nil {
+			if err := w.CheckpointStep(ctx, child, ioharness.StepRecord{Step: 1, Decision: "sent the mail", Result: "[sent]", Tokens: 99}); err != nil {
 				t.Fatal(err)
 			}
 			tl.waitLine(t, "#"+child+" step 1  sent the mail  →  [sent]  (99 tokens)")

@@ -13,13 +13,8 @@ import (
 	"github.com/vigil-run/vigil/store"
 )
 
-// tracer is a source that has io-harness's canonical trace.
-type tracer interface {
-	CanonicalTrace(ctx context.Context, runID string) (string, error)
-}
-
 func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]string, error) {
-	t, ok := src.(tracer)
+	t, ok := src.(store.Tracer)
 	if !ok {
 		return nil, fmt.Errorf("%s: canonical traces are an io-harness feature; not supported for %s stores", src.Path(), src.Format())
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // agent is one simulated run. Its brain decides the next turn (what the
@@ -45,18 +46,18 @@ type agent struct {
 	resolved     store.Request
 	waitChildren bool
 	done         bool
-	outcome      string
+	outcome      store.Outcome
 	cur          *stepRun
 
 	children []*agent
 	inflight int
 	reports  []string
-	endings  map[string]string // child address → outcome
+	endings  map[string]store.Outcome // child address → outcome
 
 	// what humans told it
 	deniedWhat string // what was denied ("exec rm -rf build/ && make release")
 	answer     string
-	verdict    string
+	verdict    store.Verdict
 	correction string
 	plans      int
 	idle       int
@@ -77,9 +78,9 @@ type entry struct {
 type turn struct {
 	text       string
 	calls      []*call
-	final      string   // after this step commits, the agent ends with this outcome
-	completion int      // extra completion tokens (a file the model wrote out)
-	retries    []string // provider failures before the answer (nil: maybe random)
+	final      store.Outcome // after this step commits, the agent ends with this outcome
+	completion int           // extra completion tokens (a file the model wrote out)
+	retries    []string      // provider failures before the answer (nil: maybe random)
 	noRetry    bool
 	unreported bool // the provider reports no usage for this turn
 	noDraw     bool // the step ends the agent without a budget draw (stalled)
@@ -128,7 +129,7 @@ type stepRun struct {
 	decisions []string
 	calls     []string
 	obs       []store.Observation
-	final     string
+	final     store.Outcome
 	noDraw    bool
 }
 
@@ -265,7 +266,7 @@ func (a *agent) opAssemble() (time.Duration, error) {
 	s.prompt = prompt
 	s.est = int64(math.Ceil(float64(utf8.RuneCountInString(prompt)) / 4))
 	detail := fmt.Sprintf("carried=%d stubbed=%d reread=0 recalled=%d collapsed=false", carried, stubbed, recalled)
-	if err := e.st.RecordContextEvent(e.ctx, a.id, s.n, "assembled", detail, &s.est); err != nil {
+	if err := e.st.RecordContextEvent(e.ctx, a.id, s.n, ioharness.ContextAssembled, detail, &s.est); err != nil {
 		return 0, err
 	}
 	return s.attempts[0].latency, nil
@@ -299,7 +300,7 @@ func (a *agent) opAttempt(i int) op {
 			if err := e.st.RecordRetry(e.ctx, a.id, s.n, i+1, at.failure, at.wait, at.errText); err != nil {
 				return 0, err
 			}
-			e.logf(a, "step %d: retry %d after %s in %s", s.n, i+1, at.failure, store.RustDuration(at.wait))
+			e.logf(a, "step %d: retry %d after %s in %s", s.n, i+1, at.failure, ioharness.RustDuration(at.wait))
 			return at.wait + s.attempts[i+1].latency, nil
 		}
 		call.Model = e.w.model
@@ -325,7 +326,7 @@ func (a *agent) opAttempt(i int) op {
 			}
 		}
 		if text := strings.TrimSpace(s.turn.text); text != "" && a.t != nil {
-			if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: s.n, Kind: "said", Detail: text}); err != nil {
+			if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: s.n, Kind: store.AgentSaid, Detail: text}); err != nil {
 				return 0, err
 			}
 			a.said = text
@@ -403,13 +404,13 @@ func (a *agent) opCall(c *call) []op {
 				return 0, err
 			}
 			if g.deferred {
-				if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: s.n, Kind: "decision",
-					Act: g.act, Target: g.target, Decision: "defer", Source: "approver"}); err != nil {
+				if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: s.n, Kind: store.PolicyDecision,
+					Act: g.act, Target: g.target, Decision: store.PolicyDefer, Source: "approver"}); err != nil {
 					return 0, err
 				}
 				a.deferred = id
 				s.decisions = append(s.decisions, fmt.Sprintf("awaiting approval (request %s)", id))
-				s.final, s.noDraw = "awaiting_approval", true
+				s.final, s.noDraw = store.OutcomeAwaitingApproval, true
 				a.ops = []op{a.opCommit} // the run stops here: nothing after the pause is dispatched
 				e.logf(a, "step %d: approval %s deferred: %s %s", s.n, id, g.act, g.target)
 				return 0, nil
@@ -419,20 +420,21 @@ func (a *agent) opCall(c *call) []op {
 			return 0, nil
 		}, func() (time.Duration, error) {
 			s, req := a.cur, a.resolved
-			landed := req.Decision
-			if landed != "approve" {
-				landed = "deny"
+			// io-harness reads any word but approve as a denial.
+			landed := store.PolicyDeny
+			if store.Verdict(req.Decision) == store.VerdictApprove {
+				landed = store.PolicyApprove
 			}
-			if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: s.n, Kind: "decision",
+			if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: s.n, Kind: store.PolicyDecision,
 				Act: g.act, Target: g.target, Decision: landed, Source: "attached"}); err != nil {
 				return 0, err
 			}
 			e.logf(a, "step %d: approval %s: %s (attached)", s.n, req.ID, landed)
-			if landed != "approve" {
+			if landed != store.PolicyApprove {
 				record(result{decision: g.act + " denied", obs: store.Observation{Kind: "error",
 					Text: fmt.Sprintf("\n[%s denied] %s — answered by an attached process\n", g.act, g.target)}})
 				a.deniedWhat = g.act + " " + firstLine(g.target)
-				s.final = "denied"
+				s.final = store.OutcomeDenied
 				return 0, nil
 			}
 			return perform()
@@ -480,22 +482,22 @@ func (a *agent) opCall(c *call) []op {
 			return 0, nil
 		}, func() (time.Duration, error) {
 			s, req := a.cur, a.resolved
-			a.verdict, a.correction = req.Decision, req.Correction
+			a.verdict, a.correction = store.Verdict(req.Decision), req.Correction
 			if err := e.st.RecordContextEvent(e.ctx, a.id, s.n, "plan_decided", req.DecidedBy+": "+req.Decision, nil); err != nil {
 				return 0, err
 			}
 			e.logf(a, "step %d: plan %s: %s (%s)", s.n, req.ID, req.Decision, req.DecidedBy)
-			switch req.Decision {
-			case "approve":
+			switch a.verdict {
+			case store.VerdictApprove:
 				record(result{decision: fmt.Sprintf("plan %s approved", req.ID), obs: store.Observation{Kind: "message",
 					Text: "\n[plan approved] Carry it out. Writes and commands are checked against the policy again from here.\n"}})
-			case "revise":
+			case store.VerdictRevise:
 				record(result{decision: "plan sent back", obs: store.Observation{Kind: "message",
 					Text: "\n[plan not approved] " + req.Correction + "\n(Propose a different plan with `propose_plan`. Nothing has been done yet and nothing will be until a plan is approved.)\n"}})
 			default:
 				record(result{decision: fmt.Sprintf("plan %s cancelled", req.ID), obs: store.Observation{Kind: "message",
 					Text: "\n[plan cancelled] The operator stopped this work.\n"}})
-				s.final, s.noDraw = "plan_rejected", true
+				s.final, s.noDraw = store.OutcomePlanRejected, true
 			}
 			return 0, nil
 		}}
@@ -517,9 +519,9 @@ func (a *agent) opCommit() (time.Duration, error) {
 		t := s.turn.text
 		text = &t
 	}
-	calls := make([]store.ToolCall, 0, len(s.turn.calls))
+	calls := make([]ioharness.ToolCall, 0, len(s.turn.calls))
 	for _, c := range s.turn.calls {
-		calls = append(calls, store.ToolCall{Name: c.name, Arguments: json.RawMessage(c.json())})
+		calls = append(calls, ioharness.ToolCall{Name: c.name, Arguments: json.RawMessage(c.json())})
 	}
 	if len(s.turn.calls) == 0 {
 		s.decisions = append(s.decisions, "no tool call")
@@ -529,9 +531,9 @@ func (a *agent) opCommit() (time.Duration, error) {
 	for _, o := range s.obs {
 		result.WriteString(o.Text)
 	}
-	rec := store.StepRecord{Step: s.n, Decision: strings.Join(s.decisions, "; "), Result: result.String(),
+	rec := ioharness.StepRecord{Step: s.n, Decision: strings.Join(s.decisions, "; "), Result: result.String(),
 		Prompt: s.prompt, ToolCall: strings.Join(s.calls, " | "), Tokens: s.tokens,
-		Turn: &store.Turn{Text: text, Calls: calls}}
+		Turn: &ioharness.Turn{Text: text, Calls: calls}}
 	if err := e.st.CheckpointStep(e.ctx, a.id, rec); err != nil {
 		return 0, err
 	}
@@ -554,7 +556,7 @@ func (a *agent) opCommit() (time.Duration, error) {
 	if a.t != nil && !s.noDraw && !s.turn.noDraw {
 		a.t.drawn += s.tokens
 		tokens, remaining := s.tokens, a.t.ceiling-a.t.drawn
-		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: s.n, Kind: "budget_draw",
+		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: s.n, Kind: store.AgentBudgetDraw,
 			Tokens: &tokens, Remaining: &remaining}); err != nil {
 			return 0, err
 		}
@@ -592,13 +594,13 @@ func (a *agent) renewRoot() error {
 
 // finish ends the agent: its outcome, its summary and, for a child, the
 // report its parent collects at its next step.
-func (a *agent) finish(outcome string) error {
+func (a *agent) finish(outcome store.Outcome) error {
 	e := a.e
 	if err := e.st.FinishRun(e.ctx, a.id, outcome); err != nil {
 		return err
 	}
 	a.done, a.outcome, a.ops = true, outcome, nil
-	if store.StatusForOutcome(outcome) == "completed" {
+	if ioharness.StatusForOutcome(outcome) == store.StatusCompleted {
 		e.stampAt(stamp{table: "run_outcomes", col: "finished_at", where: "run_id = ?", args: []any{num(a.id)}})
 		e.stampAt(stamp{table: "run_outcomes", col: "duration_ms", ms: true, t: e.now - a.startT, where: "run_id = ?", args: []any{num(a.id)}})
 	}
@@ -612,7 +614,7 @@ func (a *agent) finish(outcome string) error {
 			a.id, a.goal, outcomeVariant(outcome), a.step, a.step, a.tokens, said))
 		p.inflight--
 		if p.endings == nil {
-			p.endings = map[string]string{}
+			p.endings = map[string]store.Outcome{}
 		}
 		p.endings[a.address()] = outcome
 		if p.waitChildren && p.inflight == 0 && p.wake < e.now {
@@ -630,9 +632,9 @@ func (a *agent) finish(outcome string) error {
 
 // outcomeVariant is the RunOutcome variant name io-harness prints for an
 // outcome string.
-func outcomeVariant(outcome string) string {
+func outcomeVariant(outcome store.Outcome) string {
 	var b strings.Builder
-	for _, part := range strings.Split(outcome, "_") {
+	for _, part := range strings.Split(string(outcome), "_") {
 		if part != "" {
 			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 		}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-run/vigil/store"
 )
 
 // world is what a seed decides before anything runs: the project, the
@@ -385,26 +387,26 @@ func (w *world) cliDoc() string {
 
 // releaseNotes is what the coordinator writes last: what each worker
 // achieved (endings by address) and what the operator decided.
-func (w *world) releaseNotes(endings map[string]string, denied, answer string) string {
+func (w *world) releaseNotes(endings map[string]store.Outcome, denied, answer string) string {
 	lines := []string{"# " + w.project + " " + w.version, ""}
-	if endings["parser"] == "success" {
+	if endings["parser"] == store.OutcomeSuccess {
 		lines = append(lines, "- Parser: CRLF manifests and empty deps lists; a crash on an empty quoted value found by fuzzing and fixed.")
 	}
 	if answer != "" {
 		lines = append(lines, "- Empty input: "+answer+" (the operator's decision).")
 	}
-	if endings["docs"] == "success" {
+	if endings["docs"] == store.OutcomeSuccess {
 		lines = append(lines, "- CHANGELOG.md, README.md and docs/cli.md are up to date.")
 	} else {
-		lines = append(lines, "- Docs: not updated ("+endings["docs"]+").")
+		lines = append(lines, "- Docs: not updated ("+string(endings["docs"])+").")
 	}
 	switch {
 	case denied != "":
 		lines = append(lines, "", "Not done: the operator denied "+denied+". Do it by hand.")
-	case endings["release"] == "success":
+	case endings["release"] == store.OutcomeSuccess:
 		lines = append(lines, "- deploy/release.yaml describes the release build.", "", "Archives and checksums are in build/.")
 	default:
-		lines = append(lines, "", "Not done: the release build ("+endings["release"]+").")
+		lines = append(lines, "", "Not done: the release build ("+string(endings["release"])+").")
 	}
 	return joinLines(lines...)
 }

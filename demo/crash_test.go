@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // TestMain lets the test binary be a harness process that a test can kill.
@@ -77,7 +78,7 @@ func TestKilledHarness(t *testing.T) {
 // was caught unfinished.
 func checkAfterKill(t *testing.T, path string, after time.Duration) bool {
 	t.Helper()
-	s, err := store.OpenReadOnly(path)
+	s, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatalf("killed after %v: the store does not open: %v", after, err)
 	}
@@ -183,7 +184,7 @@ func TestRacingDecidersHarnessActsOnTheRow(t *testing.T) {
 		if y == n {
 			t.Errorf("%s: won by the approver %v and by the denier %v — exactly one must win", r.Key(), y, n)
 		}
-		if y && r.Decision != approveAll(r).Verdict && r.Kind != store.Question {
+		if y && r.Decision != string(approveAll(r).Verdict) && r.Kind != store.Question {
 			t.Errorf("%s: the approver won but the row holds %q", r.Key(), r.Decision)
 		}
 	}

@@ -28,11 +28,12 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // Options configure Run.
 type Options struct {
-	// Path is the store file to create (store.Create): the caller decides
+	// Path is the store file to create (ioharness.Create): the caller decides
 	// whether it is a temporary file or one to keep.
 	Path string
 	// Speed multiplies the pace: 1 is human-watchable (a step every
@@ -56,7 +57,7 @@ const snapshotLeaseTTL = 100 * 365 * 24 * time.Hour
 // Run creates the store at o.Path, writes the history and then drives the
 // live tree, paced by o.Speed, until every agent has finished. Actions that
 // wait on a human wait until someone decides them through another handle
-// (store.Open + Decide). When ctx is cancelled Run stops promptly, releases
+// (ioharness.Open + Decide). When ctx is cancelled Run stops promptly, releases
 // the lease and closes the store (the runs it cut off stay "running", as
 // after a crash) and returns ctx.Err().
 func Run(ctx context.Context, o Options) (err error) {
@@ -64,7 +65,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if speed <= 0 || math.IsNaN(speed) || math.IsInf(speed, 0) {
 		speed = 1
 	}
-	st, err := store.Create(o.Path)
+	st, err := ioharness.Create(o.Path)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	e.paced, e.speed, e.start = true, speed, start
-	if _, err := e.startLiveTree(store.DefaultLeaseTTL); err != nil {
+	if _, err := e.startLiveTree(ioharness.DefaultLeaseTTL); err != nil {
 		return err
 	}
 	if o.Ready != nil {
@@ -116,7 +117,7 @@ func Run(ctx context.Context, o Options) (err error) {
 // are identical row for row. The lease belongs to the calling process and
 // has a ttl of a century: the tree reads as live while that process runs.
 func Snapshot(ctx context.Context, path string, seed int64, base time.Time) error {
-	st, err := store.Create(path)
+	st, err := ioharness.Create(path)
 	if err != nil {
 		return err
 	}

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
-// decider is a second process's view of the run: its own store.Open
+// decider is a second process's view of the run: its own ioharness.Open
 // handle, polling what waits on a human and deciding it through Decide,
 // as the explorer would.
 type decider struct {
@@ -38,7 +39,7 @@ func startDecider(ctx context.Context, path string, ready <-chan struct{}, choos
 		case <-ctx.Done():
 			return
 		}
-		s, err := store.Open(path)
+		s, err := ioharness.Open(path)
 		if err != nil {
 			d.fail(err)
 			return
@@ -115,9 +116,9 @@ func runWithDecider(t *testing.T, seed int64, choose func(store.Request) store.D
 	return path, d
 }
 
-func openRO(t *testing.T, path string) *store.Store {
+func openRO(t *testing.T, path string) *ioharness.Store {
 	t.Helper()
-	s, err := store.OpenReadOnly(path)
+	s, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatalf("OpenReadOnly: %v", err)
 	}
@@ -126,7 +127,7 @@ func openRO(t *testing.T, path string) *store.Store {
 }
 
 // liveTree is the live tree: the newest root and everything under it.
-func liveTree(t *testing.T, s *store.Store) []store.Run {
+func liveTree(t *testing.T, s *ioharness.Store) []store.Run {
 	t.Helper()
 	ctx := context.Background()
 	runs, err := s.Runs(ctx)
@@ -154,7 +155,7 @@ func ids(runs []store.Run) []string {
 	return out
 }
 
-func byAddress(t *testing.T, s *store.Store, tree []store.Run, name string) store.Run {
+func byAddress(t *testing.T, s *ioharness.Store, tree []store.Run, name string) store.Run {
 	t.Helper()
 	evs, err := s.AgentEvents(context.Background(), ids(tree)...)
 	if err != nil {
@@ -193,8 +194,8 @@ func TestRunApproved(t *testing.T) {
 	if v := userVersion(t, path); v != 7 {
 		t.Errorf("user_version %d, want 7", v)
 	}
-	if s, err := store.Open(path); err != nil {
-		t.Errorf("store.Open: %v", err)
+	if s, err := ioharness.Open(path); err != nil {
+		t.Errorf("ioharness.Open: %v", err)
 	} else {
 		s.Close()
 	}
@@ -308,7 +309,7 @@ func TestRunApproved(t *testing.T) {
 		}
 		switch r.Kind {
 		case store.Approval:
-			if r.Decision != want.Verdict {
+			if r.Decision != string(want.Verdict) {
 				t.Errorf("%s: %q, want %q", r.Key(), r.Decision, want.Verdict)
 			}
 		case store.Question:
@@ -316,7 +317,7 @@ func TestRunApproved(t *testing.T) {
 				t.Errorf("%s: %q by %q, want %q by attached", r.Key(), r.Decision, r.DecidedBy, want.Text)
 			}
 		case store.Plan:
-			if r.Decision != want.Verdict || r.DecidedBy != "attached" {
+			if r.Decision != string(want.Verdict) || r.DecidedBy != "attached" {
 				t.Errorf("%s: %q by %q, want %q by attached", r.Key(), r.Decision, r.DecidedBy, want.Verdict)
 			}
 		}
@@ -722,7 +723,7 @@ func TestRunCancel(t *testing.T) {
 	go func() { done <- Run(ctx, Options{Path: path, Speed: 1, Seed: 5, Ready: func() { close(ready) }}) }()
 	<-ready
 	// Cut it off once the live root has committed a step.
-	watch, err := store.OpenReadOnly(path)
+	watch, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // History: four runs that finished before the live tree started, one of
@@ -20,7 +21,7 @@ type historyRun struct {
 }
 
 func pickHistory(r *rand.Rand, w *world) []historyRun {
-	kinds := []string{"success", "step_cap", "denied", "tree"}
+	kinds := []string{"json-flag", "toml-migration", "branch-cleanup", "tree"}
 	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	starts := []time.Duration{-5*time.Hour - 12*time.Minute, -3*time.Hour - 37*time.Minute, -2*time.Hour - 5*time.Minute, -48 * time.Minute}
 	var out []historyRun
@@ -60,11 +61,11 @@ func (e *engine) writeHistory() error {
 		var root *agent
 		var err error
 		switch h.kind {
-		case "success":
+		case "json-flag":
 			root, err = e.historyRoot(fmt.Sprintf("Add a --json flag to `%s status`", e.w.project), historySuccess)
-		case "step_cap":
+		case "toml-migration":
 			root, err = e.historyRoot("Migrate config loading from YAML to TOML", historyStepCap)
-		case "denied":
+		case "branch-cleanup":
 			root, err = e.historyRoot("Delete the stale release branches on origin", historyDenied)
 		case "tree":
 			root, err = e.historyRoot("Triage the flaky tests in internal/cache", historyTree)
@@ -88,7 +89,7 @@ func (e *engine) writeHistory() error {
 }
 
 func (e *engine) historyRoot(goal string, brain func(*agent) *turn) (*agent, error) {
-	a, err := e.startRoot(goal, e.w.historyPolicyJSON(), store.DefaultLeaseTTL)
+	a, err := e.startRoot(goal, e.w.historyPolicyJSON(), ioharness.DefaultLeaseTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -102,25 +103,25 @@ func (e *engine) historyRoot(goal string, brain func(*agent) *turn) (*agent, err
 // recorded with source resumed:<id>, and the run ends denied.
 func (e *engine) resumeWithDenial(a *agent) error {
 	e.now += 26*time.Minute + time.Duration(a.rng.Int64N(int64(6*time.Minute)))
-	if _, err := e.st.AcquireLease(e.ctx, a.id, store.DefaultLeaseTTL); err != nil {
+	if _, err := e.st.AcquireLease(e.ctx, a.id, ioharness.DefaultLeaseTTL); err != nil {
 		return err
 	}
 	a.leased = true
-	if _, err := e.st.ResolvePending(e.ctx, a.deferred, "deny"); err != nil {
+	if _, err := e.st.ResolvePending(e.ctx, a.deferred, store.VerdictDeny); err != nil {
 		return err
 	}
 	g := a.deferredGate
-	if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: a.step, Kind: "decision", Act: g.act,
-		Target: g.target, Decision: "deny", Source: "resumed:" + a.deferred}); err != nil {
+	if err := e.st.RecordPolicyEvent(e.ctx, store.PolicyEvent{RunID: a.id, Step: a.step, Kind: store.PolicyDecision, Act: g.act,
+		Target: g.target, Decision: store.PolicyDeny, Source: "resumed:" + a.deferred}); err != nil {
 		return err
 	}
 	e.logf(a, "resumed with a denial of request %s", a.deferred)
-	return a.finish("denied")
+	return a.finish(store.OutcomeDenied)
 }
 
 func refusedWrite(path, rule string) *call {
 	return &call{name: "write_file", args: map[string]any{"path": path, "content": "CONFIG_FORMAT=toml\n"}, run: func(a *agent, n int) (result, error) {
-		if err := a.e.st.RecordPolicyEvent(a.e.ctx, store.PolicyEvent{RunID: a.id, Step: n, Kind: "refusal", Act: "write",
+		if err := a.e.st.RecordPolicyEvent(a.e.ctx, store.PolicyEvent{RunID: a.id, Step: n, Kind: store.PolicyRefusal, Act: "write",
 			Target: path, Rule: rule, Layer: "project"}); err != nil {
 			return result{}, err
 		}
@@ -191,7 +192,7 @@ func historySuccess(a *agent) *turn {
 	case 5:
 		return &turn{calls: []*call{remember("status.json-shape", "`status --json` prints the Document as JSON (Name, Version, Deps); scripts parse it, keep it stable.")}}
 	case 6:
-		return &turn{calls: []*call{exec("go", []string{"go", "vet", "./..."}, 0, "", 2*time.Second)}, final: "success"}
+		return &turn{calls: []*call{exec("go", []string{"go", "vet", "./..."}, 0, "", 2*time.Second)}, final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -223,7 +224,7 @@ func historyStepCap(a *agent) *turn {
 			"go: github.com/BurntSushi/toml@v1.4.0: missing go.sum entry; to add it:\n\tgo mod download github.com/BurntSushi/toml\n", 2*time.Second)}}
 	case 8:
 		return &turn{text: "Ran out of steps with the build still failing on go.sum.", calls: []*call{readFile("go.sum", "golang.org/x/mod v0.22.0 h1:D4nJWe9zYcp1KmA4…\ngopkg.in/yaml.v3 v3.0.1 h1:fxVm/GzAzEWqLHuvctI…\n")},
-			final: "step_cap_reached"}
+			final: store.OutcomeStepCapReached}
 	}
 	return nil
 }
@@ -268,7 +269,7 @@ func historyTree(a *agent) *turn {
 	case 6:
 		return &turn{text: "TestEvictionOrder passes 200 of 200 with a fake clock.",
 			calls: []*call{remember("cache.flaky-tests", "internal/cache tests must use fakeClock, never time.Sleep: TestEvictionOrder flaked 3/200 with a 10ms sleep.")},
-			final: "success"}
+			final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -284,7 +285,7 @@ func historyRepro(a *agent) *turn {
 	case 3:
 		body := "# TestEvictionOrder flake\n\nFails 3 of 200 runs: the test sleeps 10ms and assumes the janitor ran twice.\n"
 		return &turn{text: "TestEvictionOrder fails 3/200: it sleeps 10ms and assumes the janitor goroutine ran in between.",
-			calls: []*call{writeFile("notes/flake.md", body)}, final: "success"}
+			calls: []*call{writeFile("notes/flake.md", body)}, final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -313,7 +314,7 @@ func historyFixer(a *agent) *turn {
 			calls: []*call{exec("go", []string{"go", "test", "-count=50", "./internal/cache"}, 1, "--- FAIL: TestEvictionOrder (0.02s)\nFAIL\n", 3*time.Second)},
 			after: func(a *agent, n int) error {
 				return a.e.st.RecordContextEvent(a.e.ctx, a.id, n, "stalled", "still no progress after replanning", nil)
-			}, final: "stalled", noDraw: true}
+			}, final: store.OutcomeStalled, noDraw: true}
 	}
 	return nil
 }

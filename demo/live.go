@@ -64,8 +64,8 @@ func (e *engine) startRoot(goal, policy string, ttl time.Duration) (*agent, erro
 	if err := e.st.RecordRunPolicy(ctx, id, policy); err != nil {
 		return nil, err
 	}
-	if err := e.st.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: id, Step: 0, Kind: "decision", Act: "net",
-		Target: "openrouter.ai:443", Rule: "openrouter.ai:443", Layer: "provider", Decision: "allow", Source: "policy"}); err != nil {
+	if err := e.st.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: id, Step: 0, Kind: store.PolicyDecision, Act: "net",
+		Target: "openrouter.ai:443", Rule: "openrouter.ai:443", Layer: "provider", Decision: store.PolicyAllow, Source: "policy"}); err != nil {
 		return nil, err
 	}
 	a := e.newAgent(id, "", nil, nil, goal, "", "", liveProfile)
@@ -124,7 +124,7 @@ func coordinator(a *agent) *turn {
 		return &turn{calls: []*call{readMessages(wait)}}
 	}
 	denied := ""
-	if r := t.byName["release"]; r != nil && r.outcome == "denied" {
+	if r := t.byName["release"]; r != nil && r.outcome == store.OutcomeDenied {
 		denied = r.deniedWhat
 	}
 	a.wrap++
@@ -133,7 +133,7 @@ func coordinator(a *agent) *turn {
 			calls: []*call{remember("release.denied", fmt.Sprintf("For %s the operator denied: %s. Do that step by hand or ask first.", w.version, denied))}}
 	}
 	answer := ""
-	if p := t.byName["parser"]; p != nil && p.outcome == "success" {
+	if p := t.byName["parser"]; p != nil && p.outcome == store.OutcomeSuccess {
 		answer = "return an empty Document"
 		if strings.Contains(strings.ToLower(p.answer), "err") {
 			answer = "return ErrEmptyInput"
@@ -144,11 +144,11 @@ func coordinator(a *agent) *turn {
 	if denied != "" {
 		summary = fmt.Sprintf("Release %s is not complete: the operator denied %s.", w.version, denied)
 	}
-	if a.endings["docs"] == "plan_rejected" {
+	if a.endings["docs"] == store.OutcomePlanRejected {
 		summary += " The docs plan was cancelled, so CHANGELOG.md is unchanged."
 	}
 	return &turn{text: summary, calls: []*call{writeFile("RELEASE_NOTES.md", notes)},
-		completion: len(notes) / 4, final: "success"}
+		completion: len(notes) / 4, final: store.OutcomeSuccess}
 }
 
 func parser(a *agent) *turn {
@@ -194,7 +194,7 @@ func parser(a *agent) *turn {
 		return &turn{text: "Both parser TODOs are done and the tests pass; empty input now returns " + map[bool]string{true: "ErrEmptyInput", false: "an empty Document"}[strings.Contains(strings.ToLower(a.answer), "err")] + ", as the operator decided. The lexer TODO is cosmetic; left for later.",
 			calls: []*call{exec("go", []string{"go", "test", "./..."}, 0,
 				"ok  \texample.com/"+w.project+"/src\t0.402s\nok  \texample.com/"+w.project+"/cmd/"+w.project+"\t0.097s\n", 2200*time.Millisecond)},
-			final: "success"}
+			final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func release(a *agent) *turn {
 	case 5:
 		path := fmt.Sprintf("build/%s_%s_checksums.txt", w.project, w.version)
 		return &turn{text: fmt.Sprintf("Release %s is built: six archives and their checksums are in build/.", w.version),
-			calls: []*call{readFile(path, w.checksums(a.rng))}, final: "success"}
+			calls: []*call{readFile(path, w.checksums(a.rng))}, final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -238,7 +238,7 @@ func docs(a *agent) *turn {
 			break // the plan is decided inside its step; nothing to do before
 		}
 		fallthrough
-	case "revise":
+	case store.VerdictRevise:
 		intents := []string{
 			"Collect the changes since v" + w.prev + " from git log",
 			"Add a " + w.version + " section to CHANGELOG.md",
@@ -246,7 +246,7 @@ func docs(a *agent) *turn {
 			"Regenerate docs/cli.md from `" + w.project + " --help`",
 		}
 		text := "Proposing a plan before touching any docs."
-		if a.verdict == "revise" {
+		if a.verdict == store.VerdictRevise {
 			intents = slices.Insert(intents, 2, "Address the review: "+a.correction)
 			text = "Revised the plan as asked."
 		}
@@ -269,7 +269,7 @@ func docs(a *agent) *turn {
 		body := w.cliDoc()
 		return &turn{text: "CHANGELOG.md, README.md and docs/cli.md are updated for " + w.version + ".",
 			calls:      []*call{writeFile("docs/cli.md", body)},
-			completion: len(body) / 4, final: "success"}
+			completion: len(body) / 4, final: store.OutcomeSuccess}
 	}
 	return nil
 }
@@ -314,7 +314,7 @@ func fuzzer(a *agent) *turn {
 	case 6:
 		return &turn{text: "FuzzParse runs clean for 15s after the fix; the crashing input is kept in testdata/fuzz as a regression case.",
 			calls: []*call{exec("go", []string{"go", "test", "./src"}, 0, "ok  \texample.com/"+w.project+"/src\t0.433s\n", 1800*time.Millisecond)},
-			final: "success"}
+			final: store.OutcomeSuccess}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // Each builder returns one tool call as the model makes it, and what
@@ -98,8 +99,8 @@ func exec(rule string, argv []string, code int, output string, dur time.Duration
 		output = "(no output)\n"
 	}
 	return &call{name: "exec", args: map[string]any{"program": argv[0], "args": argv[1:]}, dur: dur, run: func(a *agent, n int) (result, error) {
-		if err := a.e.st.RecordPolicyEvent(a.e.ctx, store.PolicyEvent{RunID: a.id, Step: n, Kind: "decision", Act: "exec",
-			Target: joined, Rule: rule, Layer: "project", Decision: "allow", Source: "policy"}); err != nil {
+		if err := a.e.st.RecordPolicyEvent(a.e.ctx, store.PolicyEvent{RunID: a.id, Step: n, Kind: store.PolicyDecision, Act: "exec",
+			Target: joined, Rule: rule, Layer: "project", Decision: store.PolicyAllow, Source: "policy"}); err != nil {
 			return result{}, err
 		}
 		return result{decision: fmt.Sprintf("exec %s exit %d", argv[0], code), obs: store.Observation{Kind: "tool",
@@ -139,7 +140,7 @@ func remember(key, value string) *call {
 func readMessages(wait time.Duration) *call {
 	secs := int(wait / time.Second)
 	return &call{name: "read_messages", args: map[string]any{"wait_secs": secs}, dur: wait, run: func(a *agent, n int) (result, error) {
-		if err := a.e.st.RecordAgentEvent(a.e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: "message_read", Detail: "0 delivered"}); err != nil {
+		if err := a.e.st.RecordAgentEvent(a.e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: store.AgentMessageRead, Detail: "0 delivered"}); err != nil {
 			return result{}, err
 		}
 		return result{decision: "waited, nothing arrived", obs: store.Observation{Kind: "message",
@@ -195,7 +196,7 @@ func spawn(sp spawnSpec) *call {
 			if limit == "depth" {
 				why = fmt.Sprintf("depth cap reached (max %d, requested %d)", t.maxDepth, depth)
 			}
-			if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: "spawn_refused", Detail: limit}); err != nil {
+			if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: store.AgentSpawnRefused, Detail: limit}); err != nil {
 				return result{}, err
 			}
 			e.logf(a, "step %d: spawn of %s refused (%s)", n, sp.as, limit)
@@ -208,16 +209,16 @@ func spawn(sp spawnSpec) *call {
 			return result{}, err
 		}
 		e.stampAt(stamp{table: "runs", col: "started_at", where: "id = ?", args: []any{num(id)}})
-		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: "spawn", ChildRunID: id,
+		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: store.AgentSpawn, ChildRunID: id,
 			Detail: sp.as + ": " + sp.goal}); err != nil {
 			return result{}, err
 		}
 		maxSteps := int64(sp.maxSteps)
-		if err := e.st.RecordSpawn(e.ctx, store.Spawn{ParentRunID: a.id, Step: n, ChildRunID: id, Goal: sp.goal,
+		if err := e.st.RecordSpawn(e.ctx, ioharness.Spawn{ParentRunID: a.id, Step: n, ChildRunID: id, Goal: sp.goal,
 			VerifyFile: sp.verifyFile, Needle: sp.needle, MaxSteps: &maxSteps, DenyWrite: "[]", AsName: sp.as}); err != nil {
 			return result{}, err
 		}
-		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: "spawn_args", ChildRunID: id,
+		if err := e.st.RecordAgentEvent(e.ctx, store.AgentEvent{RunID: a.id, Step: n, Kind: store.AgentSpawnArgs, ChildRunID: id,
 			Detail: compactJSON(sp.args())}); err != nil {
 			return result{}, err
 		}

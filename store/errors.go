@@ -3,10 +3,13 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// Sentinel errors. Every error the store returns for a bad file wraps one of
-// these, so callers can test with errors.Is and still print one clear line.
+// Sentinel errors. Every error a source returns for a bad file, a missing
+// run or a refused write wraps one of these, so callers test with errors.Is
+// whatever the format. Their texts name no format: the adapter's own words
+// go in Error.Detail.
 var (
 	ErrNotFound     = errors.New("no such file")
 	ErrIsDirectory  = errors.New("is a directory, not a store file")
@@ -25,32 +28,60 @@ var (
 	ErrIO = errors.New("cannot read store")
 )
 
-// Error is a store error with the path it concerns and a one-line reason.
+// Error is the one error type every source returns for a store problem: the
+// path it concerns, the sentinel it matches, and one line a person can act
+// on.
+//
+// Detail is that line, worded by the adapter, which knows the format: it
+// replaces the sentinel's generic text rather than being appended to it, so
+// a Starweaver refusal can say "Starweaver database without migration 2 …"
+// and not "not supported by this store: Starweaver database …". Adapters
+// that want the sentinel's words first build Detail with Because.
 type Error struct {
-	Path   string
+	Path   string // the file or directory ("" when none applies)
 	Kind   error  // one of the sentinels above
-	Detail string // what makes this case specific (may be empty)
-	Err    error  // the underlying driver error, if any
+	Detail string // the reason in one line; "" says Kind's text
+	Err    error  // the underlying cause (a driver or file-system error), if any
 }
 
+// Errorf builds an Error whose Detail is the formatted text (none with an
+// empty format).
+func Errorf(path string, kind, cause error, format string, args ...any) *Error {
+	e := &Error{Path: path, Kind: kind, Err: cause}
+	if format != "" {
+		e.Detail = fmt.Sprintf(format, args...)
+	}
+	return e
+}
+
+// Because is a Detail that starts with the sentinel's words: "no such run:
+// 7". With no specifics it is the sentinel's text alone.
+func Because(kind error, specific string) string {
+	if specific == "" {
+		return kind.Error()
+	}
+	return kind.Error() + ": " + specific
+}
+
+// Error is "path: reason", always one line.
 func (e *Error) Error() string {
-	msg := e.Kind.Error()
-	if e.Detail != "" {
-		msg += ": " + e.Detail
+	msg := e.Detail
+	if msg == "" && e.Kind != nil {
+		msg = e.Kind.Error()
+	}
+	if strings.ContainsAny(msg, "\r\n") {
+		msg = strings.Join(strings.Fields(msg), " ")
 	}
 	if e.Path != "" {
-		msg = e.Path + ": " + msg
+		return e.Path + ": " + msg
 	}
 	return msg
 }
 
+// Is matches the sentinel the error carries.
 func (e *Error) Is(target error) bool { return target == e.Kind }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-func storeErr(path string, kind error, detail string, err error) *Error {
-	return &Error{Path: path, Kind: kind, Detail: detail, Err: err}
-}
 
 // RefusedError says a decision was not written, and why, in one line.
 type RefusedError struct {

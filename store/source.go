@@ -5,15 +5,22 @@ import (
 	"time"
 )
 
-// Format names the io-harness SQLite store format.
-const Format = "io-harness"
+// Options tune how a source is opened.
+type Options struct {
+	// ReadOnly opens the source for browsing only: no decision can be
+	// written through it, and it opens nothing that could write.
+	ReadOnly bool
+}
 
 // Source is a run store as the explorer and the CLI read it, whatever its
-// format: io-harness SQLite here, Starweaver and Leviath adapters beside it.
-// Every method returns domain types; none hands out rows, connections or
-// open cursors.
+// format. Every method returns domain types; none hands out rows,
+// connections or open cursors. Methods may be called from several
+// goroutines at once. A source never writes to the store except in Decide,
+// and never changes the store's journal mode or schema.
 type Source interface {
 	Path() string
+	// Format names the format ("io-harness", "starweaver", "leviath"): the
+	// name it registered under.
 	Format() string
 	// ReadOnly reports whether decisions are disabled, and why (one line).
 	ReadOnly() (bool, string)
@@ -29,44 +36,69 @@ type Source interface {
 	AgentEvents(ctx context.Context, runIDs ...string) ([]AgentEvent, error)
 	ProviderCalls(ctx context.Context, runID string) ([]ProviderCall, error)
 
-	// Head is a cursor at the source's end; Changes returns what came after
-	// it and advances it.
+	// Head is a cursor at the source's end. Take it before loading what the
+	// screen needs: rows that land in between come again from Changes, and
+	// readers key them by row id.
 	Head(ctx context.Context) (Cursor, error)
-	Changes(ctx context.Context, c Cursor) (*Changes, error)
+	// Changes returns what came after cur and the cursor to pass next
+	// time. It never modifies cur, so a cursor held elsewhere stays valid;
+	// its cost is O(new rows + rows that can still change), never O(store).
+	Changes(ctx context.Context, cur Cursor) (*Changes, Cursor, error)
 
 	// Classify says whether a decision on req, written now, reaches the run
-	// (run is the asking run, lease its effective lease).
+	// (run is the asking run, lease its effective lease), and if not, why.
 	Classify(req Request, run Run, lease *Lease, now time.Time) (Delivery, string)
+	// Decide writes a decision as a compare-and-set on the undecided
+	// request: Won false (with what won) when someone decided first, a
+	// *RefusedError when the run cannot receive it, ErrReadOnly when the
+	// source cannot write.
 	Decide(ctx context.Context, d Decision) (DecideResult, error)
 
-	// Watch says what a file watcher should watch: a file (its directory is
-	// watched) or a directory, the base names whose events count (nil: all),
-	// and a cheap probe that changes whenever the data does.
+	// Watch says what a file watcher should watch for this source's changes.
 	Watch() WatchSpec
 
 	Close() error
 }
 
-// WatchSpec is what to watch for a source's changes.
+// WatchSpec is what to watch for a source's changes: a file (its directory
+// is watched) or a directory, the base names whose events count (nil: all),
+// and a cheap probe that changes whenever the data does.
 type WatchSpec struct {
 	Path    string
 	Names   []string
 	Version func() (uint64, error)
 }
 
-var _ Source = (*Store)(nil)
+// Optional capabilities. A Source may also implement any of the interfaces
+// below, in the manner of database/sql/driver: callers check with a type
+// assertion, and each says what a caller does without it. They are not in
+// Source because not every format can answer them, or answer them cheaply.
 
-// Format names this store's format.
-func (s *Store) Format() string { return Format }
-
-// Classify applies io-harness's delivery rules (see ClassifyDelivery).
-func (s *Store) Classify(req Request, run Run, lease *Lease, now time.Time) (Delivery, string) {
-	if req.Resolved {
-		return Closed, "already decided (" + req.Decision + ")"
-	}
-	return ClassifyDelivery(run, lease, s.RecordsLeases(), now)
+// Tracer is a source with a canonical, comparable text form of a run: one
+// line per step and context event, with no ids or times, so two runs of
+// the same task can be diffed. Without it, trace and diff are not
+// available for the format.
+type Tracer interface {
+	CanonicalTrace(ctx context.Context, runID string) (string, error)
 }
 
-// Watch is the store file, its WAL and rollback journal, and PRAGMA
-// data_version on the read connection.
-func (s *Store) Watch() WatchSpec { return SQLiteWatchSpec(s.path, s.DataVersion) }
+// RequestGetter is a source that reads one request by its key. Without it,
+// a caller looks the key up in Requests(ctx, false).
+type RequestGetter interface {
+	Request(ctx context.Context, key RequestKey) (Request, error)
+}
+
+// RunGetter is a source that reads one run by id, its goal whole (Runs may
+// cut long goals) and its counts known. Without it, a caller finds the run
+// in Runs and counts it with RunStats.
+type RunGetter interface {
+	Run(ctx context.Context, id string) (Run, error)
+}
+
+// ProblemReporter is a source that opened despite parts it could not read
+// (a Leviath runs directory with a damaged run). Problems lists them, one
+// error each, for the caller to say once; the damaged parts' own reads
+// return those errors. Without it, a source that opened has no such parts.
+type ProblemReporter interface {
+	Problems() []error
+}

@@ -2,6 +2,14 @@ package store
 
 import "time"
 
+// MaxDetailBytes caps each text field of a step detail; a field cut there is
+// named in StepDetail.Truncated so the view can say so.
+const MaxDetailBytes = 256 << 10
+
+// MaxContentBytes caps the text a request carries into memory (a write's
+// payload can be megabytes); Request.ContentBytes tells the whole size.
+const MaxContentBytes = 1 << 20
+
 // The domain types below are what every view and CLI command sees. They are
 // format-neutral: a run id is the format's own id as a string (an io-harness
 // integer, a Starweaver run_<uuid>, a Leviath run directory name), and
@@ -15,8 +23,8 @@ type Run struct {
 	Goal      string
 	Workspace string
 	Provider  string
-	Status    string // the format's durable status: running, paused, completed, …
-	Outcome   string // "" while the run has not finished
+	Status    Status  // the durable status, mapped onto the shared vocabulary
+	Outcome   Outcome // "" while the run has not finished (or parked on a human)
 	TurnKind  string
 	StartedAt time.Time // zero when the store did not record it
 
@@ -40,7 +48,7 @@ func (r Run) IsRoot() bool { return r.ParentID == "" }
 
 // Summary is the record a finished run leaves behind.
 type Summary struct {
-	Outcome     string
+	Outcome     Outcome
 	Success     bool
 	Steps       int
 	Tokens      int64
@@ -81,12 +89,14 @@ func (l Lease) Expired(now time.Time) bool {
 	return now.Unix()-l.RenewedAt.Unix() >= int64(l.TTL/time.Second)
 }
 
-// Step is one step of a run as the timeline shows it. Provider retries
-// recorded under the same step number are folded into Retries.
+// Step is one step of a run as the timeline shows it. Rows the adapter
+// marks as folding (provider retries, escalations, compactions) recorded
+// under the same step number are folded into Retries.
 type Step struct {
 	RowID    int64 // the store's row id of the step's main row: stable, the selection key
 	RunID    string
 	Number   int
+	Kind     StepKind // StepTurn, or while Pending the kind of the last folded row
 	Decision string
 	ToolCall string // a summary: long calls are cut (the detail has the whole text)
 	// ResultHead is the first line of the step's result, cut short (the
@@ -94,7 +104,7 @@ type Step struct {
 	ResultHead string
 	Tokens     int64
 	Retries    []Retry
-	// Pending is true while only retry rows exist for the step: the step
+	// Pending is true while only folded rows exist for the step: the step
 	// itself has not been committed yet.
 	Pending bool
 	// At and Latency come from the step's provider calls (the steps table
@@ -104,9 +114,11 @@ type Step struct {
 	Latency time.Duration
 }
 
-// Retry is a provider retry recorded as its own row under a step.
+// Retry is a row folded under a step: a provider retry, an escalation or
+// a compaction (Kind says which).
 type Retry struct {
 	RowID    int64
+	Kind     StepKind
 	Decision string
 }
 
@@ -178,27 +190,6 @@ type ContextSample struct {
 	Detail     string
 }
 
-// RequestKind says what a human is asked for.
-type RequestKind int
-
-const (
-	Approval RequestKind = iota // approve or deny an action
-	Question                    // answer in words
-	Plan                        // approve, revise or cancel a plan
-)
-
-func (k RequestKind) String() string {
-	switch k {
-	case Approval:
-		return "approval"
-	case Question:
-		return "question"
-	case Plan:
-		return "plan"
-	}
-	return "request"
-}
-
 // Request is something a run waits on a human for.
 type Request struct {
 	Kind  RequestKind
@@ -222,8 +213,11 @@ type Request struct {
 	PlanSteps  []PlanStep
 	Correction string // the text of a revise verdict
 
-	Resolved  bool
-	Decision  string // approve/deny, the answer, or the plan verdict
+	Resolved bool
+	// Decision is what was decided, in words: an approval's or a plan's
+	// verdict (a Verdict's text), a question's answer, or what the format
+	// says ended the wait.
+	Decision  string
 	DecidedBy string
 	AskedAt   time.Time
 
@@ -253,12 +247,12 @@ type PolicyEvent struct {
 	RowID     int64
 	RunID     string
 	Step      int
-	Kind      string // refusal, decision
+	Kind      PolicyKind
 	Act       string
 	Target    string
 	Rule      string
 	Layer     string
-	Decision  string
+	Decision  PolicyVerdict // for a decision: what the approver decided
 	Source    string
 	Performed string
 }
@@ -268,37 +262,9 @@ type AgentEvent struct {
 	RowID      int64
 	RunID      string
 	Step       int
-	Kind       string
+	Kind       AgentEventKind
 	ChildRunID string
 	Detail     string
 	Tokens     *int64
 	Remaining  *int64
-}
-
-// Event is a generic audit event of a run (sandbox, MCP, checkpoint).
-type Event struct {
-	RowID  int64
-	RunID  string
-	Step   int
-	Source string // sandbox, mcp, checkpoint
-	Kind   string
-	Detail string
-
-	Backend string        // sandbox: the execution backend
-	Server  string        // mcp: the server
-	Tool    string        // mcp: the tool
-	OK      *bool         // mcp: whether a call succeeded
-	Millis  time.Duration // mcp: how long a call took
-}
-
-// MemoryEntry is one durable cross-run memory fact.
-type MemoryEntry struct {
-	Workspace string
-	Key       string
-	Value     string
-	RunID     string
-	Step      int
-	CreatedAt time.Time
-	Kind      string // fact or decision
-	Pinned    bool
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
 
@@ -24,16 +25,16 @@ func TestAppTailsAndApproves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := store.Open(path)
+	src, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := store.OpenWriter(path)
+	w, err := ioharness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	m := New(Options{Source: src, NoColor: true, Reopen: func() (store.Source, error) { return store.Open(path) }})
+	m := New(Options{Source: src, NoColor: true, Reopen: func() (store.Source, error) { return ioharness.Open(path) }})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	// Wait for text the renderer writes fresh. (It sends only the cells
@@ -46,7 +47,7 @@ func TestAppTailsAndApproves(t *testing.T) {
 	wait("Coordinate the v2.0 release")
 
 	ctx := context.Background()
-	if err := w.CheckpointStep(ctx, "4", store.StepRecord{Step: 5, Decision: "tagged v2.0.0-rc1", Result: "ok", Tokens: 700}); err != nil {
+	if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0-rc1", Result: "ok", Tokens: 700}); err != nil {
 		t.Fatal(err)
 	}
 	wait("tagged v2.0.0-rc1")

@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/benchstore"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // Run side by side, e.g.:
@@ -24,7 +24,7 @@ import (
 // runs listed, the newest live run's tree, timeline and drift loaded, its
 // newest step's detail read.
 func loadModel(path string, w, h int) (*Model, error) {
-	src, err := store.OpenReadOnly(path)
+	src, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		return nil, err
 	}

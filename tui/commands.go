@@ -13,7 +13,25 @@ import (
 // Every read runs in a command, off the update loop, with a deadline: a
 // store that stalls (a writer in EXCLUSIVE mode) costs a message, not a
 // frozen screen. Results carry what they were asked for, so a reply that
-// arrives after the user moved on is recognised and dropped.
+// arrives after the user moved on is recognised and dropped — and the
+// generation of the source they were read from, so a read still in flight
+// when the store was reopened is dropped instead of folded into the new
+// source's state.
+
+// source is the store the model reads, with its generation: each reopen
+// starts a new one.
+type source struct {
+	store.Source
+	gen int
+}
+
+// from stamps a reply with the generation of the source it was read from.
+type from struct{ gen int }
+
+func (f from) sourceGen() int { return f.gen }
+
+// reply is a message carrying data read from a source.
+type reply interface{ sourceGen() int }
 
 const ioTimeout = 10 * time.Second
 
@@ -22,6 +40,7 @@ func ioCtx() (context.Context, context.CancelFunc) {
 }
 
 type loadedMsg struct {
+	from
 	cursor   store.Cursor
 	runs     []store.Run
 	requests []store.Request
@@ -30,38 +49,44 @@ type loadedMsg struct {
 
 // loadAll takes a cursor first, then reads the runs and open requests:
 // whatever lands in between comes again through Changes, keyed by id.
-func loadAll(src store.Source) tea.Cmd {
+func loadAll(src source) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
+		msg := loadedMsg{from: from{src.gen}}
 		cur, err := src.Head(ctx)
 		if err != nil {
-			return loadedMsg{err: err}
+			msg.err = err
+			return msg
 		}
 		runs, err := src.Runs(ctx)
 		if err != nil {
-			return loadedMsg{err: err}
+			msg.err = err
+			return msg
 		}
 		reqs, err := src.Requests(ctx, true)
-		return loadedMsg{cursor: cur, runs: runs, requests: reqs, err: err}
+		msg.cursor, msg.runs, msg.requests, msg.err = cur, runs, reqs, err
+		return msg
 	}
 }
 
 type statsMsg struct {
+	from
 	stats map[string]store.RunStats
 	err   error
 }
 
-func loadStats(src store.Source, ids []string) tea.Cmd {
+func loadStats(src source, ids []string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		st, err := src.RunStats(ctx, ids)
-		return statsMsg{stats: st, err: err}
+		return statsMsg{from: from{src.gen}, stats: st, err: err}
 	}
 }
 
 type agentMsg struct {
+	from
 	runID   string
 	steps   []store.Step
 	samples []store.ContextSample
@@ -69,11 +94,11 @@ type agentMsg struct {
 	err     error
 }
 
-func loadAgent(src store.Source, runID string) tea.Cmd {
+func loadAgent(src source, runID string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		m := agentMsg{runID: runID}
+		m := agentMsg{from: from{src.gen}, runID: runID}
 		if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
 			return m
 		}
@@ -86,32 +111,34 @@ func loadAgent(src store.Source, runID string) tea.Cmd {
 }
 
 type treeEventsMsg struct {
+	from
 	root   string
 	events []store.AgentEvent
 	err    error
 }
 
-func loadTreeEvents(src store.Source, root string, ids []string) tea.Cmd {
+func loadTreeEvents(src source, root string, ids []string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		evs, err := src.AgentEvents(ctx, ids...)
-		return treeEventsMsg{root: root, events: evs, err: err}
+		return treeEventsMsg{from: from{src.gen}, root: root, events: evs, err: err}
 	}
 }
 
 type detailMsg struct {
+	from
 	rowID  int64
 	detail store.StepDetail
 	err    error
 }
 
-func loadDetail(src store.Source, runID string, rowID int64) tea.Cmd {
+func loadDetail(src source, runID string, rowID int64) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		d, err := src.StepDetail(ctx, runID, rowID)
-		return detailMsg{rowID: rowID, detail: d, err: err}
+		return detailMsg{from: from{src.gen}, rowID: rowID, detail: d, err: err}
 	}
 }
 
@@ -122,33 +149,38 @@ type detailDueMsg struct{ seq int }
 const detailDelay = 40 * time.Millisecond
 
 type changesMsg struct {
-	ch  *store.Changes
-	err error
-	at  time.Time // when the refresh was asked for
+	from
+	ch   *store.Changes
+	next store.Cursor // where the next refresh reads from
+	err  error
+	at   time.Time // when the refresh was asked for
 }
 
-func refresh(src store.Source, cur store.Cursor) tea.Cmd {
+func refresh(src source, cur store.Cursor) tea.Cmd {
 	at := time.Now()
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		ch, err := src.Changes(ctx, cur)
-		return changesMsg{ch: ch, err: err, at: at}
+		ch, next, err := src.Changes(ctx, cur)
+		return changesMsg{from: from{src.gen}, ch: ch, next: next, err: err, at: at}
 	}
 }
 
+// decidedMsg is not a reply the model drops when it is stale: what became
+// of a person's decision is said whichever source it went through.
 type decidedMsg struct {
+	gen      int
 	decision store.Decision
 	result   store.DecideResult
 	err      error
 }
 
-func decide(src store.Source, d store.Decision) tea.Cmd {
+func decide(src source, d store.Decision) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		res, err := src.Decide(ctx, d)
-		return decidedMsg{decision: d, result: res, err: err}
+		return decidedMsg{gen: src.gen, decision: d, result: res, err: err}
 	}
 }
 

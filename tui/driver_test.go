@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // driver runs the model synchronously, as the Bubble Tea runtime would:
@@ -35,7 +35,7 @@ func newDriver(t testing.TB, w, h int, opts ...func(*Options)) *driver {
 
 func openDriver(t testing.TB, path string, w, h int, opts ...func(*Options)) *driver {
 	t.Helper()
-	src, err := store.Open(path)
+	src, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +141,9 @@ func (d *driver) lacks(bad ...string) {
 }
 
 // writer opens a second handle on the fixture, as a harness would.
-func (d *driver) writer() *store.Store {
+func (d *driver) writer() *ioharness.Store {
 	d.t.Helper()
-	w, err := store.OpenWriter(d.path)
+	w, err := ioharness.OpenWriter(d.path)
 	if err != nil {
 		d.t.Fatal(err)
 	}

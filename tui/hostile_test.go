@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
 
@@ -28,7 +29,7 @@ const evil = "ok \x1b]0;pwned\x07\x1b]2;pwned\x1b\\\x1b[2J\x1b[H\x1bP+q544e\x1b\
 func hostileStore(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hostile.sqlite3")
-	w, err := store.Create(path)
+	w, err := ioharness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +47,8 @@ func hostileStore(t *testing.T) string {
 	must(err)
 	big := strings.Repeat(evil+"\n", 10<<20/len(evil))
 	must(w.RecordContextEvent(ctx, root, 1, "assembled", evil, ptr[int64](10)))
-	must(w.CheckpointStep(ctx, root, store.StepRecord{Step: 1, Decision: evil, ToolCall: evil, Result: big, Prompt: big, Tokens: 10,
-		Turn: &store.Turn{Text: ptr(evil)}}))
+	must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 1, Decision: evil, ToolCall: evil, Result: big, Prompt: big, Tokens: 10,
+		Turn: &ioharness.Turn{Text: ptr(evil)}}))
 	must(w.RecordObservations(ctx, root, 1, []store.Observation{{Kind: evil, Target: evil, Text: evil}}))
 	must(w.RecordEdit(ctx, root, 1, store.Edit{Tool: evil, Path: evil, Hunk: evil}))
 	must(w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: root, Step: 1, Kind: "refusal", Act: evil, Target: evil, Rule: evil, Layer: evil}))

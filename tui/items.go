@@ -83,9 +83,9 @@ func (m *Model) refreshTree() {
 	for _, id := range ids {
 		for _, e := range m.st.events[id] {
 			switch e.Kind {
-			case "spawn_refused":
+			case store.AgentSpawnRefused:
 				refusals[id] = append(refusals[id], e)
-			case "budget_draw":
+			case store.AgentBudgetDraw:
 				if e.Tokens != nil && e.Remaining != nil {
 					draws = append(draws, e)
 				}

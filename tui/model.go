@@ -44,7 +44,7 @@ type Options struct {
 // Model is the root model.
 type Model struct {
 	opt   Options
-	src   store.Source
+	src   source // the store, and its generation (a reopen starts the next)
 	km    keymap.KeyMap
 	theme *views.Theme
 	dark  bool
@@ -88,7 +88,7 @@ func New(opt Options) *Model {
 		now = time.Now
 	}
 	m := &Model{
-		opt: opt, src: opt.Source, km: keymap.Default(), now: now, dark: true,
+		opt: opt, src: source{Source: opt.Source}, km: keymap.Default(), now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
 		st:   newState(),
 		runs: views.NewRuns(), tree: views.NewTree(), timeline: views.NewTimeline(),
@@ -137,10 +137,13 @@ func (m *Model) Close() {
 }
 
 // Source is the store the model reads now (after a reopen, the new one).
-func (m *Model) Source() store.Source { return m.src }
+func (m *Model) Source() store.Source { return m.src.Source }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
+		return m, nil // read from a source since replaced: its rows are not this one's
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -205,6 +208,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onChanges(msg)
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
+		if msg.gen != m.src.gen {
+			return m, nil
+		}
 		if msg.err == nil && (msg.result.Won || msg.result.Decision != "") {
 			delete(m.st.requests, msg.decision.Key)
 			m.refreshItems()
@@ -216,10 +222,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.src.Close()
-		m.src = msg.src
+		m.src = source{Source: msg.src, gen: m.src.gen + 1}
 		m.st = newState()
 		m.st.recordsLeases = m.src.RecordsLeases()
-		m.loaded = false
+		m.loaded, m.cursor = false, nil
+		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival
 		return m, loadAll(m.src)
 	}
 	return m, nil
@@ -399,6 +406,7 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		return nil
 	}
 	ch := msg.ch
+	m.cursor = msg.next
 	if ch.Reset {
 		m.ack(true)
 		if m.opt.Reopen != nil {

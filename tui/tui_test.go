@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // Whole frames at the three sizes that matter: the smallest usual
@@ -152,7 +153,7 @@ func TestFollowModeKeepsCursor(t *testing.T) {
 		t.Fatal("a live run's timeline does not start in follow mode")
 	}
 	commit := func(n int) {
-		if err := w.CheckpointStep(ctx, "4", store.StepRecord{Step: n, Decision: fmt.Sprintf("step %d arrives", n), Result: "r", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d arrives", n), Result: "r", Tokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 		d.refresh()
@@ -213,7 +214,7 @@ func TestLostRaceSaysWhoWon(t *testing.T) {
 	d.press("d")
 	d.contains("Deny write CHANGELOG.md?")
 	// Someone else decides first, before the y lands.
-	other, err := store.Open(d.path)
+	other, err := ioharness.Open(d.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func selectedRequest(d *driver) string {
 
 func TestReadOnlyDisablesDeciding(t *testing.T) {
 	d := newDriver(t, 120, 40, func(o *Options) {
-		ro, err := store.OpenReadOnly(o.Source.Path())
+		ro, err := ioharness.OpenReadOnly(o.Source.Path())
 		if err != nil {
 			t.Fatal(err)
 		}

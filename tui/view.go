@@ -162,7 +162,7 @@ func (m *Model) statusBar(w int) string {
 
 // liveness says in words what the lease says about a run.
 func liveness(s *state, r *store.Run, now time.Time) string {
-	if r.Status == "completed" || r.Status == "failed" {
+	if r.Status.Ended() {
 		return views.StateLabel(store.StateFinished, r.Outcome)
 	}
 	l := s.effectiveLease(r)
@@ -174,8 +174,8 @@ func liveness(s *state, r *store.Run, now time.Time) string {
 	case store.Dead:
 		return fmt.Sprintf("driver gone (pid %d)", l.OwnerPID())
 	case store.Unleased:
-		if r.Status == "paused" {
-			return "paused"
+		if r.Status == store.StatusPaused {
+			return store.StatePaused.String()
 		}
 		return "no driver"
 	}

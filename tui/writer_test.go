@@ -14,13 +14,13 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // burstWriter is the harness side of TestNeverBlocksTheWriter: a separate
 // process committing steps as fast as it can, watching its own WAL.
 func burstWriter(path, run string, n int) int {
-	w, err := store.OpenWriter(path)
+	w, err := ioharness.OpenWriter(path)
 	if err != nil {
 		fmt.Println("err", err)
 		return 1
@@ -29,7 +29,7 @@ func burstWriter(path, run string, n int) int {
 	ctx := context.Background()
 	var maxWAL int64
 	for i := 1; i <= n; i++ {
-		if err := w.CheckpointStep(ctx, run, store.StepRecord{Step: i, Decision: fmt.Sprintf("burst %d", i), Result: strings.Repeat("r", 300), Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: i, Decision: fmt.Sprintf("burst %d", i), Result: strings.Repeat("r", 300), Tokens: 10}); err != nil {
 			fmt.Println("err", err)
 			return 1
 		}
@@ -50,7 +50,7 @@ func burstWriter(path, run string, n int) int {
 func TestNeverBlocksTheWriter(t *testing.T) {
 	const n = 3000
 	path := filepath.Join(t.TempDir(), "burst.sqlite3")
-	w, err := store.Create(path)
+	w, err := ioharness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestNeverBlocksTheWriter(t *testing.T) {
 	}
 	defer w.Close()
 
-	src, err := store.Open(path)
+	src, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

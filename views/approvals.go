@@ -73,7 +73,7 @@ type Approvals struct {
 	selected store.RequestKey
 	guard    Guard
 	mode     queueMode
-	verdict  string // the verdict being confirmed
+	verdict  store.Verdict // the verdict being confirmed
 	input    textinput.Model
 	scroll   int // content scroll
 	contentH int
@@ -190,9 +190,9 @@ func (p *Approvals) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap, now time.Ti
 				p.say(false, "type something first (esc cancels)")
 				return Intent{Kind: Redraw}
 			}
-			verdict := "revise"
+			verdict := store.VerdictRevise
 			if p.mode == answering {
-				verdict = ""
+				verdict = "" // a question has no verdict: its answer is the text
 				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(it.Req.Choices) {
 					text = it.Req.Choices[n-1]
 				}
@@ -221,19 +221,20 @@ func (p *Approvals) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap, now time.Ti
 	if !ok {
 		return Intent{}
 	}
-	var verdict string
+	var verdict store.Verdict
+	answer := false
 	kind := it.Req.Kind
 	switch {
 	case key.Matches(msg, km.Approve) && kind != store.Question:
-		verdict = "approve"
+		verdict = store.VerdictApprove
 	case key.Matches(msg, km.Deny) && kind == store.Approval:
-		verdict = "deny"
+		verdict = store.VerdictDeny
 	case key.Matches(msg, km.Deny) && kind == store.Plan:
-		verdict = "cancel"
+		verdict = store.VerdictCancel
 	case (key.Matches(msg, km.Answer) || key.Matches(msg, km.Open) || key.Matches(msg, km.Approve)) && kind == store.Question:
-		verdict = "answer"
+		answer = true
 	case key.Matches(msg, km.Revise) && kind == store.Plan:
-		verdict = "revise"
+		verdict = store.VerdictRevise
 	default:
 		return Intent{}
 	}
@@ -245,8 +246,8 @@ func (p *Approvals) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap, now time.Ti
 		p.say(false, "cannot decide: %s", why)
 		return Intent{Kind: Redraw}
 	}
-	switch verdict {
-	case "answer":
+	switch {
+	case answer:
 		p.mode = answering
 		p.input.SetValue("")
 		p.input.Placeholder = "your answer"
@@ -254,7 +255,7 @@ func (p *Approvals) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap, now time.Ti
 			p.input.Placeholder = "an answer, or the number of a choice"
 		}
 		p.input.Focus()
-	case "revise":
+	case verdict == store.VerdictRevise:
 		p.mode = revising
 		p.input.SetValue("")
 		p.input.Placeholder = "what to change in the plan"
@@ -276,7 +277,7 @@ func (p *Approvals) blocked(it ApprovalItem) string {
 	return ""
 }
 
-func (p *Approvals) decide(it ApprovalItem, verdict, text string) Intent {
+func (p *Approvals) decide(it ApprovalItem, verdict store.Verdict, text string) Intent {
 	p.say(true, "deciding…")
 	return Intent{Kind: Decide, Decision: store.Decision{Key: it.Req.Key(), Verdict: verdict, Text: text}}
 }
@@ -290,7 +291,7 @@ func (p *Approvals) Result(d store.Decision, res store.DecideResult, err error) 
 	case res.Won:
 		p.say(true, "✓ %s: %s", pastTense(d), what)
 	default:
-		won := store.Decision{Key: d.Key, Verdict: res.Decision}
+		won := store.Decision{Key: d.Key, Verdict: store.Verdict(res.Decision)}
 		how := pastTense(won)
 		if d.Key.Kind == store.Question {
 			how = "answered “" + sanitize.Line(res.Decision) + "”"
@@ -306,16 +307,16 @@ func pastTense(d store.Decision) string {
 	switch {
 	case d.Key.Kind == store.Question:
 		return "answered"
-	case d.Verdict == "approve":
+	case d.Verdict == store.VerdictApprove:
 		return "approved"
-	case d.Verdict == "deny":
+	case d.Verdict == store.VerdictDeny:
 		return "denied"
-	case d.Verdict == "cancel":
+	case d.Verdict == store.VerdictCancel:
 		return "cancelled"
-	case d.Verdict == "revise":
+	case d.Verdict == store.VerdictRevise:
 		return "sent back for revision"
 	}
-	return d.Verdict
+	return string(d.Verdict)
 }
 
 // Click selects the request at y of the list.
@@ -479,9 +480,10 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	r := it.Req
 	switch p.mode {
 	case confirming:
-		q := fmt.Sprintf("%s %s? ", strings.ToUpper(p.verdict[:1])+p.verdict[1:], sanitize.Line(r.Key().String()))
+		v := string(p.verdict)
+		q := fmt.Sprintf("%s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Key().String()))
 		if r.Kind == store.Approval {
-			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(p.verdict[:1])+p.verdict[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
+			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
 		}
 		return t.Warning.Render(Cut(q, w-14)) + t.Key.Render("y") + t.Muted.Render(" yes  ") + t.Key.Render("n") + t.Muted.Render(" no")
 	case answering, revising:

@@ -201,7 +201,7 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 				line += fmt.Sprintf(" (rule %s, layer %s)", e.Rule, e.Layer)
 			}
 			style := t.Text
-			if e.Kind == "refusal" || e.Decision == "deny" {
+			if e.Kind == store.PolicyRefusal || e.Decision == store.PolicyDeny {
 				style = t.Bad
 			}
 			add(style.Render(Cut(sanitize.Line(line), w)))

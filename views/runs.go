@@ -109,7 +109,7 @@ func (p *Runs) remember() {
 }
 
 func matches(it RunItem, q string) bool {
-	for _, f := range []string{it.Run.Goal, it.Run.Outcome, StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID} {
+	for _, f := range []string{it.Run.Goal, string(it.Run.Outcome), StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}

@@ -22,12 +22,13 @@ func FuzzRenderStep(f *testing.F) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(tt *testing.T, s string) {
 		rep := int64(10)
-		run := store.Run{ID: s, Goal: s, Outcome: s, Status: "running", StartedAt: now, StatsKnown: true}
+		run := store.Run{ID: s, Goal: s, Outcome: store.Outcome(s), Status: store.StatusRunning, StartedAt: now, StatsKnown: true}
 		step := store.Step{RowID: 1, RunID: s, Number: 1, Decision: s, ToolCall: s, Retries: []store.Retry{{RowID: 1, Decision: s}}}
 		d := &store.StepDetail{Step: step, Prompt: s, Result: s, ToolCallFull: s, TurnText: s, HasTurnText: true,
 			Observations: []store.Observation{{Kind: s, Target: s, Text: s}}, Edits: []store.Edit{{Tool: s, Path: s, Hunk: s}},
 			ProviderCalls: []store.ProviderCall{{Provider: s, Model: s, Failure: s, FinishReason: s}},
-			Policy:        []store.PolicyEvent{{Kind: s, Act: s, Target: s, Rule: s, Layer: s, Decision: s, Source: s}}}
+			Policy: []store.PolicyEvent{{Kind: store.PolicyKind(s), Act: s, Target: s, Rule: s, Layer: s,
+				Decision: store.PolicyVerdict(s), Source: s}}}
 		req := store.Request{Kind: store.Approval, ID: s, RunID: s, Act: s, Target: s, Content: s, HasContent: true}
 		q := store.Request{Kind: store.Question, ID: "2", RunID: s, Question: s, Context: s, Choices: []string{s}}
 		pl := store.Request{Kind: store.Plan, ID: "3", RunID: s, PlanSteps: []store.PlanStep{{Intent: s, Agent: s}}}
@@ -36,7 +37,7 @@ func FuzzRenderStep(f *testing.F) {
 		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Known: true}})
 		tree := NewTree()
 		node := &AgentNode{Run: run, State: store.StateWaiting, Marked: true, Waiting: 1}
-		ev := store.AgentEvent{Kind: "spawn_refused", Detail: s}
+		ev := store.AgentEvent{Kind: store.AgentSpawnRefused, Detail: s}
 		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node}, nil, map[string][]store.AgentEvent{s: {ev}}), nil)
 		tl := NewTimeline()
 		tl.Load(s, s, []store.Step{step}, true)

@@ -89,7 +89,7 @@ func NewTheme(dark, noColor bool) *Theme {
 }
 
 // StateGlyph is a state's symbol: it says the state without colour.
-func StateGlyph(st store.State, outcome string) string {
+func StateGlyph(st store.State, outcome store.Outcome) string {
 	switch st {
 	case store.StateRunning:
 		return "●"
@@ -104,25 +104,25 @@ func StateGlyph(st store.State, outcome string) string {
 	case store.StateUnknown:
 		return "○"
 	}
-	if goodOutcome(outcome) {
+	if outcome.Succeeded() {
 		return "✓"
 	}
 	return "■"
 }
 
 // StateLabel is the word a run's state shows as: the outcome once finished.
-func StateLabel(st store.State, outcome string) string {
+func StateLabel(st store.State, outcome store.Outcome) string {
 	if st == store.StateFinished {
 		if outcome == "" {
 			return "finished"
 		}
-		return outcome
+		return string(outcome)
 	}
 	return st.String()
 }
 
 // StateStyle colours a state.
-func (t *Theme) StateStyle(st store.State, outcome string) lipgloss.Style {
+func (t *Theme) StateStyle(st store.State, outcome store.Outcome) lipgloss.Style {
 	switch st {
 	case store.StateRunning, store.StateUnknown:
 		return t.Running
@@ -135,11 +135,10 @@ func (t *Theme) StateStyle(st store.State, outcome string) lipgloss.Style {
 	case store.StateCrashed:
 		return t.Bad
 	}
-	if goodOutcome(outcome) {
+	switch {
+	case outcome.Succeeded():
 		return t.Good
-	}
-	switch outcome {
-	case "step_cap_reached", "time_budget_exceeded", "cost_budget_exceeded", "budget_ceiling_reached", "stalled", "cancelled":
+	case outcome.Stopped():
 		return t.Stale
 	}
 	return t.Bad
@@ -153,14 +152,4 @@ func PlainTheme() *Theme {
 	return &Theme{NoColor: true, Text: p, Muted: p, Faint: p, Bold: p, Border: p, BorderFocus: p, Title: p, TitleFocus: p,
 		Selected: p, SelectedBlur: p, Running: p, Waiting: p, Paused: p, Stale: p, Good: p, Bad: p, Estimate: p,
 		Reported: p, Warning: p, Key: p, StatusBar: p}
-}
-
-// goodOutcome reports an outcome that means the run did its job (io-harness's
-// success and finished; Leviath's complete words).
-func goodOutcome(o string) bool {
-	switch o {
-	case "success", "finished", "complete", "complete_interactive":
-		return true
-	}
-	return false
 }

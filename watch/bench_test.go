@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // go test ./watch -run TestLatencyReport -latency -v -timeout 10m
@@ -54,7 +54,7 @@ func sqlTailSource(db string) benchSource {
 // read-only store handle, a cursor, and Changes on every signal; a row is
 // "in the model" when Changes has returned it.
 func storeSource(tb testing.TB, db string) benchSource {
-	s, err := store.Open(db)
+	s, err := ioharness.Open(db)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,10 +74,11 @@ func storeSource(tb testing.TB, db string) benchSource {
 		Refresh: func(ctx context.Context) (int, error) {
 			n := 0
 			for {
-				ch, err := s.Changes(ctx, cur)
+				ch, next, err := s.Changes(ctx, cur)
 				if err != nil {
 					return n, err
 				}
+				cur = next
 				now := time.Now()
 				mu.Lock()
 				for _, st := range ch.Steps {
@@ -359,7 +360,7 @@ func printReport(out io.Writer, rows []benchResult, took time.Duration) {
 			dash(r.commits > 0, strconv.FormatFloat(float64(r.maxWAL)/(1<<20), 'f', 1, 64)+" MB"),
 		)
 	}
-	writer := "store layer: one CheckpointStep per commit (step row + checkpoint event + lease renewal), synchronous at SQLite's default as io-harness leaves it; the reader is store.Open + Changes, as the UI tails"
+	writer := "store layer: one CheckpointStep per commit (step row + checkpoint event + lease renewal), synchronous at SQLite's default as io-harness leaves it; the reader is ioharness.Open + Changes, as the UI tails"
 	if *latencyRaw {
 		writer = "raw SQL: one INSERT per commit, synchronous=NORMAL; the reader is a raw id > ? tail query"
 	}

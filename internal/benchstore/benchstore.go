@@ -1,7 +1,7 @@
 // Package benchstore builds large io-harness stores for benchmarks: many
 // runs in trees, many steps, the shape a busy harness leaves after months.
 // It writes with big raw transactions (the write API commits per step, far
-// too slow for a million rows) into a store made by store.Create, and caches
+// too slow for a million rows) into a store made by ioharness.Create, and caches
 // the result under the system temp directory, since building one takes
 // seconds to minutes.
 package benchstore
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // Shape says what to build.
@@ -56,7 +57,7 @@ func Path(shape Shape) (string, error) {
 }
 
 func build(path string, shape Shape) error {
-	s, err := store.Create(path)
+	s, err := ioharness.Create(path)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,8 @@ func build(path string, shape Shape) error {
 	}
 	prompt := strings.Repeat("Goal: refactor the parser; keep the public API. Context follows. ", 6)
 	result := strings.Repeat("[read src/parse.rs] fn parse(input: &str) -> Result<Ast> { … } ", 3)
-	outcomes := []string{"success", "success", "success", "step_cap_reached", "stalled", "denied"}
+	outcomes := []store.Outcome{store.OutcomeSuccess, store.OutcomeSuccess, store.OutcomeSuccess, store.OutcomeStepCapReached,
+		store.OutcomeStalled, store.OutcomeDenied}
 	pending := 0
 	commitEvery := func() error {
 		pending++
@@ -140,9 +142,9 @@ func build(path string, shape Shape) error {
 		for i := base; i < end; i++ {
 			r := runs[i]
 			open := r.parent == 0 && r.id-1 >= openFrom || r.parent != 0 && r.parent-1 >= openFrom
-			status, outcome := "completed", any(outcomes[rng.Intn(len(outcomes))])
+			status, outcome := string(store.StatusCompleted), any(string(outcomes[rng.Intn(len(outcomes))]))
 			if open {
-				status, outcome = "running", nil
+				status, outcome = string(store.StatusRunning), nil
 			}
 			var parent any
 			if r.parent != 0 {
@@ -199,7 +201,7 @@ func build(path string, shape Shape) error {
 		return err
 	}
 	// The open runs each wait on a human.
-	w, err := store.OpenWriter(path)
+	w, err := ioharness.OpenWriter(path)
 	if err != nil {
 		return err
 	}

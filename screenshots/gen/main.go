@@ -24,7 +24,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-run/vigil/demo"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -62,7 +62,7 @@ func run(out string, keep bool) error {
 	if err := demo.Snapshot(context.Background(), path, 7, base); err != nil {
 		return fmt.Errorf("demo store: %w", err)
 	}
-	src, err := store.Open(path)
+	src, err := ioharness.Open(path)
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,9 @@ const ChangesPage = 4096
 var changesPage = ChangesPage
 
 // Cursor is a Leviath source's cursor: a position in the source's change
-// log. Every row, replay point and provider call gets its id from the same
-// sequence as the log, so "what came after the cursor" is a binary search
-// and a slice: O(new data).
+// log, never changed once returned. Every row, replay point and provider
+// call gets its id from the same sequence as the log, so "what came after
+// the cursor" is a binary search and a slice: O(new data).
 type Cursor struct {
 	src *Store
 	seq int64
@@ -43,7 +43,8 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 // Changes reads what was appended since the last read (new run
 // directories, frames appended to each run.lvr from its last offset,
 // rewritten meta.json and sidecars) and returns what the cursor has not
-// seen, advancing it:
+// seen, with the cursor that follows it (cur itself is a value Changes
+// never changes):
 //   - Runs: new runs, and runs whose status, outcome, summary, lease or
 //     shown fields changed (each once, as it is now);
 //   - Steps: new timeline rows in row order (a transcript entry, a status
@@ -54,32 +55,31 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 //
 // Reset is set when a run directory was deleted or a journal replaced or
 // shortened: reload everything.
-func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, error) {
+func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
 		name := "nil"
 		if cur != nil {
 			name = cur.CursorFormat()
 		}
-		return nil, fmt.Errorf("a %s cursor cannot read a Leviath source", name)
+		return nil, cur, fmt.Errorf("a %s cursor cannot read a Leviath source", name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
-		return nil, err
+		return nil, cur, err
 	}
 	ch := &store.Changes{}
 	if c.src != s {
 		ch.Reset = true
-		return ch, nil
+		return ch, cur, nil
 	}
 	if err := s.refreshLocked(); err != nil {
-		return nil, err
+		return nil, cur, err
 	}
 	if c.seq < s.resetAt || c.seq < s.cut {
 		ch.Reset = true
-		c.seq = s.seq
-		return ch, nil
+		return ch, &Cursor{src: s, seq: s.seq}, nil
 	}
 	i := sort.Search(len(s.log), func(i int) bool { return s.log[i].seq > c.seq })
 	end := len(s.log)
@@ -122,10 +122,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			}
 		}
 	}
+	next := &Cursor{src: s, seq: s.seq}
 	if ch.More {
-		c.seq = s.log[end-1].seq
-	} else {
-		c.seq = s.seq
+		next.seq = s.log[end-1].seq
 	}
-	return ch, nil
+	return ch, next, nil
 }

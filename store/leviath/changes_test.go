@@ -18,7 +18,7 @@ import (
 func TestChangesReadOnlyAppendedBytes(t *testing.T) {
 	fx, s := openFx(t)
 	c := head(t, s)
-	if ch := changes(t, s, c); !ch.Empty() || ch.More || ch.Reset {
+	if ch := changes(t, s, &c); !ch.Empty() || ch.More || ch.Reset {
 		t.Fatalf("nothing was written, yet: %+v", ch)
 	}
 	r := fx.gens[idRoot]
@@ -28,7 +28,7 @@ func TestChangesReadOnlyAppendedBytes(t *testing.T) {
 		genCall{"toolu_A9", "bash", args("command", "make publish")}), resultE("toolu_A9", "bash", "published 2.4.0", false)))
 	r.appendBytes(f)
 	r.writeMeta()
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if got := s.journalBytes.Load() - before; got != int64(len(f)) {
 		t.Errorf("read %d journal bytes for a %d-byte frame", got, len(f))
 	}
@@ -46,7 +46,7 @@ func TestChangesReadOnlyAppendedBytes(t *testing.T) {
 	if len(ch.Context) != 1 || ch.Context[0].Estimated != r.total() || ch.Context[0].Reported != nil {
 		t.Errorf("context: %+v", ch.Context)
 	}
-	if ch := changes(t, s, c); !ch.Empty() {
+	if ch := changes(t, s, &c); !ch.Empty() {
 		t.Errorf("the cursor did not advance: %+v", ch)
 	}
 	// The rows are in Steps too, with details.
@@ -69,7 +69,7 @@ func TestTornTailCompletedLater(t *testing.T) {
 	before, tornAt := s.journalBytes.Load(), s.runs[idTorn].off
 	g := fx.gens[idTorn]
 	g.appendBytes(fx.tornRest)
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	sameLines(t, "completed frame", rowsOf(ch.Steps), []string{"2 assistant: Second turn, written in two pieces."})
 	// The completed frame is read whole from its start (the offset after
 	// the last good frame), and nothing before it.
@@ -83,7 +83,7 @@ func TestTornTailCompletedLater(t *testing.T) {
 	f := g.progressFrame(t0+120, g.appendD("conversation", turnE("Third turn, in three writes.")))
 	for i, piece := range [][]byte{f[:3], f[3:40], f[40:]} {
 		g.appendBytes(piece)
-		ch := changes(t, s, c)
+		ch := changes(t, s, &c)
 		if i < 2 && len(ch.Steps) != 0 {
 			t.Fatalf("piece %d gave rows: %+v", i, ch.Steps)
 		}
@@ -102,7 +102,7 @@ func TestChangesNewRunDirectory(t *testing.T) {
 	g := newGenRun(t, fx.runs, m, false, stdRegions(m.task)...)
 	g.meta.prompt, g.meta.completion = 300, 10
 	g.progress(t0+705, g.appendD("conversation", turnE("Publishing to the index.")))
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if len(ch.Runs) != 1 || ch.Runs[0].ID != m.runID || ch.Runs[0].ParentID != idRoot || ch.Runs[0].Depth != 1 {
 		t.Fatalf("runs: %+v", ch.Runs)
 	}
@@ -160,7 +160,7 @@ func TestWaitingRequest(t *testing.T) {
 	g := fx.gens[idVersion]
 	g.meta.status, g.meta.iteration, g.meta.prompt, g.meta.completion = "running", 3, 5200, 240
 	g.progress(t0+90, g.appendD("conversation", resultE("toolu_02", "ask_user_confirm", "yes", false), turnE("Bumped to 2.4.0.")))
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if len(ch.Requests) != 1 || !ch.Requests[0].Resolved || ch.Requests[0].Decision != "left waiting_input (now running)" {
 		t.Errorf("resolved request: %+v", ch.Requests)
 	}
@@ -178,7 +178,7 @@ func TestWaitingRequest(t *testing.T) {
 	g.head = true
 	g.meta.status, g.meta.waitingOn = "waiting_input", ordered{{"reason", "tool_approval"}}
 	g.progress(t0 + 95)
-	ch = changes(t, s, c)
+	ch = changes(t, s, &c)
 	if len(ch.Requests) != 1 || ch.Requests[0].ID != "c07f5e19a4d3/2" || ch.Requests[0].Resolved ||
 		!strings.Contains(ch.Requests[0].Context, "waiting on a tool approval") {
 		t.Errorf("second wait: %+v", ch.Requests)
@@ -200,7 +200,7 @@ func TestChangesPaging(t *testing.T) {
 	var rows []store.StepRow
 	calls := 0
 	for {
-		ch := changes(t, s, c)
+		ch := changes(t, s, &c)
 		calls++
 		rows = append(rows, ch.Steps...)
 		if !ch.More {
@@ -222,17 +222,17 @@ func TestChangesReset(t *testing.T) {
 	if err := os.Truncate(lvr(fx, idCrashy), 100); err != nil {
 		t.Fatal(err)
 	}
-	if ch := changes(t, s, c); !ch.Reset {
+	if ch := changes(t, s, &c); !ch.Reset {
 		t.Errorf("a shortened journal: %+v", ch)
 	}
 	c = head(t, s)
-	if ch := changes(t, s, c); ch.Reset || !ch.Empty() {
+	if ch := changes(t, s, &c); ch.Reset || !ch.Empty() {
 		t.Errorf("after the reset: %+v", ch)
 	}
 	if err := os.RemoveAll(filepath.Join(fx.runs, idTorn)); err != nil {
 		t.Fatal(err)
 	}
-	if ch := changes(t, s, c); !ch.Reset {
+	if ch := changes(t, s, &c); !ch.Reset {
 		t.Errorf("a deleted run: %+v", ch)
 	}
 	other, err := Open(fx.runs)
@@ -240,10 +240,11 @@ func TestChangesReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if ch := changes(t, s, head(t, other)); !ch.Reset {
+	oc := head(t, other)
+	if ch := changes(t, s, &oc); !ch.Reset {
 		t.Errorf("another source's cursor: %+v", ch)
 	}
-	if _, err := s.Changes(bg, fakeCursor{}); err == nil {
+	if _, _, err := s.Changes(bg, fakeCursor{}); err == nil {
 		t.Error("a cursor of another format was accepted")
 	}
 }
@@ -260,7 +261,7 @@ func TestNewerMetaJSONWins(t *testing.T) {
 	g := fx.gens[idTorn]
 	g.meta.status, g.meta.updated = "cancelled", t0+500
 	g.writeMeta()
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if len(ch.Runs) != 1 || ch.Runs[0].Status != "completed" || ch.Runs[0].Outcome != "cancelled" || ch.Runs[0].Summary == nil {
 		t.Errorf("runs: %+v", ch.Runs)
 	}
@@ -317,11 +318,12 @@ func TestConcurrentReaders(t *testing.T) {
 				return
 			default:
 			}
-			ch, err := s.Changes(bg, c)
+			ch, next, err := s.Changes(bg, c)
 			if err != nil {
 				t.Error(err)
 				return
 			}
+			c = next
 			seen += len(ch.Steps)
 		}
 	}()
@@ -360,7 +362,7 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if seen+len(ch.Steps) != 40 {
 		t.Errorf("saw %d rows of 40", seen+len(ch.Steps))
 	}
@@ -374,7 +376,7 @@ func TestTailSeesEachEntry(t *testing.T) {
 	g := fx.gens[idVersion]
 	tail := func() []string {
 		var out []string
-		for _, r := range changes(t, s, c).Steps {
+		for _, r := range changes(t, s, &c).Steps {
 			line := fmt.Sprintf("step %d  %s", r.Number, r.Decision)
 			if r.ResultHead != "" {
 				line += "  →  " + r.ResultHead

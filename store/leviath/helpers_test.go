@@ -76,12 +76,14 @@ func runByID(t testing.TB, s *Store, id string) store.Run {
 	return store.Run{}
 }
 
-func changes(t testing.TB, s *Store, c store.Cursor) *store.Changes {
+// changes reads what came after *c and moves *c on to the next cursor.
+func changes(t testing.TB, s *Store, c *store.Cursor) *store.Changes {
 	t.Helper()
-	ch, err := s.Changes(bg, c)
+	ch, next, err := s.Changes(bg, *c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	*c = next
 	return ch
 }
 

@@ -16,19 +16,20 @@ func TestRunsMapping(t *testing.T) {
 	_, s := openFx(t)
 	at := func(off int64) time.Time { return time.Unix(t0+off, 0).UTC() }
 	type want struct {
-		parent          string
-		depth           int
-		goal            string
-		status, outcome string
-		started         time.Time
-		finished        bool
-		success         bool
-		steps           int
-		tokens          int64
-		duration        time.Duration
-		owner           string // "" for no lease
-		renewed         time.Time
-		generation      int64
+		parent     string
+		depth      int
+		goal       string
+		status     store.Status
+		outcome    store.Outcome
+		started    time.Time
+		finished   bool
+		success    bool
+		steps      int
+		tokens     int64
+		duration   time.Duration
+		owner      string // "" for no lease
+		renewed    time.Time
+		generation int64
 	}
 	cases := map[string]want{
 		idRoot: {goal: rootTask, status: "running", started: at(0), owner: "lev-daemon@5c1e0f9a7b3d2e48-0d44be19c7f2a503",

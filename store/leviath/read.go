@@ -12,21 +12,25 @@ import (
 )
 
 // mapStatus maps a RunStatus onto the neutral vocabulary store.StateOf
-// reads: live statuses are "running" (waiting_input is running with an open
-// request), paused is "paused", and the four terminal statuses are
-// "completed" with the Leviath word as the outcome.
-func mapStatus(st string) (status, outcome string, finished bool) {
+// reads: live statuses are running (waiting_input is running with an open
+// request), paused is paused, and the four terminal statuses are completed
+// with the Leviath word as the outcome.
+func mapStatus(st string) (status store.Status, outcome store.Outcome, finished bool) {
 	switch st {
-	case "starting", "running", "waiting_input":
-		return "running", "", false
+	case "starting", "running", "waiting_input", "":
+		return store.StatusRunning, "", false
 	case "paused":
-		return "paused", "", false
-	case "complete", "complete_interactive", "error", "cancelled":
-		return "completed", st, true
-	case "":
-		return "running", "", false
+		return store.StatusPaused, "", false
+	case "complete":
+		return store.StatusCompleted, store.OutcomeComplete, true
+	case "complete_interactive":
+		return store.StatusCompleted, store.OutcomeCompleteInteractive, true
+	case "error":
+		return store.StatusCompleted, store.OutcomeError, true
+	case "cancelled":
+		return store.StatusCompleted, store.OutcomeCancelled, true
 	}
-	return st, "", false // a status from a newer Leviath: shown as it is
+	return store.Status(st), "", false // a status from a newer Leviath: shown as it is
 }
 
 func unixTime(sec int64) time.Time {
@@ -53,14 +57,14 @@ func (s *Store) runOf(rs *runState) store.Run {
 		if rs.jerr == nil && rs.fmetaErr == nil {
 			// A journal still being started: nothing to show but its id,
 			// driven (as far as anyone can tell) since the file was written.
-			r.Status, r.Goal = "running", "(starting)"
+			r.Status, r.Goal = store.StatusRunning, "(starting)"
 			r.Lease = &store.Lease{Owner: "lev-daemon@unknown-unknown", Generation: 1, AcquiredAt: time.Unix(0, rs.lvr.mtime).UTC(),
 				RenewedAt: time.Unix(0, rs.lvr.mtime).UTC(), TTL: LeaseTTL}
 			return r
 		}
-		r.Status, r.Outcome = "completed", "unreadable"
+		r.Status, r.Outcome = store.StatusCompleted, store.OutcomeUnreadable
 		r.Goal = "(unreadable: " + why + ")"
-		r.Summary = &store.Summary{Outcome: "unreadable"}
+		r.Summary = &store.Summary{Outcome: store.OutcomeUnreadable}
 		r.StatsKnown = true
 		return r
 	}
@@ -81,7 +85,7 @@ func (s *Store) runOf(rs *runState) store.Run {
 	status, outcome, finished := mapStatus(m.Status)
 	r.Status, r.Outcome = status, outcome
 	if finished {
-		sum := &store.Summary{Outcome: outcome, Success: outcome == "complete" || outcome == "complete_interactive",
+		sum := &store.Summary{Outcome: outcome, Success: outcome.Succeeded(),
 			Steps: rs.turns, Tokens: m.spend(), FinishedAt: unixTime(m.UpdatedAt)}
 		if m.StartedAt > 0 && m.UpdatedAt >= m.StartedAt {
 			sum.Duration, sum.HasDuration = time.Duration(m.UpdatedAt-m.StartedAt)*time.Second, true

@@ -263,8 +263,8 @@ func (s *Store) Classify(req store.Request, run store.Run, lease *store.Lease, n
 	switch {
 	case req.Resolved:
 		return store.Closed, "no longer waiting (" + orText(req.Decision, "-") + ")"
-	case run.Status == "completed":
-		return store.Closed, fmt.Sprintf("run %s has ended (%s)", run.ID, orText(run.Outcome, "-"))
+	case run.Status == store.StatusCompleted:
+		return store.Closed, fmt.Sprintf("run %s has ended (%s)", run.ID, orText(string(run.Outcome), "-"))
 	}
 	return store.Deferred, NotDurable
 }

@@ -86,7 +86,7 @@ func TestSecretNeverReturned(t *testing.T) {
 	g.meta.status = "running"
 	g.progress(t0+90, g.appendD("conversation", turnE("Answered.")))
 	fx.gens[idChangelog].usage(t0+21, "stage", 10, 1, 0, 0)
-	check("Changes", changes(t, s, c))
+	check("Changes", changes(t, s, &c))
 	runs, _ := s.Runs(bg)
 	check("Runs", runs)
 	var ids []string
@@ -199,7 +199,7 @@ func TestNeverWrites(t *testing.T) {
 		for _, q := range reqs {
 			s.Decide(bg, store.Decision{Key: q.Key(), Text: "yes"})
 		}
-		changes(t, s, c)
+		changes(t, s, &c)
 		s.Watch().Version()
 		s.Problems()
 		e := newExplorer(t, s, 200, 60, time.Unix(t0+600, 0))
@@ -281,9 +281,9 @@ func TestOpenRefusals(t *testing.T) {
 				t.Errorf("Open(%s): %q lacks %q", c.path, msg, w)
 			}
 		}
-		var le *Error
+		var le *store.Error
 		if !errors.As(err, &le) {
-			t.Errorf("Open(%s): %T is not a *leviath.Error", c.path, err)
+			t.Errorf("Open(%s): %T is not a *store.Error", c.path, err)
 		}
 	}
 	// In a runs directory the same runs are listed and explained, not fatal.
@@ -373,7 +373,7 @@ func TestSingleRunDirectory(t *testing.T) {
 	newGenRun(t, fx.runs, kid, false, stdRegions(kid.task)...)
 	stranger := baseMeta("stranger-1785428200-0e1e2e3e4e5e", "stranger", "Not ours", t0+900)
 	newGenRun(t, fx.runs, stranger, false, stdRegions(stranger.task)...)
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if len(ch.Runs) != 1 || ch.Runs[0].ID != kid.runID {
 		t.Errorf("new runs: %+v", ch.Runs)
 	}
@@ -393,7 +393,7 @@ func TestSkipsAndDamage(t *testing.T) {
 	at := fileSize(t, lvr(fx, idRoot))
 	g.appendBytes(bad)
 	g.progress(t0+62, g.appendD("conversation", userE("after a bad record")))
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	sameLines(t, "rows", rowsOf(ch.Steps), []string{
 		fmt.Sprintf("3 journal: skipped a Progress record at byte %d that does not decode (Progress.meta.pid: a JSON string where int64 belongs)", at),
 		"3 user: after a bad record",
@@ -403,10 +403,10 @@ func TestSkipsAndDamage(t *testing.T) {
 	at = fileSize(t, lvr(fx, idRoot))
 	g.appendBytes(junk)
 	g.progress(t0+63, g.appendD("conversation", userE("unreadable: after the damage")))
-	ch = changes(t, s, c)
+	ch = changes(t, s, &c)
 	sameLines(t, "damage", rowsOf(ch.Steps), []string{
 		fmt.Sprintf("3 journal: the frame at byte %d is damaged; nothing after it can be read until the daemon restarts the run", at)})
-	if ch := changes(t, s, c); len(ch.Steps) != 0 {
+	if ch := changes(t, s, &c); len(ch.Steps) != 0 {
 		t.Errorf("noted twice: %+v", ch.Steps)
 	}
 	if ps := s.Problems(); len(ps) != 3 || !errors.Is(ps[0], store.ErrCorrupt) || !strings.Contains(ps[0].Error(), fmt.Sprintf("damaged frame at byte %d", at)) {
@@ -414,7 +414,7 @@ func TestSkipsAndDamage(t *testing.T) {
 	}
 	// The daemon restarts: reading resumes at its first frame.
 	g.restart(t0+70, "2222222222222222")
-	ch = changes(t, s, c)
+	ch = changes(t, s, &c)
 	got := rowsOf(ch.Steps)
 	if len(got) != 3 || !strings.HasPrefix(got[0], fmt.Sprintf("3 journal: bytes %d to ", at)) ||
 		!strings.HasPrefix(got[1], "3 restart:") || got[2] != "3 user: unreadable: after the damage" {
@@ -430,7 +430,7 @@ func TestJournalBeingStarted(t *testing.T) {
 	dir := filepath.Join(fx.runs, "fresh-1785429100-0f1f2f3f4f5f")
 	os.MkdirAll(dir, 0o700)
 	os.WriteFile(filepath.Join(dir, "run.lvr"), []byte("LV"), 0o600)
-	ch := changes(t, s, c)
+	ch := changes(t, s, &c)
 	if len(ch.Runs) != 1 || ch.Runs[0].Goal != "(starting)" || ch.Runs[0].Status != "running" || ch.Runs[0].Lease == nil {
 		t.Fatalf("runs: %+v", ch.Runs)
 	}
@@ -441,7 +441,7 @@ func TestJournalBeingStarted(t *testing.T) {
 	g := &genRun{t: t, dir: dir, meta: m, machine: "5c1e0f9a7b3d2e48", world: "a91f3c0de4b27766", regions: stdRegions(m.task)}
 	g.appendBytes(append(preamble(1)[2:], append(g.headerFrame(), g.checkpointFrame()...)...))
 	g.writeMeta()
-	ch = changes(t, s, c)
+	ch = changes(t, s, &c)
 	if len(ch.Runs) != 1 || ch.Runs[0].Goal != "Just started" || len(ch.Steps) != 1 || ch.Steps[0].Decision != "user: Just started" {
 		t.Errorf("after the rest: runs %+v rows %q", ch.Runs, rowsOf(ch.Steps))
 	}

@@ -51,7 +51,18 @@ type Store struct {
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
 }
 
-var _ store.Source = (*Store)(nil)
+var (
+	_ store.Source          = (*Store)(nil)
+	_ store.ProblemReporter = (*Store)(nil)
+)
+
+func init() {
+	store.Register(store.Format{
+		Name:   Format,
+		Detect: Detect,
+		Open:   func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+	})
+}
 
 // Open opens a Leviath runs directory (a directory of run directories,
 // each with meta.json and run.lvr), or a single run directory (or its
@@ -317,12 +328,12 @@ func (s *Store) Close() error {
 
 // shortErr is an error's reason with the file's base name, not its path.
 func shortErr(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e.Msg != "" {
+	var e *store.Error
+	if errors.As(err, &e) && e.Detail != "" {
 		if e.Path != "" {
-			return filepath.Base(e.Path) + ": " + oneLine(e.Msg)
+			return filepath.Base(e.Path) + ": " + oneLine(e.Detail)
 		}
-		return oneLine(e.Msg)
+		return oneLine(e.Detail)
 	}
 	return oneLine(err.Error())
 }

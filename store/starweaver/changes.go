@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/vigil-run/vigil/internal/cow"
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -15,13 +19,16 @@ import (
 // change in place — runs that have not finished, requests not yet decided —
 // and the resume claims as last seen. A refresh costs O(new rows + open
 // rows), never O(database).
+//
+// A cursor is never changed once Head or Changes has returned it: Changes
+// works on a fork whose maps share the old cursor's entries until written.
 type Cursor struct {
-	marks   map[string]int64
-	open    map[string]string        // unfinished run → its row signature
-	pending map[store.RequestKey]key // undecided request → its primary key
-	claims  string                   // the claims table as last seen
-	tails   map[string]tail          // run → its timeline's tail, for rows attributed to it
-	owned   map[string]bool          // runs known to have a stream of their own
+	marks   map[string]int64               // one entry per tailed table: copied whole
+	open    cow.Map[string, string]        // unfinished run → its row signature
+	pending cow.Map[store.RequestKey, key] // undecided request → its primary key
+	claims  string                         // the claims table as last seen
+	tails   cow.Map[string, tail]          // run → its timeline's tail, for rows attributed to it
+	owned   cow.Map[string, struct{}]      // runs known to have a stream of their own
 }
 
 // key is a HITL record's primary key.
@@ -33,51 +40,19 @@ func (c *Cursor) CursorFormat() string { return Format }
 // Mark is the highest rowid the cursor has seen in a table.
 func (c *Cursor) Mark(table string) int64 { return c.marks[table] }
 
-func (c *Cursor) clone() *Cursor {
-	n := &Cursor{marks: map[string]int64{}, open: map[string]string{}, pending: map[store.RequestKey]key{},
-		claims: c.claims, tails: map[string]tail{}, owned: map[string]bool{}}
-	for k, v := range c.marks {
-		n.marks[k] = v
-	}
-	for k, v := range c.open {
-		n.open[k] = v
-	}
-	for k, v := range c.pending {
-		n.pending[k] = v
-	}
-	for k, v := range c.tails {
-		n.tails[k] = v
-	}
-	for k, v := range c.owned {
-		n.owned[k] = v
-	}
-	return n
+// fork is the cursor Changes writes: the same position, sharing c's
+// entries until it changes them.
+func (c *Cursor) fork() *Cursor {
+	return &Cursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(), claims: c.claims,
+		tails: c.tails.Fork(), owned: c.owned.Fork()}
 }
 
 // probe reads in one statement the highest rowid of every tailed table and
 // the claims table's signature.
 func (s *Store) probe(ctx context.Context) (map[string]int64, string, error) {
-	parts := make([]string, 0, len(tailed)+1)
-	for _, t := range tailed {
-		parts = append(parts, "(SELECT COALESCE(MAX(rowid), 0) FROM "+t+")")
-	}
-	parts = append(parts, "(SELECT COALESCE(group_concat(session_id || '/' || run_id || '/' || claim_id || '/' || record, ';'), '') FROM hitl_resume_claims)")
-	vals := make([]int64, len(tailed))
-	dest := make([]any, 0, len(parts))
-	for i := range vals {
-		dest = append(dest, &vals[i])
-	}
-	var sig string
-	dest = append(dest, &sig)
-	err := s.eachRow(ctx, "SELECT "+strings.Join(parts, ", "), nil, func(r *sql.Rows) error { return r.Scan(dest...) })
-	if err != nil {
-		return nil, "", err
-	}
-	tops := map[string]int64{}
-	for i, t := range tailed {
-		tops[t] = vals[i]
-	}
-	return tops, sig, nil
+	tops, sig, err := sqlitex.Tops(ctx, &s.stmts, s.read, "rowid", tailed,
+		"(SELECT COALESCE(group_concat(session_id || '/' || run_id || '/' || claim_id || '/' || record, ';'), '') FROM hitl_resume_claims)")
+	return tops, sig, mapErr(s.path, err)
 }
 
 // Head returns a cursor at the database's end. Load what the screen needs
@@ -88,8 +63,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cursor{marks: tops, open: map[string]string{}, pending: map[store.RequestKey]key{}, claims: sig,
-		tails: map[string]tail{}, owned: map[string]bool{}}
+	c := &Cursor{marks: tops, claims: sig}
 	rows, err := s.queryRuns(ctx, "")
 	if err != nil {
 		return nil, err
@@ -99,7 +73,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	ended := map[string]bool{}
 	for _, x := range rows {
 		if openRun(x, cont[x.rec.RunID]) {
-			c.open[x.rec.RunID] = x.sig
+			c.open.Set(x.rec.RunID, x.sig)
 		}
 		ended[x.rec.RunID] = terminal(x.rec.Status)
 	}
@@ -109,7 +83,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	}
 	for _, x := range reqs {
 		if x.pending && !ended[x.run] {
-			c.pending[x.req.Key()] = key{x.session, x.run, x.id}
+			c.pending.Set(x.req.Key(), key{x.session, x.run, x.id})
 		}
 	}
 	if err := s.loadClaims(ctx); err != nil {
@@ -118,52 +92,56 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	return c, nil
 }
 
-// Changes returns what was added or changed since the cursor and advances
-// it. Leaf tables are read before runs, so a step or request seen here
+// Changes returns what was added or changed since cur, and the cursor that
+// follows it; cur itself is left as it was (on an error, Changes returns
+// it). Leaf tables are read before runs, so a step or request seen here
 // never names a run this call has not also seen.
-func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, error) {
+func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(*Cursor)
-	if !ok {
-		return nil, fmt.Errorf("a %s cursor cannot read a Starweaver database", cur.CursorFormat())
+	if !ok || c == nil {
+		name := "nil"
+		if cur != nil {
+			name = cur.CursorFormat()
+		}
+		return nil, cur, fmt.Errorf("a %s cursor cannot read a Starweaver database", name)
 	}
-	next := c.clone()
 	ch := &store.Changes{}
 	tops, claimSig, err := s.probe(ctx)
 	if err != nil {
-		return nil, err
+		return nil, cur, err
 	}
 	if tops["run_records"] < c.marks["run_records"] || tops["stream_records"] < c.marks["stream_records"] {
 		ch.Reset = true // another, shorter file now sits at the path
-		return ch, nil
+		return ch, cur, nil
 	}
+	next := c.fork()
 	grew := func(t string) bool { return tops[t] > c.marks[t] }
 	if grew("stream_records") {
 		if err := s.newSteps(ctx, next, ch, tops["stream_records"]); err != nil {
-			return nil, err
+			return nil, cur, err
 		}
 	}
 	if grew("checkpoint_records") {
 		if err := s.newCheckpoints(ctx, next, ch, tops["checkpoint_records"]); err != nil {
-			return nil, err
+			return nil, cur, err
 		}
 	}
 	if err := s.newRequests(ctx, next, ch, tops, grew); err != nil {
-		return nil, err
+		return nil, cur, err
 	}
 	var claimed []string
 	if claimSig != next.claims {
 		before := s.claimedRuns()
 		if err := s.loadClaims(ctx); err != nil {
-			return nil, err
+			return nil, cur, err
 		}
 		claimed = diffClaims(before, s.claimedRuns())
 		next.claims = claimSig
 	}
 	if err := s.changedRuns(ctx, next, ch, tops, grew("run_records"), claimed); err != nil {
-		return nil, err
+		return nil, cur, err
 	}
-	*c = *next
-	return ch, nil
+	return ch, next, nil
 }
 
 func (s *Store) claimedRuns() map[string]string {
@@ -197,14 +175,14 @@ func diffClaims(a, b map[string]string) []string {
 // no decision): the run has ended and nothing will read them.
 func closeRequests(c *Cursor, ch *store.Changes, runID string) {
 	keys := make([]store.RequestKey, 0)
-	for k, pk := range c.pending {
+	for k, pk := range c.pending.All() {
 		if pk.run == runID {
 			keys = append(keys, k)
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
-		delete(c.pending, k)
+		c.pending.Delete(k)
 		ch.Requests = append(ch.Requests, store.Request{Kind: k.Kind, ID: k.ID, RunID: runID, Resolved: true})
 	}
 }
@@ -213,7 +191,7 @@ func closeRequests(c *Cursor, ch *store.Changes, runID string) {
 // page was full (More), else to the probed top (every row up to it was
 // looked at, including those the filter skipped).
 func advance(c *Cursor, ch *store.Changes, table string, n int, last, top int64) {
-	if n == store.ChangesPage {
+	if n == sqlitex.ChangesPage {
 		c.marks[table] = last
 		ch.More = true
 		return
@@ -222,7 +200,7 @@ func advance(c *Cursor, ch *store.Changes, table string, n int, last, top int64)
 }
 
 func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *store.Changes, top int64) error {
-	rows, err := s.streamRowsN(ctx, fmt.Sprintf("WHERE rowid > ? AND %s ORDER BY rowid LIMIT %d", stepKinds, store.ChangesPage), c.marks["stream_records"])
+	rows, err := s.streamRowsN(ctx, fmt.Sprintf("WHERE rowid > ? AND %s ORDER BY rowid LIMIT %d", stepKinds, sqlitex.ChangesPage), c.marks["stream_records"])
 	if err != nil {
 		return err
 	}
@@ -246,19 +224,19 @@ func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *store.Changes, top 
 				}
 			}
 		} else {
-			c.owned[x.run] = true
+			c.owned.Set(x.run, struct{}{})
 		}
 		if owner == "" {
 			continue
 		}
-		t, ok := c.tails[owner]
+		t, ok := c.tails.Get(owner)
 		if !ok {
 			if t, _, err = s.tailBefore(ctx, x.streamRow, owner, owner != x.run); err != nil {
 				return err
 			}
 		}
 		row, call, ok := stepOf(x.streamRow, owner, &t)
-		c.tails[owner] = t
+		c.tails.Set(owner, t)
 		if !ok {
 			continue
 		}
@@ -274,7 +252,7 @@ func (s *Store) newSteps(ctx context.Context, c *Cursor, ch *store.Changes, top 
 // mergedFor reports whether a subagent's merged records stand for its
 // timeline: it is a run in the store with no stream of its own.
 func (s *Store) mergedFor(ctx context.Context, c *Cursor, runID string) (bool, error) {
-	if c.owned[runID] {
+	if c.owned.Has(runID) {
 		return false, nil
 	}
 	if _, ok, err := s.metaOf(ctx, runID); err != nil || !ok {
@@ -282,7 +260,7 @@ func (s *Store) mergedFor(ctx context.Context, c *Cursor, runID string) (bool, e
 	}
 	own, err := s.hasOwnStream(ctx, runID)
 	if own {
-		c.owned[runID] = true
+		c.owned.Set(runID, struct{}{})
 	}
 	return !own, err
 }
@@ -312,7 +290,7 @@ func (s *Store) streamRowsN(ctx context.Context, where string, args ...any) ([]d
 func (s *Store) newCheckpoints(ctx context.Context, c *Cursor, ch *store.Changes, top int64) error {
 	n := 0
 	var last int64
-	err := s.eachRow(ctx, fmt.Sprintf("SELECT rowid, run_id, sequence_no, checkpoint_id, record FROM checkpoint_records WHERE rowid > ? ORDER BY rowid LIMIT %d", store.ChangesPage),
+	err := s.eachRow(ctx, fmt.Sprintf("SELECT rowid, run_id, sequence_no, checkpoint_id, record FROM checkpoint_records WHERE rowid > ? ORDER BY rowid LIMIT %d", sqlitex.ChangesPage),
 		[]any{c.marks["checkpoint_records"]}, func(r *sql.Rows) error {
 			e, ok, err := scanCheckpoint(r)
 			n++
@@ -334,13 +312,9 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *store.Changes, t
 	seen := map[store.RequestKey]bool{}
 	// Known undecided requests: did someone decide them? Each is a point
 	// read on its primary key.
-	keys := make([]store.RequestKey, 0, len(c.pending))
-	for k := range c.pending {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	keys := slices.SortedFunc(c.pending.Keys(), func(a, b store.RequestKey) int { return strings.Compare(a.String(), b.String()) })
 	for _, k := range keys {
-		pk := c.pending[k]
+		pk, _ := c.pending.Get(k)
 		table, col := requestTable(k.Kind)
 		cols, scan := approvalCols, scanApproval
 		if k.Kind == store.Question {
@@ -361,11 +335,11 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *store.Changes, t
 		switch {
 		case len(got) == 0:
 			// The row is gone (its run was trimmed): nothing waits any more.
-			delete(c.pending, k)
+			c.pending.Delete(k)
 			ch.Requests = append(ch.Requests, store.Request{Kind: k.Kind, ID: k.ID, RunID: pk.run, Resolved: true, Decision: "gone"})
 			seen[k] = true
 		case !got[0].pending:
-			delete(c.pending, k)
+			c.pending.Delete(k)
 			fresh = append(fresh, got[0])
 			seen[k] = true
 		}
@@ -384,7 +358,7 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *store.Changes, t
 		n := 0
 		var last int64
 		var newRows []reqRow
-		err := s.eachRow(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > ? ORDER BY rowid LIMIT %d", t.cols, t.table, store.ChangesPage),
+		err := s.eachRow(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > ? ORDER BY rowid LIMIT %d", t.cols, t.table, sqlitex.ChangesPage),
 			[]any{c.marks[t.table]}, func(r *sql.Rows) error {
 				x, ok, err := t.scan(r)
 				n++
@@ -409,9 +383,9 @@ func (s *Store) newRequests(ctx context.Context, c *Cursor, ch *store.Changes, t
 				if rec != nil && terminal(rec.Status) {
 					continue
 				}
-				c.pending[k] = key{x.session, x.run, x.id}
+				c.pending.Set(k, key{x.session, x.run, x.id})
 			} else {
-				delete(c.pending, k)
+				c.pending.Delete(k)
 			}
 			if !seen[k] {
 				seen[k] = true
@@ -435,18 +409,14 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *store.Changes, t
 	}
 	// Open runs: a light look at each row (a point read on the primary
 	// key); whole rows only for those that changed.
-	ids := make([]string, 0, len(c.open))
-	for id := range c.open {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(c.open.Keys())
 	for _, id := range ids {
 		m, ok, err := s.metaOf(ctx, id)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			delete(c.open, id)
+			c.open.Delete(id)
 			continue
 		}
 		sig := ""
@@ -455,7 +425,7 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *store.Changes, t
 		if err != nil {
 			return err
 		}
-		if sig != c.open[id] {
+		if was, _ := c.open.Get(id); sig != was {
 			reread[id] = true
 		}
 	}
@@ -465,7 +435,7 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *store.Changes, t
 		n := 0
 		var last int64
 		var rows []runRow
-		err := s.eachRow(ctx, fmt.Sprintf("SELECT %s FROM run_records WHERE rowid > ? ORDER BY rowid LIMIT %d", runCols, store.ChangesPage),
+		err := s.eachRow(ctx, fmt.Sprintf("SELECT %s FROM run_records WHERE rowid > ? ORDER BY rowid LIMIT %d", runCols, sqlitex.ChangesPage),
 			[]any{c.marks["run_records"]}, func(r *sql.Rows) error {
 				x, ok, err := scanRun(r)
 				n++
@@ -508,16 +478,16 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *store.Changes, t
 	}
 	for id := range reread {
 		if _, ok := byID[id]; !ok {
-			delete(c.open, id) // gone (trimmed, or its session deleted)
+			c.open.Delete(id) // gone (trimmed, or its session deleted)
 		}
 	}
 	for _, r := range runs {
 		x := byID[r.ID]
-		if r.Summary == nil && r.Status != "completed" && r.Status != "failed" {
-			c.open[r.ID] = x.sig
+		if r.Summary == nil && !r.Status.Ended() {
+			c.open.Set(r.ID, x.sig)
 		} else {
-			delete(c.open, r.ID)
-			delete(c.tails, r.ID)
+			c.open.Delete(r.ID)
+			c.tails.Delete(r.ID)
 		}
 		if terminal(x.rec.Status) {
 			// What it left pending waits on nobody now.

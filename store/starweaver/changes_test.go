@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -13,11 +14,11 @@ import (
 // to append to it while vigil tails it.
 func writerFx(t *testing.T, path string) *fx {
 	t.Helper()
-	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
+	db, err := sql.Open("sqlite", sqlitex.DSN(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.PinConn(db)
+	sqlitex.Pin(db)
 	f := &fx{t: t, db: db, path: path}
 	t.Cleanup(func() { db.Close() })
 	return f
@@ -43,12 +44,14 @@ func (f *fx) cliApprove(session, run, id, callID, tool string, args J, created s
 		env(schemaApproval, 1, p), "2026-07-13T10:20:00.500+00:00", id)
 }
 
-func changes(t *testing.T, s *Store, c store.Cursor) *store.Changes {
+// changes reads what came after *c and moves *c on to the next cursor.
+func changes(t *testing.T, s *Store, c *store.Cursor) *store.Changes {
 	t.Helper()
-	ch, err := s.Changes(context.Background(), c)
+	ch, next, err := s.Changes(context.Background(), *c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	*c = next
 	return ch
 }
 
@@ -64,7 +67,7 @@ func TestChanges(t *testing.T) {
 	}
 	steps0, _ := s.Steps(ctx, runR3)
 	stats0, _ := s.RunStats(ctx, []string{runR3})
-	if ch := changes(t, s, cur); !ch.Empty() || ch.More {
+	if ch := changes(t, s, &cur); !ch.Empty() || ch.More {
 		t.Fatalf("nothing changed, got %+v", ch)
 	}
 	marks := map[string]int64{}
@@ -94,7 +97,7 @@ func TestChanges(t *testing.T) {
 	s3.stream(1, response(1, runS3, at("10:15:04"), "stop", usageJ(500, 0, 0, 20), textPart("Drafting.")))
 	w.cliApprove(sessB, runR5, apprP1, "toolu_01P1shellXa9", "run_shell", J{"command", "go test ./payouts/..."}, "2026-07-13T10:05:30Z")
 
-	ch := changes(t, s, cur)
+	ch := changes(t, s, &cur)
 	if ch.More || ch.Reset {
 		t.Fatalf("More %v Reset %v", ch.More, ch.Reset)
 	}
@@ -169,7 +172,7 @@ func TestChanges(t *testing.T) {
 		t.Errorf("count %+v, folded tokens %d", stats1[runR3], tokens)
 	}
 
-	if ch := changes(t, s, cur); !ch.Empty() {
+	if ch := changes(t, s, &cur); !ch.Empty() {
 		t.Fatalf("second refresh not empty: %+v", ch)
 	}
 
@@ -178,7 +181,7 @@ func TestChanges(t *testing.T) {
 	p2 := store.Request{Kind: store.Approval, ID: apprP2, RunID: runR5}
 	r5 := w.resume(sessB, runR5)
 	r5.claim("claim-r5", "preflight", at("10:30:00"))
-	ch = changes(t, s, cur)
+	ch = changes(t, s, &cur)
 	if len(ch.Runs) != 1 || ch.Runs[0].ID != runR5 {
 		t.Fatalf("claim: runs %+v", ch.Runs)
 	}
@@ -186,11 +189,11 @@ func TestChanges(t *testing.T) {
 		t.Errorf("claimed: %v", d)
 	}
 	w.exec("UPDATE hitl_resume_claims SET record = replace(record, 'preflight', 'started') WHERE claim_id = 'claim-r5'")
-	if ch = changes(t, s, cur); len(ch.Runs) != 1 {
+	if ch = changes(t, s, &cur); len(ch.Runs) != 1 {
 		t.Fatalf("claim started: %+v", ch)
 	}
 	w.exec("DELETE FROM hitl_resume_claims WHERE claim_id = 'claim-r5'")
-	ch = changes(t, s, cur)
+	ch = changes(t, s, &cur)
 	if len(ch.Runs) != 1 {
 		t.Fatalf("release: runs %+v", ch.Runs)
 	}
@@ -201,7 +204,7 @@ func TestChanges(t *testing.T) {
 	// A continuation finishes the run it continues.
 	const runR9 = "run_0a0a0a0a-1111-4222-8333-444455556666"
 	w.run(sessB, runR9, 1, 3, runJ(sessB, runR9, "SWACC-RUN-9: continue", "running", "", 3, at("10:40:00"), at("10:40:00"), "restore_from_run_id", runR5), at("10:40:00"), at("10:40:00"))
-	ch = changes(t, s, cur)
+	ch = changes(t, s, &cur)
 	runs = byID(t, ch.Runs)
 	if runs[runR5].Outcome != "continued" || runs[runR5].Summary == nil || runs[runR9].TurnKind != "continuation" || runs[runR9].ParentID != "" {
 		t.Errorf("continuation: %+v", ch.Runs)
@@ -210,7 +213,7 @@ func TestChanges(t *testing.T) {
 	// Rows beyond a page come over several calls.
 	s3 = w.resume(sessA, runS3)
 	tx, _ := w.db.Begin()
-	for i := 0; i < store.ChangesPage+100; i++ {
+	for i := 0; i < sqlitex.ChangesPage+100; i++ {
 		_, err := tx.Exec("INSERT INTO stream_records (session_id, run_id, sequence_no, record) VALUES (?, ?, ?, ?)", sessA, runS3, s3.seq,
 			env(schemaStream, 1, J{"sequence", s3.seq, "event", response(2+i, runS3, at("11:00:00"), "stop", usageJ(10, 0, 0, 1), textPart("turn"))}))
 		if err != nil {
@@ -221,12 +224,12 @@ func TestChanges(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ch = changes(t, s, cur)
-	if !ch.More || len(ch.Steps) != store.ChangesPage {
+	ch = changes(t, s, &cur)
+	if !ch.More || len(ch.Steps) != sqlitex.ChangesPage {
 		t.Fatalf("first page: More %v, %d steps", ch.More, len(ch.Steps))
 	}
-	ch = changes(t, s, cur)
-	if ch.More || len(ch.Steps) != 100 || ch.Steps[99].Number != store.ChangesPage+101 {
+	ch = changes(t, s, &cur)
+	if ch.More || len(ch.Steps) != 100 || ch.Steps[99].Number != sqlitex.ChangesPage+101 {
 		t.Fatalf("second page: More %v, %d steps", ch.More, len(ch.Steps))
 	}
 
@@ -235,7 +238,7 @@ func TestChanges(t *testing.T) {
 	w.exec("UPDATE run_records SET record = ?, updated_at = ? WHERE session_id = ? AND run_id = ?",
 		env(schemaRun, 1, runJ(sessA, runR3, "SWACC-RUN-3: finish the migration after review", "failed", "gave up", 3, at("09:06:05.1"), at("11:00:00"), "restore_from_run_id", runR2)),
 		col(at("11:00:00")), sessA, runR3)
-	ch = changes(t, s, cur)
+	ch = changes(t, s, &cur)
 	if len(ch.Runs) != 1 || ch.Runs[0].Status != "failed" || ch.Runs[0].Summary == nil || ch.Runs[0].Summary.Tokens != tokens {
 		t.Errorf("R3 failed: %+v", ch.Runs)
 	}
@@ -252,10 +255,10 @@ func TestChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if ch, err := other.Changes(ctx, cur); err != nil || !ch.Reset {
+	if ch, _, err := other.Changes(ctx, cur); err != nil || !ch.Reset {
 		t.Fatalf("foreign cursor: %+v %v", ch, err)
 	}
-	if _, err := s.Changes(ctx, fakeCursor{}); err == nil {
+	if _, _, err := s.Changes(ctx, fakeCursor{}); err == nil {
 		t.Fatal("a foreign cursor type was accepted")
 	}
 }

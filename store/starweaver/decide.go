@@ -33,7 +33,7 @@ var now = time.Now
 func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	switch d.Key.Kind {
 	case store.Approval:
-		if d.Verdict != "approve" && d.Verdict != "deny" {
+		if !d.Verdict.Allows(store.Approval) {
 			return store.DecideResult{}, fmt.Errorf("an approval is decided with approve or deny, not %q", d.Verdict)
 		}
 	case store.Question:
@@ -123,11 +123,11 @@ func (s *Store) decideApproval(ctx context.Context, tx *sql.Tx, d store.Decision
 	if err := s.deliverable(ctx, tx, d.Key, h); err != nil {
 		return store.DecideResult{}, err
 	}
-	if a.ActionName == "ask_user_question" && d.Verdict == "approve" {
+	if a.ActionName == "ask_user_question" && d.Verdict == store.VerdictApprove {
 		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Delivery: store.Deferred,
 			Reason: "Starweaver refuses to approve an ask_user_question record: answer it in Starweaver"}
 	}
-	status := map[string]string{"approve": "approved", "deny": "denied"}[d.Verdict]
+	status := approvalStatus[d.Verdict]
 	t := now()
 	decision := orderedObject{}
 	decision.set("status", jsonString(status), "")
@@ -154,7 +154,7 @@ func (s *Store) decideApproval(ctx context.Context, tx *sql.Tx, d store.Decision
 	if n, _ := res.RowsAffected(); n != 1 {
 		return store.DecideResult{}, errf(s.path, store.ErrLocked, nil, "%s not decided: the record changed under the transaction", d.Key)
 	}
-	return store.DecideResult{Won: true, Decision: d.Verdict, DecidedBy: DecidedBy}, nil
+	return store.DecideResult{Won: true, Decision: string(d.Verdict), DecidedBy: DecidedBy}, nil
 }
 
 func (s *Store) completeDeferred(ctx context.Context, tx *sql.Tx, d store.Decision) (store.DecideResult, error) {

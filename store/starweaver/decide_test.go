@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -27,7 +28,7 @@ func fixClock(t *testing.T) {
 // rawRecord reads a record column and its updated_at as stored.
 func rawRecord(t *testing.T, path, table, idCol, id string) (string, string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
+	db, err := sql.Open("sqlite", sqlitex.DSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func rawRecord(t *testing.T, path, table, idCol, id string) (string, string) {
 // test can tell nothing else moved.
 func dump(t *testing.T, path string, except ...string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
+	db, err := sql.Open("sqlite", sqlitex.DSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestDecideExactlyOnce(t *testing.T) {
 			if i%2 == 1 {
 				h = other
 			}
-			verdict := []string{"approve", "deny"}[i%3%2]
+			verdict := []store.Verdict{store.VerdictApprove, store.VerdictDeny}[i%3%2]
 			<-start
 			results[i], errs[i] = h.Decide(ctx, store.Decision{Key: key, Verdict: verdict})
 		}(i)

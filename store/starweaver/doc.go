@@ -128,7 +128,7 @@
 // runs (active, or waiting and not continued) with their row signature
 // (updated_at and record length), the undecided requests with their keys,
 // and the claims table's signature. Changes reads rows above each mark
-// (pages of store.ChangesPage, More when a page is full), re-reads open
+// (pages of sqlitex.ChangesPage, More when a page is full), re-reads open
 // runs and undecided requests by primary key, and re-sends runs whose
 // claim came, went or changed state (their requests' delivery changed).
 // A mark that went backwards is a Reset. Watch is the file, its -wal and

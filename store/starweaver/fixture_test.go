@@ -10,7 +10,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"hash/fnv"
 	"path/filepath"
 	"strings"
@@ -297,11 +297,11 @@ type fx struct {
 // through 19), in WAL mode with foreign keys on, as Starweaver opens it.
 func newDB(t testing.TB, path string, v015 bool) *fx {
 	t.Helper()
-	db, err := sql.Open("sqlite", store.SQLiteDSN(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
+	db, err := sql.Open("sqlite", sqlitex.DSN(path, "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.PinConn(db)
+	sqlitex.Pin(db)
 	f := &fx{t: t, db: db, path: path}
 	f.exec("PRAGMA journal_mode=WAL")
 	f.exec(`CREATE TABLE IF NOT EXISTS starweaver_schema_migrations (

@@ -4,49 +4,32 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
 // Format names the Starweaver session database format.
 const Format = "starweaver"
 
-// Error is a refusal or failure with the path it concerns, in one line. It
-// matches its Kind (one of the store.Err* sentinels) with errors.Is.
-type Error struct {
-	Path string
-	Kind error
-	Msg  string // the whole reason, worded for Starweaver
-	Err  error  // the driver's error, if any
+func init() {
+	store.Register(store.Format{
+		Name:   Format,
+		Detect: Detect,
+		Open:   func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Files:  []string{"starweaver.sqlite"},
+	})
 }
 
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
-
-func (e *Error) Is(target error) bool { return target == e.Kind }
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// errf builds an Error; with no message the sentinel's own text is used.
-func errf(path string, kind error, cause error, format string, args ...any) *Error {
-	msg := kind.Error()
-	if format != "" {
-		msg = fmt.Sprintf(format, args...)
-	}
-	return &Error{Path: path, Kind: kind, Msg: msg, Err: cause}
+// errf builds a *store.Error in Starweaver's words; with no message the
+// sentinel's own text is used.
+func errf(path string, kind error, cause error, format string, args ...any) *store.Error {
+	return store.Errorf(path, kind, cause, format, args...)
 }
 
 // Migrations vigil knows (fact sheet S1): 1–4 are Starweaver 0.7.0, and
@@ -85,11 +68,10 @@ type Store struct {
 	immutable bool
 	migration int // the highest migration applied (4 for 0.7.0, 19 for 0.15.0)
 
-	read    *sql.DB
-	writeMu sync.Mutex
-	write   *sql.DB
+	read  *sql.DB
+	write sqlitex.Writer // opened by the first decision
 
-	stmts store.Stmts // prepared reads on the read connection
+	stmts sqlitex.Stmts // prepared reads on the read connection
 
 	// What the last reads learned about the runs: where each lives and its
 	// place in the tree, and which runs a resume claim holds (Classify
@@ -105,7 +87,10 @@ type runMeta struct {
 	parent  string
 }
 
-var _ store.Source = (*Store)(nil)
+var (
+	_ store.Source        = (*Store)(nil)
+	_ store.RequestGetter = (*Store)(nil)
+)
 
 // Open opens a Starweaver session database for browsing and deciding. It
 // answers the cheap questions from the file header before SQLite sees the
@@ -124,7 +109,7 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	s := &Store{path: abs, readOnly: o.ReadOnly, meta: map[string]runMeta{}, claims: map[string]claimRec{}}
 	// With no -wal beside it the main file holds everything: vet it as
 	// immutable first, so a refused file does not get -wal/-shm companions.
-	if !exists(abs+"-wal") && !exists(abs+"-journal") {
+	if !sqlitex.Exists(abs+"-wal") && !sqlitex.Exists(abs+"-journal") {
 		db, err := openDB(abs, "mode=ro&immutable=1")
 		if err != nil {
 			return nil, err
@@ -154,7 +139,7 @@ func Detect(path string) bool {
 		return false
 	}
 	q := "mode=ro"
-	if !exists(abs+"-wal") && !exists(abs+"-journal") {
+	if !sqlitex.Exists(abs+"-wal") && !sqlitex.Exists(abs+"-journal") {
 		q = "mode=ro&immutable=1"
 	}
 	db, err := openDB(abs, q)
@@ -168,50 +153,27 @@ func Detect(path string) bool {
 }
 
 func openDB(abs, query string) (*sql.DB, error) {
-	db, err := store.OpenSQLite(abs, query)
+	db, err := sqlitex.Open(abs, query)
 	return db, mapErr(abs, err)
+}
+
+// preflight words the file-system refusals that name Starweaver.
+var preflight = sqlitex.Preflight{
+	IsDir: "is a directory, not a Starweaver database (it is usually .starweaver/starweaver.sqlite)",
+	Empty: "not a Starweaver session database: the file is empty",
 }
 
 // checkFile answers what the file system and the 100-byte header can:
 // missing, a directory, empty, not SQLite, truncated.
 func checkFile(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", errf(path, store.ErrNotFound, err, "")
-	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", errf(abs, store.ErrNotFound, err, "")
-	case errors.Is(err, os.ErrPermission):
-		return "", errf(abs, store.ErrIO, err, "cannot read store: permission denied")
-	case err != nil:
-		return "", errf(abs, store.ErrIO, err, "cannot read store: %v", err)
-	case fi.IsDir():
-		return "", errf(abs, store.ErrIsDirectory, nil, "is a directory, not a Starweaver database (it is usually .starweaver/starweaver.sqlite)")
-	case fi.Size() == 0:
-		return "", errf(abs, store.ErrNotAStore, nil, "not a Starweaver session database: the file is empty")
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", errf(abs, store.ErrIO, err, "cannot read store: %v", err)
-	}
-	defer f.Close()
-	h := make([]byte, 100)
-	n, _ := io.ReadFull(f, h)
-	if kind, detail := store.SQLiteHeaderProblem(h[:n], fi.Size()); kind != nil {
-		if detail == "" {
-			return "", errf(abs, kind, nil, "")
-		}
-		return "", errf(abs, kind, nil, "damaged store: %s", detail)
-	}
-	return abs, nil
+	abs, _, err := preflight.Check(path)
+	return abs, err
 }
 
 // openRead opens the browsing connection: mode=ro can never write,
 // checkpoint or delete the WAL.
 func (s *Store) openRead() error {
-	db, immutable, err := store.OpenSQLiteRead(s.path)
+	db, immutable, err := sqlitex.OpenRead(s.path)
 	if err != nil {
 		return mapErr(s.path, err)
 	}
@@ -315,7 +277,7 @@ func (s *Store) check(ctx context.Context, db *sql.DB) (int, error) {
 
 // decideWritable works out, without writing, whether decisions can be made.
 func (s *Store) decideWritable() {
-	ok, why := store.SQLiteWritable(s.path, s.readOnly, s.immutable)
+	ok, why := sqlitex.Writable(s.path, s.readOnly, s.immutable)
 	s.readOnly, s.roReason = !ok, why
 }
 
@@ -325,17 +287,7 @@ func (s *Store) writer() (*sql.DB, error) {
 	if s.readOnly {
 		return nil, errf(s.path, store.ErrReadOnly, nil, "store is read-only: %s", s.roReason)
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if s.write != nil {
-		return s.write, nil
-	}
-	db, err := store.OpenSQLiteWrite(s.path)
-	if err != nil {
-		return nil, mapErr(s.path, err)
-	}
-	s.write = db
-	return db, nil
+	return s.write.Get(s.path)
 }
 
 // Path is the database's absolute path.
@@ -357,26 +309,16 @@ func (s *Store) Migration() int { return s.migration }
 
 // Watch is the database file, its WAL and rollback journal, and PRAGMA
 // data_version on the read connection.
-func (s *Store) Watch() store.WatchSpec { return store.SQLiteWatchSpec(s.path, s.DataVersion) }
+func (s *Store) Watch() store.WatchSpec { return sqlitex.WatchSpec(s.path, s.DataVersion) }
 
 // DataVersion is PRAGMA data_version on the pinned read connection: it
 // changes whenever another connection commits.
-func (s *Store) DataVersion() (uint64, error) {
-	var v uint64
-	err := s.read.QueryRow("PRAGMA data_version").Scan(&v)
-	return v, err
-}
+func (s *Store) DataVersion() (uint64, error) { return sqlitex.DataVersion(s.read) }
 
 // Close releases both connections.
 func (s *Store) Close() error {
 	s.stmts.Close()
-	var errs []error
-	s.writeMu.Lock()
-	if s.write != nil {
-		errs = append(errs, s.write.Close())
-		s.write = nil
-	}
-	s.writeMu.Unlock()
+	errs := []error{s.write.Close(s.read)}
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
@@ -389,24 +331,6 @@ func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.
 	return mapErr(s.path, s.stmts.EachRow(ctx, s.read, q, args, fn))
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// mapErr turns a driver error into an *Error of one of the sentinel kinds,
-// passing through errors already worded here and cancellation.
-func mapErr(path string, err error) error {
-	var own *Error
-	if errors.As(err, &own) {
-		return err
-	}
-	kind, detail, ok := store.SQLiteErrKind(path, err)
-	if !ok {
-		return err
-	}
-	if detail == "" {
-		return errf(path, kind, err, "")
-	}
-	return errf(path, kind, err, "%v: %s", kind, detail)
-}
+// mapErr turns a driver error into a *store.Error of one of the sentinel
+// kinds, passing through errors already worded here and cancellation.
+func mapErr(path string, err error) error { return sqlitex.MapErr(path, err) }

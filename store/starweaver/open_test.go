@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // listDir names the files in a directory, to tell that nothing appeared.
@@ -55,7 +57,7 @@ func TestBadInputs(t *testing.T) {
 		return p
 	}
 	sqlExec := func(p string, qs ...string) {
-		db, err := sql.Open("sqlite", store.SQLiteDSN(p, ""))
+		db, err := sql.Open("sqlite", sqlitex.DSN(p, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,9 +125,9 @@ func TestBadInputs(t *testing.T) {
 			if !errors.Is(err, c.kind) {
 				t.Fatalf("error %v is not %v", err, c.kind)
 			}
-			var e *Error
+			var e *store.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %T is not a *starweaver.Error", err)
+				t.Fatalf("error %T is not a *store.Error", err)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") || !strings.Contains(msg, c.msg) || strings.Contains(msg, "io-harness") {
@@ -160,7 +162,7 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	hs, err := store.Create(filepath.Join(dir, "runs.sqlite3"))
+	hs, err := ioharness.Create(filepath.Join(dir, "runs.sqlite3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,13 +231,13 @@ func TestBrowseWritesNothing(t *testing.T) {
 			for _, r := range reqs {
 				s.Classify(r, byRun[r.RunID], nil, t0)
 			}
-			if _, err := s.Changes(ctx, cur); err != nil {
+			if _, _, err := s.Changes(ctx, cur); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Watch().Version(); err != nil {
 				t.Fatal(err)
 			}
-			if s.write != nil {
+			if s.write.Opened() {
 				t.Error("browsing opened the writing connection")
 			}
 			if err := s.Close(); err != nil {
@@ -245,7 +247,7 @@ func TestBrowseWritesNothing(t *testing.T) {
 				t.Fatal("browsing changed the database file")
 			}
 			// The journal mode is Starweaver's still.
-			db, _ := sql.Open("sqlite", store.SQLiteDSN(path, "mode=ro"))
+			db, _ := sql.Open("sqlite", sqlitex.DSN(path, "mode=ro"))
 			defer db.Close()
 			var mode string
 			db.QueryRow("PRAGMA journal_mode").Scan(&mode)

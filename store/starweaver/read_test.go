@@ -51,17 +51,18 @@ func TestRunsMapping(t *testing.T) {
 		}
 	}
 	type want struct {
-		parent          string
-		depth           int
-		goal, ws        string
-		status, outcome string
-		turnKind        string
-		started         time.Time
-		finished        bool
-		success         bool
-		steps           int
-		tokens          int64
-		end             time.Time
+		parent   string
+		depth    int
+		goal, ws string
+		status   store.Status
+		outcome  store.Outcome
+		turnKind string
+		started  time.Time
+		finished bool
+		success  bool
+		steps    int
+		tokens   int64
+		end      time.Time
 	}
 	wants := map[string]want{
 		// Continued by R2 (the CLI resume leaves it waiting): finished, "continued".
@@ -480,7 +481,7 @@ func TestAgentEvents(t *testing.T) {
 	}
 	var got []string
 	for _, e := range evs {
-		got = append(got, e.RunID[:8]+" "+e.Kind+" "+e.ChildRunID+" "+e.Detail)
+		got = append(got, e.RunID[:8]+" "+string(e.Kind)+" "+e.ChildRunID+" "+e.Detail)
 	}
 	want := []string{
 		"run_53cd checkpoint  tool_return ckpt_a1b2c3d4-0000-4000-8000-000000000001",

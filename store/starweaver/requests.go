@@ -71,13 +71,15 @@ func approvalRequest(x reqRow, a *approvalRec) store.Request {
 	return r
 }
 
+// approvalStatus is the ApprovalStatus Starweaver records for a verdict.
+var approvalStatus = map[store.Verdict]string{store.VerdictApprove: "approved", store.VerdictDeny: "denied"}
+
 // verdictOf is an ApprovalStatus as vigil's decision words say it.
 func verdictOf(status string) string {
-	switch status {
-	case "approved":
-		return "approve"
-	case "denied":
-		return "deny"
+	for v, st := range approvalStatus {
+		if st == status {
+			return string(v)
+		}
 	}
 	return status // expired, cancelled
 }
@@ -424,14 +426,14 @@ func (s *Store) Classify(req store.Request, run store.Run, _ *store.Lease, now t
 		return store.Deferred, claimReason(req.RunID, c, now)
 	}
 	switch {
-	case run.Outcome == "continued":
+	case run.Outcome == store.OutcomeContinued:
 		return store.Closed, fmt.Sprintf("run %s was continued by a later run, which already took its decisions", run.ID)
-	case run.Status == "completed" || run.Status == "failed":
-		return store.Closed, fmt.Sprintf("run %s has ended (%s)", run.ID, orDash(run.Outcome))
-	case run.Status == "paused":
+	case run.Status.Ended():
+		return store.Closed, fmt.Sprintf("run %s has ended (%s)", run.ID, orDash(string(run.Outcome)))
+	case run.Status == store.StatusPaused:
 		return store.DeliveryUnknown, fmt.Sprintf("run %s waits for a resume: the next `starweaver resume` reads the decision", run.ID)
 	}
-	return store.DeliveryUnknown, fmt.Sprintf("run %s is %s; Starweaver records no lease, so whether it still waits cannot be told", run.ID, orDash(run.Status))
+	return store.DeliveryUnknown, fmt.Sprintf("run %s is %s; Starweaver records no lease, so whether it still waits cannot be told", run.ID, orDash(string(run.Status)))
 }
 
 func orDash(s string) string {

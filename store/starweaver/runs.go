@@ -200,23 +200,23 @@ type runFacts struct {
 // more); a waiting run is paused until a resume picks it up, and finished
 // once a continuation has (0.7's CLI resume never moves the source run off
 // waiting); completed and cancelled runs are completed with that outcome.
-func mapStatus(status, continuedBy string) (st, outcome string, finished bool) {
+func mapStatus(status, continuedBy string) (st store.Status, outcome store.Outcome, finished bool) {
 	switch status {
 	case "queued", "starting", "running":
-		return "running", "", false
+		return store.StatusRunning, "", false
 	case "waiting":
 		if continuedBy != "" {
-			return "completed", "continued", true
+			return store.StatusCompleted, store.OutcomeContinued, true
 		}
-		return "paused", "", false
+		return store.StatusPaused, "", false
 	case "completed":
-		return "completed", "finished", true
+		return store.StatusCompleted, store.OutcomeFinished, true
 	case "failed":
-		return "failed", "failed", true
+		return store.StatusFailed, store.OutcomeFailed, true
 	case "cancelled":
-		return "completed", "cancelled", true
+		return store.StatusCompleted, store.OutcomeCancelled, true
 	}
-	return status, "", false
+	return store.Status(status), "", false // a status from a newer Starweaver: shown as it is
 }
 
 func mapRun(x runRow, f runFacts) store.Run {

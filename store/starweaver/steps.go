@@ -700,7 +700,7 @@ func scanCheckpoint(r *sql.Rows) (store.AgentEvent, bool, error) {
 	if !decode(rec, schemaCheckpoint, true, &c) {
 		return e, false, nil
 	}
-	e.Kind, e.Detail = "checkpoint", strings.TrimSpace(c.Node+" "+id)
+	e.Kind, e.Detail = store.AgentCheckpoint, strings.TrimSpace(c.Node+" "+id)
 	return e, true, nil
 }
 
@@ -709,5 +709,5 @@ func spawnEvent(k runRow) store.AgentEvent {
 	if k.rec.ParentTaskID != "" {
 		detail += " task " + k.rec.ParentTaskID
 	}
-	return store.AgentEvent{RowID: k.rowid, RunID: k.rec.ParentRunID, Kind: "spawn", ChildRunID: k.rec.RunID, Detail: detail}
+	return store.AgentEvent{RowID: k.rowid, RunID: k.rec.ParentRunID, Kind: store.AgentSpawn, ChildRunID: k.rec.RunID, Detail: detail}
 }

@@ -1,5 +1,0 @@
-package store
-
-import "errors"
-
-func isKind(err, kind error) bool { return err != nil && errors.Is(err, kind) }

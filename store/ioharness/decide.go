@@ -1,0 +1,197 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// ClassifyDelivery tells whether a decision written now reaches the run that
+// asked, and if not, why, in one line. lease is the run's effective lease
+// (its own or its tree root's).
+func ClassifyDelivery(r store.Run, lease *store.Lease, recordsLeases bool, now time.Time) (store.Delivery, string) {
+	live := store.LivenessOf(lease, recordsLeases, now)
+	driven := live == store.Live || live == store.Lapsed
+	switch {
+	case r.Parked() && !driven:
+		return store.Deferred, fmt.Sprintf("run %s is paused (%s): io-harness's resume refuses a request that is already decided, so decide it through the host that resumes the run",
+			r.ID, orDash(string(r.Outcome)))
+	case r.Status.Ended() && r.Outcome != store.OutcomeAwaitingAnswer:
+		return store.Closed, fmt.Sprintf("run %s has ended (%s)", r.ID, orDash(string(r.Outcome)))
+	}
+	switch live {
+	case store.LivenessUnknown:
+		return store.DeliveryUnknown, ""
+	case store.Live:
+		return store.Deliverable, ""
+	case store.Lapsed:
+		return store.Deliverable, "" // parked runs commit nothing, so their lease lapses while they wait
+	case store.Dead:
+		return store.NotLive, fmt.Sprintf("run %s's driver (pid %d) is gone: nobody would read the decision, and a resume asks again", r.ID, lease.OwnerPID())
+	}
+	return store.NotLive, fmt.Sprintf("run %s has no driver (no lease): nobody would read the decision, and a resume asks again", r.ID)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Delivery classifies a request as it stands now.
+func (s *Store) Delivery(ctx context.Context, key store.RequestKey) (store.Delivery, string, error) {
+	req, err := s.Request(ctx, key)
+	if err != nil {
+		return 0, "", err
+	}
+	run, lease, err := s.runAndLease(ctx, s.read, req.RunID)
+	if err != nil {
+		return 0, "", err
+	}
+	d, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now())
+	return d, why, nil
+}
+
+// Decide writes a person's decision as a compare-and-set on the undecided
+// row, inside one BEGIN IMMEDIATE transaction that first checks the run can
+// still receive it. It returns Won false (with what won) when someone else
+// decided first, a RefusedError when the run is paused, ended or has no
+// live driver, and ErrReadOnly when the store cannot be written.
+func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	update, args, err := decisionUpdate(d)
+	if err != nil {
+		return store.DecideResult{}, err
+	}
+	id, ok := parseID(d.Key.ID)
+	if !ok {
+		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, d.Key.String(), nil)
+	}
+	var result store.DecideResult
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		req, err := requestInTx(ctx, tx, d.Key, id)
+		if err != nil {
+			return err
+		}
+		if req.Resolved {
+			result = store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}
+			return nil
+		}
+		run, lease, err := s.runAndLease(ctx, tx, req.RunID)
+		if err != nil {
+			return err
+		}
+		if dl, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now()); !dl.Writable() {
+			return &store.RefusedError{Key: d.Key, Reason: why, Delivery: dl}
+		}
+		res, err := tx.ExecContext(ctx, update, append(args, id)...)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		result.Won = n == 1
+		return nil
+	})
+	return result, err
+}
+
+func decisionUpdate(d store.Decision) (string, []any, error) {
+	switch d.Key.Kind {
+	case store.Approval:
+		if !d.Verdict.Allows(store.Approval) {
+			return "", nil, fmt.Errorf("an approval is decided with approve or deny, not %q", d.Verdict)
+		}
+		return "UPDATE pending_approvals SET resolved = ? WHERE id = ? AND resolved IS NULL", []any{string(d.Verdict)}, nil
+	case store.Question:
+		return "UPDATE pending_questions SET answer = ?, answered_by = 'attached', resolved = 1 WHERE id = ? AND resolved = 0",
+			[]any{d.Text}, nil
+	case store.Plan:
+		if !d.Verdict.Allows(store.Plan) {
+			return "", nil, fmt.Errorf("a plan is decided with approve, revise or cancel, not %q", d.Verdict)
+		}
+		correction := any(nil)
+		if d.Verdict == store.VerdictRevise {
+			correction = d.Text
+		}
+		return "UPDATE plans SET verdict = ?, correction = ?, decided_by = 'attached', resolved = 1 WHERE id = ? AND resolved = 0",
+			[]any{string(d.Verdict), correction}, nil
+	}
+	return "", nil, fmt.Errorf("unknown request kind %v", d.Key.Kind)
+}
+
+// requestInTx reads one request inside the deciding transaction.
+func requestInTx(ctx context.Context, tx *sql.Tx, key store.RequestKey, id int64) (store.Request, error) {
+	var q string
+	switch key.Kind {
+	case store.Approval:
+		q = "SELECT id, run_id, step, act, target, NULL, NULL, resolved FROM pending_approvals WHERE id = ?"
+	case store.Question:
+		q = "SELECT id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at FROM pending_questions WHERE id = ?"
+	case store.Plan:
+		q = "SELECT id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at FROM plans WHERE id = ?"
+	}
+	rows, err := tx.QueryContext(ctx, q, id)
+	if err != nil {
+		return store.Request{}, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return store.Request{}, err
+		}
+		return store.Request{}, storeErr("", store.ErrNoSuchReq, key.String(), nil)
+	}
+	return scanRequest(key.Kind, rows)
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// runAndLease reads a run's status and its effective lease: its own, or
+// the nearest ancestor's (io-harness leases only a tree's root).
+func (s *Store) runAndLease(ctx context.Context, q queryer, runID string) (store.Run, *store.Lease, error) {
+	id, ok := parseID(runID)
+	if !ok {
+		return store.Run{}, nil, storeErr(s.path, store.ErrNoSuchRun, runID, nil)
+	}
+	var run store.Run
+	seen := map[int64]bool{}
+	for cur := id; cur != 0 && !seen[cur]; {
+		seen[cur] = true
+		var parent sql.NullInt64
+		var status, outcome sql.NullString
+		err := q.QueryRowContext(ctx, fmt.Sprintf("SELECT %s, %s, outcome FROM runs WHERE id = ?",
+			s.schema.col("runs", "parent_run_id", "NULL"),
+			s.schema.col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END")), cur).
+			Scan(&parent, &status, &outcome)
+		if errors.Is(err, sql.ErrNoRows) {
+			if cur == id {
+				return store.Run{}, nil, storeErr(s.path, store.ErrNoSuchRun, runID, nil)
+			}
+			break
+		}
+		if err != nil {
+			return store.Run{}, nil, mapDriverErr(s.path, err)
+		}
+		if cur == id {
+			run = store.Run{ID: runID, ParentID: nullIDStr(parent), Status: store.Status(status.String), Outcome: store.Outcome(outcome.String)}
+		}
+		if s.schema.has("run_leases") {
+			l, err := readLease(ctx, q, cur)
+			if err != nil {
+				return store.Run{}, nil, mapDriverErr(s.path, err)
+			}
+			if l != nil {
+				return run, l, nil
+			}
+		}
+		cur = parent.Int64
+	}
+	return run, nil, nil
+}

@@ -1,0 +1,5 @@
+package ioharness
+
+import "errors"
+
+func isKind(err, kind error) bool { return err != nil && errors.Is(err, kind) }

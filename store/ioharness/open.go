@@ -1,0 +1,292 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/store"
+)
+
+// FormatVersion is io-harness's CHECKPOINT_FORMAT, stored as PRAGMA
+// user_version. A store stamped above it was written by a newer io-harness.
+const FormatVersion = 7
+
+//go:embed schema.sql
+var schemaSQL string
+
+type openMode int
+
+const (
+	modeBrowse openMode = iota // read connection; a writing one only for decisions
+	modeWriter                 // one read-write connection (a harness writing runs)
+)
+
+// Store is an io-harness run store: the Go twin of io-harness's Store, over
+// the same SQLite schema. A Store opened with Open reads through a
+// read-only connection that never writes a byte to the database file;
+// decisions (the only writes a viewer makes) go through a second connection
+// opened when the first decision is made. A Store from Create, OpenWriter or
+// Memory writes runs through the write API.
+type Store struct {
+	path      string
+	mode      openMode
+	readOnly  bool   // no decisions at all
+	roReason  string // why deciding is disabled, one line
+	immutable bool   // opened with immutable=1 (read-only directory, no WAL)
+
+	read  *sql.DB        // reads (pinned single connection)
+	write sqlitex.Writer // writes; opened lazily in browse mode
+
+	schema *schemaInfo
+	owner  ownerID // lease owner string for this process's writes
+
+	stmts sqlitex.Stmts // prepared reads on the read connection
+}
+
+// Open opens an existing store for browsing and deciding. It never changes
+// the store's journal mode, runs no migration, and writes nothing until a
+// decision is made.
+func Open(path string, opts ...store.Options) (*Store, error) {
+	var o store.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	abs, err := checkStoreFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs, mode: modeBrowse, readOnly: o.ReadOnly}
+	if err := s.openRead(); err != nil {
+		return nil, err
+	}
+	s.decideWritable()
+	return s, nil
+}
+
+// OpenReadOnly opens a store for browsing only: no decision can be made
+// through it.
+func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options{ReadOnly: true}) }
+
+// Create makes a new store at path in WAL mode with the io-harness 0.66
+// schema and user_version 7, ready for the write API. It refuses to touch a
+// file that already has content.
+func Create(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, storeErr(path, store.ErrNotFound, err.Error(), err)
+	}
+	if fi, err := os.Stat(abs); err == nil {
+		if fi.IsDir() {
+			return nil, storeErr(abs, store.ErrIsDirectory, "", nil)
+		}
+		if fi.Size() > 0 {
+			return nil, storeErr(abs, store.ErrExists, "refusing to create a store over it", nil)
+		}
+	}
+	db, err := sqlitex.OpenWrite(abs)
+	if err != nil {
+		return nil, mapDriverErr(abs, err)
+	}
+	ctx := context.Background()
+	// WAL is a property of the file; setting it is right only because this
+	// store is new and ours.
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	if err := initSchema(ctx, db); err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	return newWriter(abs, db)
+}
+
+// OpenWriter opens an existing store (one made by Create or by io-harness)
+// for the write API. It runs no migration: writes to tables an old store
+// lacks fail with a clear error.
+func OpenWriter(path string) (*Store, error) {
+	abs, err := checkStoreFile(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlitex.OpenWrite(abs)
+	if err != nil {
+		return nil, mapDriverErr(abs, err)
+	}
+	s, err := newWriter(abs, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+var memSeq atomic.Int64
+
+// Memory is a throwaway in-memory store with the full schema, for tests and
+// runs nobody needs to keep.
+func Memory() (*Store, error) {
+	name := fmt.Sprintf("file:vigil-mem-%d?mode=memory&cache=private&_pragma=busy_timeout(5000)&_txlock=immediate", memSeq.Add(1))
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	sqlitex.Pin(db)
+	if err := initSchema(context.Background(), db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return newWriter(":memory:", db)
+}
+
+func newWriter(abs string, db *sql.DB) (*Store, error) {
+	s := &Store{path: abs, mode: modeWriter, read: db, owner: newOwner()}
+	s.write.Use(db)
+	si, err := loadSchema(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return nil, mapDriverErr(abs, err)
+	}
+	s.schema = si
+	return s, nil
+}
+
+func initSchema(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// checkStoreFile answers the cheap questions before SQLite sees the path:
+// missing, a directory, empty, not SQLite, or stamped by a newer io-harness.
+func checkStoreFile(path string) (string, error) {
+	abs, head, err := sqlitex.Preflight{}.Check(path)
+	if err != nil {
+		return "", err
+	}
+	if v := sqlitex.UserVersion(head); v > FormatVersion {
+		return "", storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+	}
+	return abs, nil
+}
+
+func newerDetail(v int64) string {
+	return fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion)
+}
+
+// openRead opens the read connection: mode=ro can never write, checkpoint or
+// delete the WAL, and fails instead of creating a file at a wrong path.
+func (s *Store) openRead() error {
+	db, immutable, err := sqlitex.OpenRead(s.path)
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	s.read, s.immutable = db, immutable
+	if err := s.check(context.Background()); err != nil {
+		db.Close()
+		s.read = nil
+		return err
+	}
+	return nil
+}
+
+// check refuses a newer format or a file without the io-harness tables, and
+// learns which tables and columns this store has (0.22 and 0.29 stores lack
+// later ones).
+func (s *Store) check(ctx context.Context) error {
+	var v int64
+	if err := s.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	if v > FormatVersion {
+		return storeErr(s.path, store.ErrNewerFormat, newerDetail(v), nil)
+	}
+	si, err := loadSchema(ctx, s.read)
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	if !si.has("runs") || !si.has("steps") {
+		return storeErr(s.path, store.ErrNotAStore, "SQLite, but without io-harness's runs and steps tables", nil)
+	}
+	// Corruption inside the file shows only when a query touches it: touch
+	// the tables every view needs now, so a damaged store fails at open.
+	for _, q := range []string{
+		"SELECT id FROM runs ORDER BY id DESC LIMIT 1",
+		"SELECT id FROM steps ORDER BY id DESC LIMIT 1",
+	} {
+		rows, err := s.read.QueryContext(ctx, q)
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+	}
+	s.schema = si
+	return nil
+}
+
+// decideWritable works out, without writing, whether decisions can be made.
+func (s *Store) decideWritable() {
+	ok, why := sqlitex.Writable(s.path, s.readOnly, s.immutable)
+	s.readOnly, s.roReason = !ok, why
+}
+
+// writer returns the connection decisions and writes go through, opening it
+// on first use in browse mode.
+func (s *Store) writer() (*sql.DB, error) {
+	if s.readOnly {
+		return nil, storeErr(s.path, store.ErrReadOnly, s.roReason, nil)
+	}
+	return s.write.Get(s.path)
+}
+
+// Path is the store's absolute file path.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether decisions are disabled, and why.
+func (s *Store) ReadOnly() (bool, string) { return s.readOnly, s.roReason }
+
+// prepared returns a cached prepared statement on the read connection.
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	return s.stmts.Prepare(ctx, s.read, q)
+}
+
+// Close releases both connections.
+func (s *Store) Close() error {
+	s.stmts.Close()
+	var errs []error
+	errs = append(errs, s.write.Close(s.read))
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// DataVersion is SQLite's PRAGMA data_version on the pinned read connection:
+// it changes whenever another connection commits. The watcher's safety poll
+// uses it to notice commits (including in-place updates) cheaply.
+func (s *Store) DataVersion() (uint64, error) { return sqlitex.DataVersion(s.read) }

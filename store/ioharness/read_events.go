@@ -1,0 +1,181 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// allSteps asks the per-run readers for every step, not one.
+const allSteps = -1
+
+// PolicyEvents returns the run's refusals and decisions, oldest first.
+func (s *Store) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyEvent, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	return s.policyEvents(ctx, run, allSteps)
+}
+
+// stepFilter narrows a backward scan to one step (stopping once an earlier
+// step shows up) or leaves it whole.
+func stepFilter(sp scanSpec, step int) scanSpec {
+	if step == allSteps {
+		sp.done = firstStep
+		return sp
+	}
+	sp.where, sp.args = "step <= ?", []any{step}
+	sp.done = func(_ int64, st int) bool { return st < step }
+	return sp
+}
+
+func (s *Store) policyEvents(ctx context.Context, run int64, step int) ([]store.PolicyEvent, error) {
+	sp := stepFilter(scanSpec{table: "policy_events", runs: []int64{run},
+		cols: "kind, act, target, rule, layer, decision, source, performed"}, step)
+	evs, err := scanBack(ctx, s.read, sp, func(r *sql.Rows) (store.PolicyEvent, int64, int, error) {
+		var e store.PolicyEvent
+		var run int64
+		var rule, layer, decision, source, performed sql.NullString
+		err := r.Scan(&e.RowID, &run, &e.Step, &e.Kind, &e.Act, &e.Target, &rule, &layer, &decision, &source, &performed)
+		e.RunID = idStr(run)
+		e.Rule, e.Layer, e.Decision, e.Source, e.Performed = rule.String, layer.String, store.PolicyVerdict(decision.String), source.String, performed.String
+		return e, run, e.Step, err
+	})
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	return keepStep(evs, step, func(e store.PolicyEvent) int { return e.Step }), nil
+}
+
+// keepStep reverses a newest-first scan and keeps one step's rows (or all).
+func keepStep[T any](xs []T, step int, stepOf func(T) int) []T {
+	reverse(xs)
+	if step == allSteps {
+		return xs
+	}
+	out := xs[:0]
+	for _, x := range xs {
+		if stepOf(x) == step {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// AgentEvents returns the tree events of the given runs (spawns, spawn
+// refusals, budget draws, messages), oldest first.
+func (s *Store) AgentEvents(ctx context.Context, runIDs ...string) ([]store.AgentEvent, error) {
+	if !s.schema.has("agent_events") {
+		return nil, nil
+	}
+	evs, err := scanBack(ctx, s.read, scanSpec{table: "agent_events", runs: parseIDs(runIDs),
+		cols: "kind, child_run_id, detail, tokens, remaining", done: firstStep},
+		func(r *sql.Rows) (store.AgentEvent, int64, int, error) {
+			var e store.AgentEvent
+			var run int64
+			var child, tokens, remaining sql.NullInt64
+			var detail sql.NullString
+			err := r.Scan(&e.RowID, &run, &e.Step, &e.Kind, &child, &detail, &tokens, &remaining)
+			e.RunID, e.ChildRunID, e.Detail = idStr(run), nullIDStr(child), detail.String
+			e.Tokens, e.Remaining = nullInt(tokens), nullInt(remaining)
+			return e, run, e.Step, err
+		})
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	reverse(evs)
+	return evs, nil
+}
+
+// Events returns the run's sandbox, MCP and checkpoint events, each source
+// in row order, sorted by step.
+func (s *Store) Events(ctx context.Context, runID string) ([]Event, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	type src struct{ table, name, cols string }
+	for _, t := range []src{
+		{"sandbox_events", "sandbox", "kind, detail, backend, NULL, NULL, NULL, NULL"},
+		{"mcp_events", "mcp", "kind, detail, NULL, server, tool, ok, millis"},
+		{"checkpoint_events", "checkpoint", "kind, detail, NULL, NULL, NULL, NULL, NULL"},
+	} {
+		if !s.schema.has(t.table) {
+			continue
+		}
+		evs, err := scanBack(ctx, s.read, scanSpec{table: t.table, runs: []int64{run}, cols: t.cols, done: firstStep},
+			func(r *sql.Rows) (Event, int64, int, error) {
+				e := Event{Source: t.name}
+				var run int64
+				var detail, backend, server, tool sql.NullString
+				var ok, millis sql.NullInt64
+				err := r.Scan(&e.RowID, &run, &e.Step, &e.Kind, &detail, &backend, &server, &tool, &ok, &millis)
+				e.RunID, e.Detail, e.Backend, e.Server, e.Tool = idStr(run), detail.String, backend.String, server.String, tool.String
+				if ok.Valid {
+					b := ok.Int64 != 0
+					e.OK = &b
+				}
+				e.Millis = time.Duration(millis.Int64) * time.Millisecond
+				return e, run, e.Step, err
+			})
+		if err != nil {
+			return nil, mapDriverErr(s.path, err)
+		}
+		reverse(evs)
+		out = append(out, evs...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Step < out[j].Step })
+	return out, nil
+}
+
+// ProviderCalls returns every provider attempt of the run, oldest first.
+func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	return s.providerCalls(ctx, run, allSteps)
+}
+
+func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]store.ProviderCall, error) {
+	if !s.schema.has("provider_calls") {
+		return nil, nil
+	}
+	// provider_calls has a run_id index (io-harness 0.37+); older stores
+	// scan a table that is small next to steps.
+	q := "SELECT " + providerCallCols + " FROM provider_calls WHERE run_id = ?"
+	args := []any{run}
+	if step != allSteps {
+		q += " AND step = ?"
+		args = append(args, step)
+	}
+	var out []store.ProviderCall
+	err := s.eachRow(ctx, q+" ORDER BY id", args, func(r *sql.Rows) error {
+		c, err := scanProviderCall(r)
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+const providerCallCols = `id, run_id, step, attempt, provider, model, prompt_tokens, completion_tokens, total_tokens,
+		latency_ms, finish_reason, failure, at`
+
+func scanProviderCall(r *sql.Rows) (store.ProviderCall, error) {
+	var c store.ProviderCall
+	var run int64
+	var model, finish, failure sql.NullString
+	var pt, ct, tt sql.NullInt64
+	var at string
+	err := r.Scan(&c.RowID, &run, &c.Step, &c.Attempt, &c.Provider, &model, &pt, &ct, &tt, &c.LatencyMS, &finish, &failure, &at)
+	c.RunID = idStr(run)
+	c.Model, c.FinishReason, c.Failure = model.String, finish.String, failure.String
+	c.PromptTokens, c.CompletionTokens, c.TotalTokens = nullInt(pt), nullInt(ct), nullInt(tt)
+	c.At = parseTime(at)
+	return c, err
+}

@@ -1,0 +1,235 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/store"
+)
+
+// Requests returns requests, approvals first, then questions, then plans,
+// each oldest first. With unresolvedOnly, only what still waits on a human;
+// with runIDs, only those runs' (nil means the whole store). Each carries the
+// asking run's ancestry.
+func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
+	var out []store.Request
+	for _, k := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
+		reqs, err := s.requests(ctx, k, unresolvedOnly, runIDs, 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reqs...)
+	}
+	if err := s.fillApprovalTimes(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, s.fillAncestry(ctx, out)
+}
+
+// fillApprovalTimes dates approvals, which carry no time of their own, by
+// the provider call that produced the asking step: the ask follows it
+// within moments.
+func (s *Store) fillApprovalTimes(ctx context.Context, reqs []store.Request) error {
+	if !s.schema.has("provider_calls") {
+		return nil
+	}
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Kind != store.Approval || !r.AskedAt.IsZero() {
+			continue
+		}
+		var at sql.NullString
+		err := s.eachRow(ctx, "SELECT MAX(at) FROM provider_calls WHERE run_id = ? AND step = ?",
+			[]any{runNum(r.RunID), r.Step}, func(rows *sql.Rows) error { return rows.Scan(&at) })
+		if err != nil {
+			return err
+		}
+		r.AskedAt = nullTime(at)
+	}
+	return nil
+}
+
+// Request returns one request by kind and id.
+func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Request, error) {
+	id, ok := parseID(key.ID)
+	if !ok {
+		return store.Request{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
+	}
+	reqs, err := s.requests(ctx, key.Kind, false, nil, id)
+	if err != nil {
+		return store.Request{}, err
+	}
+	if len(reqs) == 0 {
+		return store.Request{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
+	}
+	if err := s.fillApprovalTimes(ctx, reqs); err != nil {
+		return store.Request{}, err
+	}
+	return reqs[0], s.fillAncestry(ctx, reqs)
+}
+
+func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved bool, runIDs []string, id int64) ([]store.Request, error) {
+	var q string
+	var where []string
+	switch kind {
+	case store.Approval:
+		q = fmt.Sprintf("SELECT id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved FROM pending_approvals", store.MaxContentBytes)
+		if unresolved {
+			where = append(where, "resolved IS NULL")
+		}
+	case store.Question:
+		if !s.schema.has("pending_questions") {
+			return nil, nil
+		}
+		q = "SELECT id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at FROM pending_questions"
+		if unresolved {
+			where = append(where, "resolved = 0")
+		}
+	case store.Plan:
+		if !s.schema.has("plans") {
+			return nil, nil
+		}
+		q = "SELECT id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at FROM plans"
+		if unresolved {
+			where = append(where, "resolved = 0")
+		}
+	}
+	var args []any
+	if id != 0 {
+		where = append(where, "id = ?")
+		args = append(args, id)
+	}
+	if runIDs != nil {
+		where = append(where, "run_id IN ("+sqlitex.IDList(parseIDs(runIDs))+")")
+	}
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id"
+	var out []store.Request
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+		req, err := scanRequest(kind, r)
+		out = append(out, req)
+		return err
+	})
+	return out, err
+}
+
+func scanRequest(kind store.RequestKind, r *sql.Rows) (store.Request, error) {
+	var id, run int64
+	req := store.Request{Kind: kind}
+	switch kind {
+	case store.Approval:
+		var content, resolved sql.NullString
+		var size sql.NullInt64
+		if err := r.Scan(&id, &run, &req.Step, &req.Act, &req.Target, &content, &size, &resolved); err != nil {
+			return req, err
+		}
+		req.Content, req.HasContent = content.String, content.Valid
+		req.ContentBytes = size.Int64
+		req.Resolved, req.Decision = resolved.Valid, resolved.String
+	case store.Question:
+		var context, choices, answer, by, asked sql.NullString
+		var resolved int64
+		if err := r.Scan(&id, &run, &req.Step, &req.Question, &context, &choices, &answer, &by, &resolved, &asked); err != nil {
+			return req, err
+		}
+		req.Context = context.String
+		if choices.Valid {
+			// An undecodable list reads as no choices, as io-harness reads it.
+			_ = json.Unmarshal([]byte(choices.String), &req.Choices)
+		}
+		req.Resolved, req.Decision, req.DecidedBy = resolved != 0, answer.String, by.String
+		req.AskedAt = nullTime(asked)
+	case store.Plan:
+		var steps string
+		var verdict, correction, by, proposed sql.NullString
+		var resolved int64
+		if err := r.Scan(&id, &run, &req.Step, &steps, &verdict, &correction, &by, &resolved, &proposed); err != nil {
+			return req, err
+		}
+		var ps []struct {
+			Intent string `json:"intent"`
+			Agent  string `json:"agent"`
+		}
+		_ = json.Unmarshal([]byte(steps), &ps)
+		for _, p := range ps {
+			req.PlanSteps = append(req.PlanSteps, store.PlanStep{Intent: p.Intent, Agent: p.Agent})
+		}
+		req.Resolved, req.Decision, req.DecidedBy = resolved != 0, verdict.String, by.String
+		req.Correction = correction.String
+		req.AskedAt = nullTime(proposed)
+	}
+	req.ID, req.RunID = idStr(id), idStr(run)
+	return req, nil
+}
+
+// fillAncestry sets each request's chain of runs from the root down. A few
+// requests walk up row by row (a harness polls one request every 200 ms);
+// many read the parent of every run once.
+func (s *Store) fillAncestry(ctx context.Context, reqs []store.Request) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	var parents map[string]string
+	var err error
+	if len(reqs) <= 4 {
+		parents, err = s.parentsOf(ctx, reqs)
+	} else {
+		parents, err = s.parents(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	for i := range reqs {
+		reqs[i].Ancestry = store.Ancestry(reqs[i].RunID, parents)
+	}
+	return nil
+}
+
+// parents maps every run to its parent ("" for a root).
+func (s *Store) parents(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	q := "SELECT id, NULL FROM runs"
+	if s.schema.hasCol("runs", "parent_run_id") {
+		q = "SELECT id, parent_run_id FROM runs"
+	}
+	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
+		var id int64
+		var parent sql.NullInt64
+		if err := r.Scan(&id, &parent); err != nil {
+			return err
+		}
+		out[idStr(id)] = nullIDStr(parent)
+		return nil
+	})
+	return out, err
+}
+
+// parentsOf reads the parent links above the requests' runs only.
+func (s *Store) parentsOf(ctx context.Context, reqs []store.Request) (map[string]string, error) {
+	out := map[string]string{}
+	if !s.schema.hasCol("runs", "parent_run_id") {
+		return out, nil
+	}
+	for _, r := range reqs {
+		for id, depth := r.RunID, 0; id != "" && depth < 256; depth++ {
+			if _, seen := out[id]; seen {
+				break
+			}
+			var parent sql.NullInt64
+			err := s.eachRow(ctx, "SELECT parent_run_id FROM runs WHERE id = ?", []any{runNum(id)},
+				func(rows *sql.Rows) error { return rows.Scan(&parent) })
+			if err != nil {
+				return nil, err
+			}
+			out[id] = nullIDStr(parent)
+			id = out[id]
+		}
+	}
+	return out, nil
+}

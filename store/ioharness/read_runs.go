@@ -1,0 +1,313 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/store"
+)
+
+// listGoalBytes caps a goal in run lists: a session turn's goal is the
+// user's whole prompt. Run(id) returns it whole.
+const listGoalBytes = 4096
+
+func (s *Store) runSelect(goalCap int, where string) string {
+	si := s.schema
+	goal := "r.goal"
+	if goalCap > 0 {
+		goal = fmt.Sprintf("substr(r.goal, 1, %d)", goalCap)
+	}
+	outcomes := "LEFT JOIN run_outcomes o ON o.run_id = r.id"
+	ocols := "o.run_id, o.outcome, o.success, o.steps, o.tokens, o.duration_ms, o.finished_at"
+	if !si.has("run_outcomes") {
+		outcomes = ""
+		ocols = "NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+	}
+	return fmt.Sprintf(`SELECT r.id, %s, r.file, r.outcome, %s, %s, %s, %s, %s, %s, %s
+		FROM runs r %s %s ORDER BY r.id DESC`,
+		goal,
+		si.col("runs", "provider", "NULL"),
+		si.col("runs", "parent_run_id", "NULL"),
+		si.col("runs", "depth", "0"),
+		si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"),
+		si.col("runs", "started_at", "NULL"),
+		si.col("runs", "turn_kind", "NULL"),
+		ocols, outcomes, where)
+}
+
+func scanRun(rows *sql.Rows) (store.Run, error) {
+	var (
+		id                                       int64
+		goal, file                               string
+		outcome, provider, status, started, kind sql.NullString
+		parent                                   sql.NullInt64
+		depth                                    int
+		oRun, oSuccess, oSteps, oTokens, oDur    sql.NullInt64
+		oOutcome, oFinished                      sql.NullString
+	)
+	err := rows.Scan(&id, &goal, &file, &outcome, &provider, &parent, &depth, &status, &started, &kind,
+		&oRun, &oOutcome, &oSuccess, &oSteps, &oTokens, &oDur, &oFinished)
+	if err != nil {
+		return store.Run{}, err
+	}
+	r := store.Run{
+		ID:        idStr(id),
+		ParentID:  nullIDStr(parent),
+		Depth:     depth,
+		Goal:      goal,
+		Workspace: file,
+		Provider:  nullStr(provider),
+		Status:    store.Status(nullStr(status)),
+		Outcome:   store.Outcome(nullStr(outcome)),
+		TurnKind:  nullStr(kind),
+		StartedAt: nullTime(started),
+	}
+	// A run_outcomes row is the summary only while the run is really
+	// finished: a resumed run keeps its earlier row until it ends again.
+	if oRun.Valid && r.Status != "running" && r.Status != "paused" {
+		sum := &store.Summary{
+			Outcome:    store.Outcome(nullStr(oOutcome)),
+			Success:    oSuccess.Int64 != 0,
+			Steps:      int(oSteps.Int64),
+			Tokens:     oTokens.Int64,
+			FinishedAt: nullTime(oFinished),
+		}
+		if oDur.Valid {
+			sum.Duration, sum.HasDuration = time.Duration(oDur.Int64)*time.Millisecond, true
+		}
+		r.Summary = sum
+		r.Steps, r.Tokens, r.StatsKnown = sum.Steps, sum.Tokens, true
+	}
+	return r, nil
+}
+
+// Runs returns every run in the store, roots and children, newest first.
+// Finished runs carry their counts from the summary; the others have
+// StatsKnown false until RunStats counts them.
+func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
+	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, ""))
+	if err != nil {
+		return nil, err
+	}
+	leases, err := s.leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		if l, ok := leases[runs[i].ID]; ok {
+			runs[i].Lease = &l
+		}
+	}
+	return runs, nil
+}
+
+// Run returns one run, goal in full, with its lease and counts.
+func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
+	n, ok := parseID(id)
+	if !ok {
+		return store.Run{}, storeErr(s.path, store.ErrNoSuchRun, id, nil)
+	}
+	runs, err := s.queryRuns(ctx, s.runSelect(0, "WHERE r.id = ?"), n)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if len(runs) == 0 {
+		return store.Run{}, storeErr(s.path, store.ErrNoSuchRun, id, nil)
+	}
+	r := runs[0]
+	if s.schema.has("run_leases") {
+		leases, err := s.leases(ctx)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if l, ok := leases[r.ID]; ok {
+			r.Lease = &l
+		}
+	}
+	if !r.StatsKnown {
+		st, err := s.RunStats(ctx, []string{r.ID})
+		if err != nil {
+			return store.Run{}, err
+		}
+		r.Steps, r.Tokens, r.StatsKnown = st[r.ID].Steps, st[r.ID].Tokens, true
+	}
+	return r, nil
+}
+
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {
+	var out []store.Run
+	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
+		r, err := scanRun(rows)
+		out = append(out, r)
+		return err
+	})
+	return out, err
+}
+
+// RunStats counts steps and tokens for runs that have no summary yet. The
+// steps table has no run_id index, so this reads it backwards from the end
+// and stops at each run's first step: cheap for recent runs, a full read
+// only for a run that never committed step 1.
+func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
+	nums := parseIDs(ids)
+	out := map[string]store.RunStats{}
+	var through int64
+	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&through); err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	type row struct {
+		run    int64
+		step   int
+		tokens int64
+	}
+	rows, err := scanBack(ctx, s.read, scanSpec{
+		table: "steps", cols: "tokens", runs: nums, top: through,
+		done: firstStep,
+	}, func(r *sql.Rows) (row, int64, int, error) {
+		var id int64
+		var x row
+		err := r.Scan(&id, &x.run, &x.step, &x.tokens)
+		return x, x.run, x.step, err
+	})
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	for _, r := range rows {
+		st := out[idStr(r.run)]
+		st.Tokens += r.tokens
+		if r.step > st.Steps {
+			st.Steps = r.step
+		}
+		out[idStr(r.run)] = st
+	}
+	// A conversational reply's spend is its provider calls, as io-harness's
+	// spent_tokens counts it.
+	if s.schema.has("provider_calls") && s.schema.hasCol("runs", "turn_kind") {
+		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0) FROM provider_calls p
+			WHERE p.run_id IN (%s) AND p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
+			GROUP BY p.run_id`, sqlitex.IDList(nums))
+		err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
+			var run, tokens int64
+			if err := r.Scan(&run, &tokens); err != nil {
+				return err
+			}
+			st := out[idStr(run)]
+			st.Tokens = tokens
+			out[idStr(run)] = st
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range ids {
+		st := out[id]
+		st.Through = through
+		out[id] = st
+	}
+	return out, nil
+}
+
+// Tree returns the run and every run below it (any depth), parents before
+// children. A cycle in parent_run_id cannot loop: UNION drops repeats.
+func (s *Store) Tree(ctx context.Context, rootID string) ([]store.Run, error) {
+	root, ok := parseID(rootID)
+	if !ok {
+		return nil, storeErr(s.path, store.ErrNoSuchRun, rootID, nil)
+	}
+	if !s.schema.hasCol("runs", "parent_run_id") {
+		r, err := s.Run(ctx, rootID)
+		if err != nil {
+			return nil, err
+		}
+		return []store.Run{r}, nil
+	}
+	where := `WHERE r.id IN (WITH RECURSIVE tree(id) AS (
+			SELECT id FROM runs WHERE id = ?
+			UNION SELECT c.id FROM runs c JOIN tree t ON c.parent_run_id = t.id)
+		SELECT id FROM tree)`
+	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, where), root)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, storeErr(s.path, store.ErrNoSuchRun, rootID, nil)
+	}
+	leases, err := s.leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var unknown []string
+	for i := range runs {
+		if l, ok := leases[runs[i].ID]; ok {
+			runs[i].Lease = &l
+		}
+		if !runs[i].StatsKnown {
+			unknown = append(unknown, runs[i].ID)
+		}
+	}
+	if len(unknown) > 0 {
+		st, err := s.RunStats(ctx, unknown)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			if x, ok := st[runs[i].ID]; ok {
+				runs[i].Steps, runs[i].Tokens, runs[i].StatsKnown = x.Steps, x.Tokens, true
+			}
+		}
+	}
+	// Ids grow with start time, so ascending id puts parents first.
+	sort.Slice(runs, func(i, j int) bool { return runNum(runs[i].ID) < runNum(runs[j].ID) })
+	return runs, nil
+}
+
+// leases reads every lease: the table holds a row only while a run is
+// driven, so it stays small.
+func (s *Store) leases(ctx context.Context) (map[string]store.Lease, error) {
+	out := map[string]store.Lease{}
+	if !s.schema.has("run_leases") {
+		return out, nil
+	}
+	err := s.eachRow(ctx, "SELECT run_id, owner, generation, acquired_at, renewed_at, ttl_secs FROM run_leases", nil,
+		func(r *sql.Rows) error {
+			var run, gen, ttl int64
+			var owner, acq, ren string
+			if err := r.Scan(&run, &owner, &gen, &acq, &ren, &ttl); err != nil {
+				return err
+			}
+			out[idStr(run)] = store.Lease{Owner: owner, Generation: gen, AcquiredAt: parseTime(acq),
+				RenewedAt: parseTime(ren), TTL: time.Duration(ttl) * time.Second}
+			return nil
+		})
+	return out, err
+}
+
+// RecordsLeases reports whether the store has the run_leases table
+// (io-harness 0.62 and later): without it, liveness cannot be told.
+func (s *Store) RecordsLeases() bool { return s.schema.has("run_leases") }
+
+// eachRow runs a read and hands each row to fn, with no read transaction
+// outliving the call.
+func (s *Store) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
+	return mapDriverErr(s.path, s.stmts.EachRow(ctx, s.read, q, args, fn))
+}
+
+func parseIDs(ids []string) []int64 {
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if n, ok := parseID(id); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func runNum(id string) int64 {
+	n, _ := parseID(id)
+	return n
+}

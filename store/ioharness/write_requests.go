@@ -1,0 +1,120 @@
+package ioharness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// The harness side of human-in-the-loop: it asks (Put…), and may decide
+// through its own approver (Resolve…, Answer…, Decide…). Every decision is
+// one guarded UPDATE — a compare-and-set on the undecided row — so of any
+// number of deciders exactly one wins, and each learns whether it did.
+
+// PutPending records an action the policy routed to "ask". content is the
+// write payload (nil for other acts). Returns the request id.
+func (s *Store) PutPending(ctx context.Context, runID string, step int, act, target string, content *string) (string, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return "", err
+	}
+	var c any
+	if content != nil {
+		c = *content
+	}
+	return s.insert(ctx, "INSERT INTO pending_approvals (run_id, step, act, target, content) VALUES (?, ?, ?, ?, ?)",
+		run, step, act, target, c)
+}
+
+// ResolvePending decides an approval: approve or deny, nothing else
+// (io-harness reads any other word as a denial). Won is false when the row
+// was already decided; then Decision holds what won.
+func (s *Store) ResolvePending(ctx context.Context, requestID string, decision store.Verdict) (store.DecideResult, error) {
+	if !decision.Allows(store.Approval) {
+		return store.DecideResult{}, fmt.Errorf("an approval is decided with approve or deny, not %q", decision)
+	}
+	return s.cas(ctx, store.RequestKey{Kind: store.Approval, ID: requestID},
+		"UPDATE pending_approvals SET resolved = ? WHERE id = ? AND resolved IS NULL", string(decision))
+}
+
+// PutQuestion records a question for a human. Returns its id.
+func (s *Store) PutQuestion(ctx context.Context, runID string, step int, question, qctx string, choices []string) (string, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return "", err
+	}
+	if err := s.needTable("pending_questions"); err != nil {
+		return "", err
+	}
+	var ch any
+	if len(choices) > 0 {
+		b, _ := json.Marshal(choices)
+		ch = string(b)
+	}
+	return s.insert(ctx, "INSERT INTO pending_questions (run_id, step, question, context, choices) VALUES (?, ?, ?, ?, ?)",
+		run, step, question, nullable(qctx), ch)
+}
+
+// AnswerQuestion answers a question once; by is responder, human or attached.
+func (s *Store) AnswerQuestion(ctx context.Context, questionID, answer, by string) (store.DecideResult, error) {
+	return s.cas(ctx, store.RequestKey{Kind: store.Question, ID: questionID},
+		"UPDATE pending_questions SET answer = ?, answered_by = ?, resolved = 1 WHERE id = ? AND resolved = 0", answer, by)
+}
+
+// PutPlan records a proposed plan. Returns its id.
+func (s *Store) PutPlan(ctx context.Context, runID string, step int, steps []store.PlanStep) (string, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return "", err
+	}
+	if err := s.needTable("plans"); err != nil {
+		return "", err
+	}
+	type wire struct {
+		Intent string `json:"intent"`
+		Agent  string `json:"agent,omitempty"`
+	}
+	ws := make([]wire, 0, len(steps))
+	for _, p := range steps {
+		ws = append(ws, wire{p.Intent, p.Agent})
+	}
+	b, _ := json.Marshal(ws)
+	return s.insert(ctx, "INSERT INTO plans (run_id, step, steps) VALUES (?, ?, ?)", run, step, string(b))
+}
+
+// DecidePlan decides a plan once: approve, revise (with a correction) or
+// cancel; by is gate, human or attached.
+func (s *Store) DecidePlan(ctx context.Context, planID string, verdict store.Verdict, correction, by string) (store.DecideResult, error) {
+	if !verdict.Allows(store.Plan) {
+		return store.DecideResult{}, fmt.Errorf("a plan is decided with approve, revise or cancel, not %q", verdict)
+	}
+	if verdict != store.VerdictRevise {
+		correction = ""
+	}
+	return s.cas(ctx, store.RequestKey{Kind: store.Plan, ID: planID},
+		"UPDATE plans SET verdict = ?, correction = ?, decided_by = ?, resolved = 1 WHERE id = ? AND resolved = 0",
+		string(verdict), nullable(correction), by)
+}
+
+// cas runs one guarded UPDATE (the request id is appended as the last
+// argument) and, when it changed nothing, reads back what won.
+func (s *Store) cas(ctx context.Context, key store.RequestKey, update string, args ...any) (store.DecideResult, error) {
+	id, ok := parseID(key.ID)
+	if !ok {
+		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
+	}
+	res, err := s.exec(ctx, update, append(args, id)...)
+	if err != nil {
+		return store.DecideResult{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return store.DecideResult{Won: true}, nil
+	}
+	req, err := s.Request(ctx, key)
+	if err != nil {
+		return store.DecideResult{}, err
+	}
+	return store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}, nil
+}

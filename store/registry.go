@@ -1,0 +1,125 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Format is a store format an adapter registers: how to recognise a path
+// in it, and how to open one.
+type Format struct {
+	// Name is what Source.Format returns ("io-harness").
+	Name string
+	// Detect reports, cheaply and without writing to it, whether path is a
+	// store in this format.
+	Detect func(path string) bool
+	// Open opens path as this format, or says in a *Error why it is not.
+	Open func(path string, opts Options) (Source, error)
+	// Files are the names a store of this format usually has, for a hint
+	// when someone names the directory that holds one.
+	Files []string
+	// Fallback marks the format Open tries when no format detects a path,
+	// so that its refusal explains what the path is not. At most one.
+	Fallback bool
+}
+
+var registry struct {
+	sync.RWMutex
+	formats []Format
+}
+
+// Register makes a format available to Detect and Open. Adapters call it
+// from init, and programs import the adapters they want (blank imports do);
+// this package imports none. Formats are tried in registration order, the
+// fallback last; their Detect functions should claim disjoint paths.
+// Register panics on a duplicate name or a second fallback, as
+// database/sql.Register does: both are programming errors.
+func Register(f Format) {
+	registry.Lock()
+	defer registry.Unlock()
+	if f.Name == "" || f.Open == nil || (f.Detect == nil && !f.Fallback) {
+		panic("store: Register of an incomplete format")
+	}
+	for _, g := range registry.formats {
+		if g.Name == f.Name {
+			panic("store: Register called twice for format " + f.Name)
+		}
+		if g.Fallback && f.Fallback {
+			panic("store: a second fallback format: " + f.Name)
+		}
+	}
+	registry.formats = append(registry.formats, f)
+}
+
+// Formats lists the registered formats in the order Detect tries them.
+func Formats() []Format {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]Format, 0, len(registry.formats))
+	var fallback []Format
+	for _, f := range registry.formats {
+		if f.Fallback {
+			fallback = append(fallback, f)
+		} else {
+			out = append(out, f)
+		}
+	}
+	return append(out, fallback...)
+}
+
+// Lookup finds a registered format by name.
+func Lookup(name string) (Format, bool) {
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// Detect finds the format path is in, the fallback's own check last.
+func Detect(path string) (Format, bool) {
+	for _, f := range Formats() {
+		if f.Detect != nil && f.Detect(path) {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// Open opens path in whichever registered format detects it. A path none
+// detects goes to the fallback format, which says why it cannot read it —
+// except a directory that holds a store under a usual name, which is
+// refused with a pointer to that file.
+func Open(path string, opts Options) (Source, error) {
+	formats := Formats()
+	for _, f := range formats {
+		if !f.Fallback && f.Detect(path) {
+			return f.Open(path, opts)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		for _, f := range formats {
+			for _, name := range f.Files {
+				inner := filepath.Join(path, name)
+				if fi, err := os.Stat(inner); err == nil && fi.Mode().IsRegular() {
+					return nil, Errorf(absPath(path), ErrIsDirectory, nil, "%s (did you mean %s?)", ErrIsDirectory, inner)
+				}
+			}
+		}
+	}
+	for _, f := range formats {
+		if f.Fallback {
+			return f.Open(path, opts)
+		}
+	}
+	return nil, Errorf(absPath(path), ErrNotAStore, nil, "")
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,71 @@
+package store
+
+import "time"
+
+// StepRow is one timeline row as a source stores it: a step, or a row its
+// format records under a step's number before (or instead of) the step —
+// Kind says which, as the adapter read it from the format's own records.
+type StepRow struct {
+	RowID      int64
+	RunID      string
+	Number     int
+	Kind       StepKind
+	Decision   string
+	ToolCall   string
+	ResultHead string
+	Tokens     int64
+}
+
+// IsAux reports whether the row folds under its step instead of being one.
+func (r StepRow) IsAux() bool { return r.Kind.Folds() }
+
+// AppendStepRows folds rows (in row-id order) onto a timeline: folding rows
+// go under their step, and a step's own row replaces a pending placeholder
+// made of them. It only touches the tail, so appending new rows costs
+// O(new rows).
+func AppendStepRows(steps []Step, rows []StepRow) []Step {
+	for _, r := range rows {
+		last := len(steps) - 1
+		same := last >= 0 && steps[last].RunID == r.RunID && steps[last].Number == r.Number
+		folded := Retry{RowID: r.RowID, Kind: r.Kind, Decision: r.Decision}
+		switch {
+		case r.IsAux() && same && steps[last].Pending:
+			s := &steps[last]
+			s.Retries = append(s.Retries, folded)
+			s.Kind, s.Decision = r.Kind, r.Decision
+		case r.IsAux():
+			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
+				Pending: true, Retries: []Retry{folded}})
+		case same && steps[last].Pending:
+			s := &steps[last]
+			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.Pending = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, false
+		default:
+			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens})
+		}
+	}
+	return steps
+}
+
+// StampSteps sets each step's time from provider calls of its run: the
+// last call's time and the sum of all its attempts' latencies.
+func StampSteps(steps []Step, calls []ProviderCall) {
+	type agg struct {
+		at  time.Time
+		lat time.Duration
+	}
+	by := map[int]agg{}
+	for _, c := range calls {
+		a := by[c.Step]
+		if c.At.After(a.at) {
+			a.at = c.At
+		}
+		a.lat += time.Duration(c.LatencyMS) * time.Millisecond
+		by[c.Step] = a
+	}
+	for i := range steps {
+		if a, ok := by[steps[i].Number]; ok {
+			steps[i].At, steps[i].Latency = a.at, a.lat
+		}
+	}
+}
