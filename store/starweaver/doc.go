@@ -13,8 +13,8 @@
 // connection, so a refused file gets no -wal/-shm companions. Browsing then
 // goes through one pinned `mode=ro` connection (busy_timeout 5000) that
 // never writes, never changes the journal mode and never runs Starweaver's
-// migrations. Every refusal is a one-line *Error matching a store.Err*
-// sentinel. Detect says whether a path is a Starweaver database.
+// migrations. Every refusal is a one-line *store.Error matching a
+// store.Err* sentinel, worded for Starweaver. Detect says whether a path is a Starweaver database.
 //
 // Every record column is decoded by schema id: an envelope of the expected
 // schema and version 0, 1 or 2, or a legacy bare value (except claims).
@@ -130,7 +130,10 @@
 // and the claims table's signature. Changes reads rows above each mark
 // (pages of sqlitex.ChangesPage, More when a page is full), re-reads open
 // runs and undecided requests by primary key, and re-sends runs whose
-// claim came, went or changed state (their requests' delivery changed).
-// A mark that went backwards is a Reset. Watch is the file, its -wal and
+// claim came, went or changed state (their requests' delivery changed);
+// it returns the next cursor and leaves the one it was given alone. No
+// timeline row is ever folded (Kind stays StepTurn): Starweaver records
+// no retry rows of its own, and what a turn says is never read to decide
+// what it is. A mark that went backwards is a Reset. Watch is the file, its -wal and
 // -journal, with PRAGMA data_version on the read connection as the probe.
 package starweaver

@@ -1,0 +1,85 @@
+// Package store is the contract between vigil and the run stores it reads:
+// what a run, a step and a request are, whatever format wrote them, and
+// how a reader keeps up with a store that is being written. It holds no
+// format and no driver; the adapters beside it do (store/ioharness,
+// store/starweaver, store/leviath), and this package imports none of them.
+//
+// # Sources
+//
+// A Source is one open store. Its methods return the domain types in
+// types.go — Run, Step, StepDetail, ContextSample, Request, AgentEvent,
+// ProviderCall — never rows, connections or open cursors, and they may be
+// called from several goroutines at once. A run id is the format's own id
+// as a string; a sub-agent is a run of its own with a ParentID.
+//
+// A Source is read-only except for Decide, the one write a viewer makes,
+// and even that is a compare-and-set on the undecided request that a
+// source refuses (RefusedError) when the run could not read it now.
+// Browsing never writes a byte to the store, and no source ever changes a
+// store's journal mode or schema.
+//
+// # Reading and tailing
+//
+// A reader takes a cursor first, then loads what it shows, then follows:
+//
+//	cur, _ := src.Head(ctx)           // where the store ends now
+//	runs, _ := src.Runs(ctx)          // load the screen
+//	for range wakeups {               // a file watcher (Source.Watch) or a timer
+//		ch, next, err := src.Changes(ctx, cur)
+//		... fold ch into what is shown (rows are keyed by RowID) ...
+//		cur = next                    // and again while ch.More
+//	}
+//
+// Rows committed between Head and the load come again from Changes; readers
+// key rows by id, so they are folded once. Changes never modifies the
+// cursor it is given: a cursor is a value that can be kept, retried or
+// held by another goroutine, and reading from it twice returns the same
+// changes. Its cost is O(new rows + rows that can still change in place),
+// never O(store). Changes.Reset says the store at the path is not the one
+// the cursor was made on: drop everything and load again.
+//
+// AppendStepRows folds the StepRows that Changes returns onto a timeline
+// read with Steps. It folds by StepRow.Kind, which each adapter sets from
+// its own format's facts (io-harness's retry rows are recognised by
+// io-harness's adapter, nowhere else); it never looks at display text.
+//
+// # Optional capabilities
+//
+// Some questions not every format can answer, or answer cheaply. A source
+// may implement Tracer (a canonical, comparable text of a run),
+// RequestGetter (one request by key), RunGetter (one run by id, goal whole)
+// and ProblemReporter (what it opened without). Callers check with a type
+// assertion, as with database/sql/driver's optional interfaces, and each
+// interface says what to do without it.
+//
+// # Vocabulary
+//
+// Statuses, outcomes, verdicts, request kinds, tree-event kinds, step
+// kinds, policy words, states, liveness and delivery are named types with
+// constants (vocab.go). Code outside an adapter compares and assigns only
+// these constants; each adapter is the one place where its format's own
+// words are read and mapped onto them. Outcome is open-ended: an adapter
+// passes a word it does not map through as Outcome(word), and Succeeded and
+// Stopped say what the shared code needs to know about it. StateOf turns a
+// run's status, lease and waiting requests into the State a person sees.
+//
+// # Errors
+//
+// Every store problem is a *Error: the path, one of the sentinel errors
+// (ErrNotFound, ErrNotAStore, ErrNewerFormat, ErrCorrupt, …) that callers
+// test with errors.Is, and one line in the adapter's words. The sentinels'
+// texts name no format.
+//
+// # Formats
+//
+// Adapters register a Format from init; a program imports the adapters it
+// wants (a blank import is enough) and opens a path with Open, which asks
+// each format's Detect and falls back to the format marked Fallback
+// (io-harness), whose refusal says what the path is not.
+//
+// To add a format: write a package under store/ whose type implements
+// Source (and whichever capabilities it can), maps its statuses, outcomes
+// and step kinds onto the vocabulary, returns *Error values, keeps its
+// cursor immutable, and calls Register in init; then import it from cli.
+// SQLite formats share their mechanics through internal/sqlitex.
+package store
