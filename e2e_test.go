@@ -132,7 +132,7 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range reqs {
-		if r.Kind == store.Approval && r.ID == "2" && r.Decision != "approve" {
+		if r.Kind == store.Approval && r.ID == "2" && r.Decision != string(store.VerdictApprove) {
 			t.Fatalf("approval 2 holds %q after approving it in the terminal", r.Decision)
 		}
 	}

@@ -36,10 +36,10 @@ func TestDecideWon(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	for key, want := range map[store.RequestKey]string{
-		{Kind: store.Approval, ID: "2"}: "approve",
-		{Kind: store.Approval, ID: "3"}: "deny",
+		{Kind: store.Approval, ID: "2"}: string(store.VerdictApprove),
+		{Kind: store.Approval, ID: "3"}: string(store.VerdictDeny),
 		{Kind: store.Question, ID: "1"}: "drop it",
-		{Kind: store.Plan, ID: "1"}:     "revise",
+		{Kind: store.Plan, ID: "1"}:     string(store.VerdictRevise),
 	} {
 		q, err := s.Request(ctx, key)
 		if err != nil {
@@ -115,8 +115,8 @@ func TestDecideRace(t *testing.T) {
 		t.Fatalf("exit codes %d and %d, want 0 and 3:\n%+v\n%+v", results[0].code, results[1].code, results[0], results[1])
 	}
 	verdict := strings.Fields(won.stdout)[0] // approved | denied
-	want := map[string]string{"approved": "approve", "denied": "deny"}[verdict]
-	lost.oneLine(t, "approval:3 was already decided: "+want)
+	want := map[string]store.Verdict{"approved": store.VerdictApprove, "denied": store.VerdictDeny}[verdict]
+	lost.oneLine(t, "approval:3 was already decided: "+string(want))
 }
 
 func TestDecideRefused(t *testing.T) {
@@ -135,7 +135,7 @@ func TestDecideRefused(t *testing.T) {
 
 	// An ended run.
 	w := writer(t, p)
-	if err := w.FinishRun(context.Background(), "6", "success"); err != nil {
+	if err := w.FinishRun(context.Background(), "6", store.OutcomeSuccess); err != nil {
 		t.Fatal(err)
 	}
 	id, err := w.PutPending(context.Background(), "6", 3, "write", "go.mod", nil)

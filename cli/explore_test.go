@@ -108,7 +108,7 @@ func TestDemoExplorer(t *testing.T) {
 			live = r
 		}
 	}
-	if o.Run == "" || !live.IsRoot() || live.Status != "running" {
+	if o.Run == "" || !live.IsRoot() || live.Status != store.StatusRunning {
 		t.Fatalf("explorer opened on run %q (%+v)", o.Run, live)
 	}
 	if !strings.Contains(o.StoreLabel, "demo") {

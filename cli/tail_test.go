@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
@@ -97,7 +98,7 @@ func TestTailFollowsTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			tl.waitLine(t, "#"+child+" step 1  sent the mail  →  [sent]  (99 tokens)")
-			if err := w.FinishRun(ctx, "4", "success"); err != nil {
+			if err := w.FinishRun(ctx, "4", store.OutcomeSuccess); err != nil {
 				t.Fatal(err)
 			}
 			if code := tl.exit(t); code != 0 {

@@ -123,7 +123,7 @@ func checkAfterKill(t *testing.T, path string, after time.Duration) bool {
 	caught := false
 	now := time.Now()
 	for _, r := range runs {
-		if r.Status != "running" {
+		if r.Status != store.StatusRunning {
 			continue
 		}
 		st := store.StateOf(r, store.EffectiveLease(r, byID), s.RecordsLeases(), false, now)
@@ -154,9 +154,9 @@ func TestRacingDecidersHarnessActsOnTheRow(t *testing.T) {
 		case store.Question:
 			return store.Decision{Key: r.Key(), Text: "Keep returning an empty Document"}
 		case store.Plan:
-			return store.Decision{Key: r.Key(), Verdict: "cancel"}
+			return store.Decision{Key: r.Key(), Verdict: store.VerdictCancel}
 		}
-		return store.Decision{Key: r.Key(), Verdict: "deny"}
+		return store.Decision{Key: r.Key(), Verdict: store.VerdictDeny}
 	})
 	err := Run(ctx, Options{Path: path, Speed: 200, Seed: 3, Ready: func() { close(ready) }})
 	cancel()
@@ -193,11 +193,11 @@ func TestRacingDecidersHarnessActsOnTheRow(t *testing.T) {
 	release := byAddress(t, s, tree, "release")
 	denied := false
 	for _, r := range reqs {
-		if r.Kind == store.Approval && r.RunID == release.ID && r.Decision == "deny" {
+		if r.Kind == store.Approval && r.RunID == release.ID && r.Decision == string(store.VerdictDeny) {
 			denied = true
 		}
 	}
-	if (release.Outcome == "denied") != denied {
+	if (release.Outcome == store.OutcomeDenied) != denied {
 		t.Errorf("release ended %q while its rows say denied=%v", release.Outcome, denied)
 	}
 }

@@ -92,7 +92,7 @@ func approveAll(r store.Request) store.Decision {
 	case store.Question:
 		return store.Decision{Key: r.Key(), Text: "Return ErrEmptyInput"}
 	default:
-		return store.Decision{Key: r.Key(), Verdict: "approve"}
+		return store.Decision{Key: r.Key(), Verdict: store.VerdictApprove}
 	}
 }
 
@@ -162,7 +162,7 @@ func byAddress(t *testing.T, s *ioharness.Store, tree []store.Run, name string) 
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if e.Kind == "spawn" && strings.HasPrefix(e.Detail, name+": ") {
+		if e.Kind == store.AgentSpawn && strings.HasPrefix(e.Detail, name+": ") {
 			for _, r := range tree {
 				if r.ID == e.ChildRunID {
 					return r
@@ -210,7 +210,7 @@ func TestRunApproved(t *testing.T) {
 		if r.IsRoot() {
 			roots++
 		}
-		if r.Status != "completed" {
+		if r.Status != store.StatusCompleted {
 			t.Errorf("run %s is %s (%s), want every run finished", r.ID, r.Status, r.Outcome)
 		}
 		if r.Summary == nil {
@@ -231,7 +231,7 @@ func TestRunApproved(t *testing.T) {
 	depth := 0
 	for _, r := range tree {
 		depth = max(depth, r.Depth)
-		if r.Outcome != "success" {
+		if r.Outcome != store.OutcomeSuccess {
 			t.Errorf("live run %s ended %s, want success", r.ID, r.Outcome)
 		}
 	}
@@ -247,9 +247,9 @@ func TestRunApproved(t *testing.T) {
 	var draws []store.AgentEvent
 	for _, e := range evs {
 		switch e.Kind {
-		case "spawn_refused":
+		case store.AgentSpawnRefused:
 			refused[e.Detail] = true
-		case "budget_draw":
+		case store.AgentBudgetDraw:
 			draws = append(draws, e)
 		}
 	}
@@ -334,7 +334,7 @@ func TestRunApproved(t *testing.T) {
 	}
 	approved := 0
 	for _, p := range pol {
-		if p.Kind == "decision" && p.Decision == "approve" && p.Source == "attached" {
+		if p.Kind == store.PolicyDecision && p.Decision == store.PolicyApprove && p.Source == "attached" {
 			approved++
 		}
 	}
@@ -445,7 +445,7 @@ func mean(xs []float64) float64 {
 func TestRunDenied(t *testing.T) {
 	path, _ := runWithDecider(t, 3, func(r store.Request) store.Decision {
 		if r.Kind == store.Approval && r.Act == "exec" {
-			return store.Decision{Key: r.Key(), Verdict: "deny"}
+			return store.Decision{Key: r.Key(), Verdict: store.VerdictDeny}
 		}
 		return approveAll(r)
 	})
@@ -453,7 +453,7 @@ func TestRunDenied(t *testing.T) {
 	s := openRO(t, path)
 	tree := liveTree(t, s)
 	rel := byAddress(t, s, tree, "release")
-	if rel.Outcome != "denied" || rel.Summary == nil || rel.Summary.Outcome != "denied" {
+	if rel.Outcome != store.OutcomeDenied || rel.Summary == nil || rel.Summary.Outcome != store.OutcomeDenied {
 		t.Errorf("release ended %q (summary %+v), want denied", rel.Outcome, rel.Summary)
 	}
 	pol, err := s.PolicyEvents(ctx, rel.ID)
@@ -462,7 +462,7 @@ func TestRunDenied(t *testing.T) {
 	}
 	denied := false
 	for _, p := range pol {
-		if p.Kind == "decision" && p.Decision == "deny" && p.Source == "attached" && p.Act == "exec" {
+		if p.Kind == store.PolicyDecision && p.Decision == store.PolicyDeny && p.Source == "attached" && p.Act == "exec" {
 			denied = true
 		}
 	}
@@ -474,14 +474,14 @@ func TestRunDenied(t *testing.T) {
 		t.Errorf("release's last step %q, want exec denied", last.Decision)
 	}
 	root := tree[0]
-	if root.Outcome != "success" || root.Summary == nil {
+	if root.Outcome != store.OutcomeSuccess || root.Summary == nil {
 		t.Errorf("coordinator ended %q, want success with a summary", root.Outcome)
 	}
 	if m, ok, _ := s.MemoryGet(ctx, root.Workspace, "release.denied"); !ok || !strings.Contains(m.Value, "rm -rf build/") {
 		t.Errorf("coordinator did not note the denial: %+v", m)
 	}
 	for _, r := range tree {
-		if r.Status != "completed" || r.Lease != nil {
+		if r.Status != store.StatusCompleted || r.Lease != nil {
 			t.Errorf("run %s: status %s lease %v", r.ID, r.Status, r.Lease)
 		}
 	}
@@ -491,9 +491,9 @@ func TestRunPlanRevisedThenCancelled(t *testing.T) {
 	path, _ := runWithDecider(t, 11, func(r store.Request) store.Decision {
 		if r.Kind == store.Plan {
 			if len(r.PlanSteps) == 4 {
-				return store.Decision{Key: r.Key(), Verdict: "revise", Text: "also mention the fuzzing fix"}
+				return store.Decision{Key: r.Key(), Verdict: store.VerdictRevise, Text: "also mention the fuzzing fix"}
 			}
-			return store.Decision{Key: r.Key(), Verdict: "cancel"}
+			return store.Decision{Key: r.Key(), Verdict: store.VerdictCancel}
 		}
 		return approveAll(r)
 	})
@@ -501,14 +501,14 @@ func TestRunPlanRevisedThenCancelled(t *testing.T) {
 	s := openRO(t, path)
 	tree := liveTree(t, s)
 	docs := byAddress(t, s, tree, "docs")
-	if docs.Outcome != "plan_rejected" {
+	if docs.Outcome != store.OutcomePlanRejected {
 		t.Errorf("docs ended %q, want plan_rejected", docs.Outcome)
 	}
 	reqs, err := s.Requests(ctx, false, docs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reqs) != 2 || reqs[0].Decision != "revise" || reqs[1].Decision != "cancel" {
+	if len(reqs) != 2 || reqs[0].Decision != string(store.VerdictRevise) || reqs[1].Decision != string(store.VerdictCancel) {
 		t.Fatalf("docs plans %+v, want a revised plan then a cancelled one", reqs)
 	}
 	if !slices.ContainsFunc(reqs[1].PlanSteps, func(p store.PlanStep) bool { return strings.Contains(p.Intent, "fuzzing fix") }) {
@@ -523,7 +523,7 @@ func TestRunPlanRevisedThenCancelled(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("docs steps %q, want %q", got, want)
 	}
-	if tree[0].Outcome != "success" {
+	if tree[0].Outcome != store.OutcomeSuccess {
 		t.Errorf("coordinator ended %q", tree[0].Outcome)
 	}
 }
@@ -672,7 +672,7 @@ func TestSnapshot(t *testing.T) {
 	}
 	midFlight := 0
 	for _, r := range tree {
-		if r.Status != "running" {
+		if r.Status != store.StatusRunning {
 			t.Errorf("live run %s is %s", r.ID, r.Status)
 		}
 		if r.Depth > 0 && r.Steps > 0 {
@@ -684,7 +684,7 @@ func TestSnapshot(t *testing.T) {
 	}
 	all, _ := s.Runs(ctx)
 	for _, r := range all {
-		if !slices.Contains(ids(tree), r.ID) && (r.Status == "running" || r.Summary == nil && r.Status != "paused") {
+		if !slices.Contains(ids(tree), r.ID) && (r.Status == store.StatusRunning || r.Summary == nil && r.Status != store.StatusPaused) {
 			t.Errorf("history run %s: %s %s, summary %v", r.ID, r.Status, r.Outcome, r.Summary)
 		}
 	}
@@ -763,7 +763,7 @@ func TestRunCancel(t *testing.T) {
 	if root.Lease != nil {
 		t.Errorf("the lease is still held by %s", root.Lease.Owner)
 	}
-	if root.Status != "running" || root.Steps == 0 {
+	if root.Status != store.StatusRunning || root.Steps == 0 {
 		t.Errorf("cut-off root: status %s, %d steps; want running with steps", root.Status, root.Steps)
 	}
 }

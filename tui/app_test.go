@@ -62,7 +62,7 @@ func TestAppTailsAndApproves(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		req, err := w.Request(ctx, store.RequestKey{Kind: store.Approval, ID: "2"})
-		if err == nil && req.Decision == "approve" {
+		if err == nil && req.Decision == string(store.VerdictApprove) {
 			break
 		}
 		if time.Now().After(deadline) {

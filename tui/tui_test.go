@@ -200,7 +200,7 @@ func TestApproveWithGuardAndConfirmation(t *testing.T) {
 	d.press("a", "y")
 	d.contains("✓ approved: approval 2")
 	req := mustRequest(t, d.m.src, store.RequestKey{Kind: store.Approval, ID: "2"})
-	if !req.Resolved || req.Decision != "approve" {
+	if !req.Resolved || req.Decision != string(store.VerdictApprove) {
 		t.Fatalf("the store holds %+v", req)
 	}
 	d.lacks("approval 2  write")
@@ -219,13 +219,13 @@ func TestLostRaceSaysWhoWon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if r, err := other.Decide(context.Background(), store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: "2"}, Verdict: "approve"}); err != nil || !r.Won {
+	if r, err := other.Decide(context.Background(), store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: "2"}, Verdict: store.VerdictApprove}); err != nil || !r.Won {
 		t.Fatal(r, err)
 	}
 	d.press("y")
 	d.contains("✗ lost the race: approval 2 was already approved")
 	req := mustRequest(t, d.m.src, store.RequestKey{Kind: store.Approval, ID: "2"})
-	if req.Decision != "approve" {
+	if req.Decision != string(store.VerdictApprove) {
 		t.Fatalf("the losing deny overwrote the row: %+v", req)
 	}
 }
@@ -263,7 +263,7 @@ func TestAnswerQuestionAndRevisePlan(t *testing.T) {
 	d.press("enter")
 	d.contains("✓ sent back for revision: plan 1")
 	p := mustRequest(t, d.m.src, store.RequestKey{Kind: store.Plan, ID: "1"})
-	if p.Decision != "revise" || p.Correction != "tag after the notes are out" {
+	if p.Decision != string(store.VerdictRevise) || p.Correction != "tag after the notes are out" {
 		t.Fatalf("plan row = %+v", p)
 	}
 }

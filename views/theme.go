@@ -114,7 +114,7 @@ func StateGlyph(st store.State, outcome store.Outcome) string {
 func StateLabel(st store.State, outcome store.Outcome) string {
 	if st == store.StateFinished {
 		if outcome == "" {
-			return "finished"
+			return store.StateFinished.String()
 		}
 		return string(outcome)
 	}
