@@ -1,0 +1,63 @@
+package sqlitex
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+func TestDSNKeepsTheQuery(t *testing.T) {
+	got := DSN("/tmp/a#b?c%d.sqlite3", "mode=ro")
+	if !strings.HasSuffix(got, "?mode=ro") || strings.Count(got, "?") != 1 || strings.Contains(got, "#") {
+		t.Errorf("DSN = %q: the path cut the query short", got)
+	}
+}
+
+func TestMapErr(t *testing.T) {
+	own := store.Errorf("/x", store.ErrNoSuchRun, nil, "no such run: 7")
+	if got := MapErr("/y", own); got != error(own) {
+		t.Errorf("a worded error was rewrapped: %v", got)
+	}
+	if got := MapErr("/y", context.Canceled); got != context.Canceled {
+		t.Errorf("cancellation was rewrapped: %v", got)
+	}
+	if MapErr("/y", nil) != nil {
+		t.Error("nil is an error")
+	}
+	err := MapErr("/y", errors.New("disk on fire\nsecond line"))
+	if !errors.Is(err, store.ErrIO) || err.Error() != "/y: cannot read store: disk on fire second line" {
+		t.Errorf("got %q", err)
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	text := filepath.Join(dir, "text")
+	os.WriteFile(text, []byte("hello\n"), 0o644)
+	words := Preflight{IsDir: "is a directory, not a Foo database", Empty: "not a Foo database: the file is empty"}
+	for _, c := range []struct {
+		p    Preflight
+		path string
+		kind error
+		says string
+	}{
+		{Preflight{}, dir, store.ErrIsDirectory, dir + ": is a directory, not a store file"},
+		{words, dir, store.ErrIsDirectory, dir + ": is a directory, not a Foo database"},
+		{Preflight{}, empty, store.ErrNotAStore, empty + ": not a run store vigil reads: the file is empty"},
+		{words, empty, store.ErrNotAStore, empty + ": not a Foo database: the file is empty"},
+		{words, text, store.ErrNotSQLite, text + ": not a SQLite database"},
+		{words, filepath.Join(dir, "nope"), store.ErrNotFound, filepath.Join(dir, "nope") + ": no such file"},
+	} {
+		_, _, err := c.p.Check(c.path)
+		if !errors.Is(err, c.kind) || err.Error() != c.says {
+			t.Errorf("Check(%s) = %v, want %q", c.path, err, c.says)
+		}
+	}
+}
