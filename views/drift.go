@@ -130,6 +130,14 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 	}
 }
 
+// Selected is the turn under the cursor.
+func (p *Drift) Selected() (store.ContextSample, bool) {
+	if p.list.Cursor < len(p.samples) {
+		return p.samples[p.list.Cursor], true
+	}
+	return store.ContextSample{}, false
+}
+
 // Key moves through the turns.
 func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
 	if !moveList(&p.list, msg, p.env.Keys) {
