@@ -91,7 +91,7 @@ func Default() KeyMap {
 	return k
 }
 
-// ShortHelp is the one-line hint in the status bar.
+// ShortHelp satisfies bubbles' help.KeyMap: the keys worth a one-line hint.
 func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.NextPane, k.Open, k.Approve, k.Deny, k.Filter, k.Help, k.Quit}
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // Env is what every pane shares with the root model: the theme it draws
-// with, the keys it answers to, and the clock. The root owns it and may
-// swap the theme (a light terminal answers after the first frame); panes
-// read it only when they draw or handle input, so a swap needs no call.
+// with, the keys it answers to (and names in its hints), and the clock.
+// The root owns it. Panes read the theme only as they draw, so the root
+// may swap it (a light terminal answers after the first frame) without
+// telling them.
 type Env struct {
 	Theme *Theme
 	Keys  keymap.KeyMap
