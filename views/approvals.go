@@ -72,8 +72,8 @@ func (p *Approvals) SetSize(w, h int) {
 func (p *Approvals) layout() {
 	inner := p.w - 2
 	p.input.SetWidth(max(inner-4, 4))
-	if len(p.items) == 0 {
-		return
+	if len(p.items) == 0 || inner < 1 {
+		return // nothing to lay out, or not sized yet (off screen)
 	}
 	listH := listHeight(p.h, len(p.items))
 	p.list.SetHeight(listH)
@@ -111,10 +111,10 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 	}
 	p.items = items
 	p.list.SetLen(len(items))
-	defer p.layout()
 	for i, it := range items {
 		if it.Req.Key() == p.selected {
 			p.list.Select(i)
+			p.layout()
 			return
 		}
 	}

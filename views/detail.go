@@ -41,8 +41,8 @@ func (p *Detail) SetSize(w, h int) {
 	p.layout()
 }
 
-// layout wraps the step for the width once it is known, and keeps the
-// scroll inside it.
+// layout wraps the step for the width once it is known (a pane off screen
+// in the compact layout is not sized yet), and keeps the scroll inside it.
 func (p *Detail) layout() {
 	if p.d != nil && p.lines == nil && p.w > 2 {
 		p.lines = detailLines(p.d, p.w-2)
