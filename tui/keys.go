@@ -57,7 +57,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // focusPane moves the focus. A right-hand pane becomes the one the compact
-// layout shows, which changes the layout.
+// layout shows: if it was off screen, the layout changes.
 func (m *Model) focusPane(p pane) {
 	if p == m.focus {
 		return
@@ -65,7 +65,9 @@ func (m *Model) focusPane(p pane) {
 	m.focus = p
 	if p >= paneTimeline && p != m.right {
 		m.right = p
-		m.relayout()
+		if !m.rects[p].shown() {
+			m.relayout()
+		}
 	}
 	m.panes[p].Focus()
 }

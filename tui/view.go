@@ -179,7 +179,7 @@ func shortPath(p string, n int) string {
 
 // RenderPane draws one pane (0–5, in the order of keymap.PaneNames) at w×h,
 // focused, as it would appear on screen: screenshots and docs use it. The
-// pane is sized for the drawing and given its place on screen back after.
+// pane is sized for the drawing; the panes on screen get their places back.
 func (m *Model) RenderPane(i, w, h int) string {
 	p := m.panes[i]
 	p.SetSize(w, h)
