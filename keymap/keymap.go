@@ -37,8 +37,15 @@ type KeyMap struct {
 	Confirm key.Binding
 	Cancel  key.Binding
 
-	Help key.Binding
-	Quit key.Binding
+	// Submit and Dismiss end typing into a text field (the runs filter, an
+	// answer, a revision): they are matched only while one is open, where
+	// enter and esc cannot mean open and back.
+	Submit  key.Binding
+	Dismiss key.Binding
+
+	Help      key.Binding
+	Quit      key.Binding
+	ForceQuit key.Binding // quits even while typing, where q is a letter
 }
 
 // PaneNames are the panes in the order of their number keys.
@@ -70,8 +77,12 @@ func Default() KeyMap {
 		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
 		Cancel:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
 
-		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
+		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
+
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even while typing")),
 	}
 	for i := range k.Pane {
 		n := string(rune('1' + i))
@@ -80,7 +91,7 @@ func Default() KeyMap {
 	return k
 }
 
-// ShortHelp is the one-line hint in the status bar.
+// ShortHelp satisfies bubbles' help.KeyMap: the keys worth a one-line hint.
 func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.NextPane, k.Open, k.Approve, k.Deny, k.Filter, k.Help, k.Quit}
 }
@@ -92,8 +103,36 @@ func (k KeyMap) Groups() []Group {
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},
-		{"vigil", []key.Binding{k.Help, k.Quit}},
+		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}
+}
+
+// Hint is a binding as one place on screen offers it: the binding's own key
+// label with a word for what it does there ("d cancel" under a plan, "d
+// deny" under an approval).
+func Hint(b key.Binding, does string) key.Binding {
+	b.SetHelp(b.Help().Key, does)
+	return b
+}
+
+// The approval queue's footer offers what the selected request allows.
+
+// ApprovalHints are the keys for an approval.
+func (k KeyMap) ApprovalHints() []key.Binding {
+	return []key.Binding{Hint(k.Approve, "approve"), Hint(k.Deny, "deny")}
+}
+
+// QuestionHints are the keys for a question.
+func (k KeyMap) QuestionHints() []key.Binding { return []key.Binding{Hint(k.Open, "answer")} }
+
+// PlanHints are the keys for a plan.
+func (k KeyMap) PlanHints() []key.Binding {
+	return []key.Binding{Hint(k.Approve, "approve"), Hint(k.Revise, "revise"), Hint(k.Deny, "cancel")}
+}
+
+// ConfirmHints answer "Approve …?".
+func (k KeyMap) ConfirmHints() []key.Binding {
+	return []key.Binding{Hint(k.Confirm, "yes"), Hint(k.Cancel, "no")}
 }
 
 // Group is a titled set of bindings.

@@ -66,7 +66,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				// Move the cursor so each frame differs, as while browsing.
-				m.timeline.HandleKey(keyMsg([]string{"k", "j"}[i%2]), m.km)
+				m.timeline.Key(keyMsg([]string{"k", "j"}[i%2]))
 				if len(m.Render()) == 0 {
 					b.Fatal("empty frame")
 				}

@@ -91,7 +91,7 @@ func TestHostileStore(t *testing.T) {
 	path := hostileStore(t)
 	before := fileSum(t, path)
 	d := openDriver(t, path, 160, 50, func(o *Options) { o.StoreLabel = "hostile.sqlite3" })
-	d.m.theme = views.PlainTheme()
+	d.m.env.Theme = views.PlainTheme()
 	// The plain theme styles nothing, so the only escapes left are the
 	// text inputs' own colours (SGR): anything else came from the data.
 	sgr := regexp.MustCompile(`\x1b\[[0-9;:]*m`)

@@ -1,24 +1,15 @@
 package tui
 
-// pane names a pane; its number key is pane+1.
-type pane int
+import "sort"
 
-const (
-	paneRuns pane = iota
-	paneAgents
-	paneTimeline
-	paneStep
-	paneDrift
-	paneApprovals
-	paneCount
-)
-
-// rect is a pane's place on screen.
+// rect is a pane's place on screen; a pane not on screen has a zero rect.
 type rect struct{ x, y, w, h int }
 
 func (r rect) contains(x, y int) bool {
 	return x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h
 }
+
+func (r rect) shown() bool { return r.w > 0 && r.h > 0 }
 
 // Below this the screen says so instead of drawing garbled panes.
 const (
@@ -35,9 +26,9 @@ const (
 
 // layout places the panes on a w×h screen (the status bar takes the last
 // line). right is the pane shown in the right column of the compact layout.
-func layout(w, h int, right pane) map[pane]rect {
+func layout(w, h int, right pane) [paneCount]rect {
 	h-- // status bar
-	out := map[pane]rect{}
+	var out [paneCount]rect
 	if w >= fullWidth && h >= fullHeight-1 {
 		lw := clamp(w*2/5, 50, 100)
 		rw := w - lw
@@ -62,3 +53,26 @@ func layout(w, h int, right pane) map[pane]rect {
 }
 
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
+
+// relayout works out where everything goes on screen and sizes what is
+// shown there. It runs when the screen is resized and when the compact
+// layout's right-hand pane changes, never while drawing: keys and clicks
+// always meet the geometry of the frame they act on, drawn or not.
+func (m *Model) relayout() {
+	m.rects, m.order = [paneCount]rect{}, m.order[:0]
+	if m.w < minWidth || m.h < minHeight {
+		return // the screen says it is too small; the panes keep their sizes
+	}
+	m.rects = layout(m.w, m.h, m.right)
+	for p, r := range m.rects {
+		if r.shown() {
+			m.order = append(m.order, pane(p))
+			m.panes[p].SetSize(r.w, r.h)
+		}
+	}
+	// stitch joins each row's panes left to right.
+	sort.SliceStable(m.order, func(i, j int) bool { return m.rects[m.order[i]].x < m.rects[m.order[j]].x })
+	m.helpBox.SetSize(m.w, m.h-1)
+	hw, hh := m.helpBox.Size()
+	m.helpAt = rect{max((m.w-hw)/2, 0), max((m.h-1-hh)/2, 0), hw, hh}
+}

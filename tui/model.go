@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/keymap"
@@ -43,28 +42,32 @@ type Options struct {
 
 // Model is the root model.
 type Model struct {
-	opt   Options
-	src   source // the store, and its generation (a reopen starts the next)
-	km    keymap.KeyMap
-	theme *views.Theme
-	dark  bool
-	now   func() time.Time
+	opt  Options
+	src  source     // the store, and its generation (a reopen starts the next)
+	env  *views.Env // the theme, keys and clock every pane shares
+	dark bool
+	now  func() time.Time
 
-	w, h  int
-	focus pane
-	right pane // the right column's pane in the compact layout
-	help  bool
+	w, h   int
+	focus  pane
+	right  pane // the right column's pane in the compact layout
+	help   bool
+	rects  [paneCount]rect // where each pane is on screen (see relayout)
+	order  []pane          // the panes on screen, left to right
+	helpAt rect            // where the help overlay goes
 
 	st     *state
 	cursor store.Cursor
 	loaded bool
 
+	panes     [paneCount]views.Pane // the panes below, indexed by pane
 	runs      *views.Runs
 	tree      *views.Tree
 	timeline  *views.Timeline
 	detail    *views.Detail
 	drift     *views.Drift
 	approvals *views.Approvals
+	helpBox   *views.Help
 
 	watcher    *watch.Watcher
 	watchNote  string
@@ -76,7 +79,6 @@ type Model struct {
 
 	detailSeq  int
 	detailWant int64
-	rects      map[pane]rect
 
 	itemsAt time.Time // when the run list was last rebuilt
 }
@@ -88,13 +90,12 @@ func New(opt Options) *Model {
 		now = time.Now
 	}
 	m := &Model{
-		opt: opt, src: source{Source: opt.Source}, km: keymap.Default(), now: now, dark: true,
+		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
-		st:   newState(),
-		runs: views.NewRuns(), tree: views.NewTree(), timeline: views.NewTimeline(),
-		detail: views.NewDetail(), drift: views.NewDrift(), approvals: views.NewApprovals(),
+		st: newState(),
 	}
-	m.theme = views.NewTheme(m.dark, opt.NoColor)
+	m.env = &views.Env{Theme: views.NewTheme(m.dark, opt.NoColor), Keys: keymap.Default(), Now: now}
+	m.newPanes()
 	m.st.recordsLeases = m.src.RecordsLeases()
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
@@ -147,10 +148,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
+		m.relayout()
 		return m, nil
 	case tea.BackgroundColorMsg:
+		// Panes read the theme as they draw: nothing to lay out again.
 		m.dark = msg.IsDark()
-		m.theme = views.NewTheme(m.dark, m.opt.NoColor)
+		m.env.Theme = views.NewTheme(m.dark, m.opt.NoColor)
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
@@ -324,7 +327,7 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 	if !live {
 		// A finished run opens at its start, but the last step is the one
 		// most people want to read first.
-		m.timeline.HandleKey(tea.KeyPressMsg{Code: tea.KeyEnd}, m.km)
+		m.timeline.ShowLast()
 	}
 	m.drift.Set(m.agentTitle(msg.runID), m.st.samples)
 	return m.wantDetail(true)
@@ -464,118 +467,6 @@ func (m *Model) applyChanged(c changed) {
 	case c.tree:
 		m.refreshTree()
 	}
-}
-
-// focusPane moves the focus, remembering the right column's pane.
-func (m *Model) focusPane(p pane) {
-	if p == m.focus {
-		return
-	}
-	m.focus = p
-	if p >= paneTimeline {
-		m.right = p
-	}
-	if p == paneApprovals {
-		m.approvals.Focus(m.now())
-	}
-}
-
-func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	km := m.km
-	if msg.String() == "ctrl+c" {
-		return m.quit()
-	}
-	if m.help {
-		switch {
-		case key.Matches(msg, km.Help), key.Matches(msg, km.Back):
-			m.help = false
-		case key.Matches(msg, km.Quit):
-			return m.quit()
-		}
-		return nil
-	}
-	// Typing into a filter or an answer goes there first.
-	if m.focus == paneRuns && m.runs.Filtering() {
-		return m.act(m.runs.Update(msg, km))
-	}
-	if m.focus == paneApprovals && m.approvals.Capturing() {
-		return m.act(m.approvals.HandleKey(msg, km, m.now()))
-	}
-	switch {
-	case key.Matches(msg, km.Quit):
-		return m.quit()
-	case key.Matches(msg, km.Help):
-		m.help = true
-		return nil
-	case key.Matches(msg, km.NextPane):
-		m.focusPane((m.focus + 1) % paneCount)
-		return nil
-	case key.Matches(msg, km.PrevPane):
-		m.focusPane((m.focus + paneCount - 1) % paneCount)
-		return nil
-	}
-	for i, b := range km.Pane {
-		if key.Matches(msg, b) {
-			m.focusPane(pane(i))
-			return nil
-		}
-	}
-	var in views.Intent
-	switch m.focus {
-	case paneRuns:
-		in = m.runs.Update(msg, km)
-	case paneAgents:
-		in = m.tree.Update(msg, km)
-	case paneTimeline:
-		in = m.timeline.HandleKey(msg, km)
-	case paneStep:
-		in = m.detail.HandleKey(msg, km)
-	case paneDrift:
-		in = m.drift.HandleKey(msg, km)
-	case paneApprovals:
-		in = m.approvals.HandleKey(msg, km, m.now())
-	}
-	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
-		m.back()
-		return nil
-	}
-	return m.act(in)
-}
-
-// back moves to the pane one step up the path runs → agents → timeline → step.
-func (m *Model) back() {
-	switch m.focus {
-	case paneAgents:
-		m.focusPane(paneRuns)
-	case paneTimeline:
-		m.focusPane(paneAgents)
-	case paneStep, paneDrift:
-		m.focusPane(paneTimeline)
-	case paneApprovals:
-		m.focusPane(paneRuns)
-	}
-}
-
-// act carries out what a pane asked for.
-func (m *Model) act(in views.Intent) tea.Cmd {
-	switch in.Kind {
-	case views.OpenRun:
-		cmd := m.openRun(in.ID)
-		m.focusPane(paneAgents)
-		return cmd
-	case views.SelectAgent:
-		return m.selectAgent(in.ID)
-	case views.SelectStep:
-		return m.wantDetail(false)
-	case views.Decide:
-		return decide(m.src, in.Decision)
-	}
-	return nil
-}
-
-func (m *Model) quit() tea.Cmd {
-	m.Close()
-	return tea.Quit
 }
 
 // agentTitle names an agent in pane titles: "#3 worker: goal…".

@@ -55,3 +55,16 @@ func TestMouseWheelScrollsThePaneUnderIt(t *testing.T) {
 	d.wheel("── Result ──", tea.MouseWheelUp)
 	d.contains("1–12 of 15 lines")
 }
+
+// A click on a drift turn selects it, as every pane's rows do.
+func TestMouseSelectsADriftTurn(t *testing.T) {
+	d := newDriver(t, 120, 40)
+	d.click("   2        2k")
+	if c, _ := d.m.drift.Selected(); d.m.focus != paneDrift || c.Step != 2 {
+		t.Fatalf("clicking turn 2: focus %v, turn %d", d.m.focus, c.Step)
+	}
+	d.click("TURN  ESTIMATE") // the column header selects nothing
+	if c, _ := d.m.drift.Selected(); c.Step != 2 {
+		t.Fatalf("clicking the header moved the cursor to turn %d", c.Step)
+	}
+}

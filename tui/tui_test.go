@@ -29,15 +29,14 @@ func TestGoldenScreens(t *testing.T) {
 // Each pane, focused, at a fixed size: the panes as a user meets them.
 func TestGoldenPanes(t *testing.T) {
 	d := newDriver(t, 120, 40)
-	th := d.m.theme
 	d.press("3") // the timeline is focused, the live root's last step selected
 	panes := map[string]func() string{
-		"runs":      func() string { return d.m.runs.View(th, 90, 10, true, d.clock) },
-		"agents":    func() string { return d.m.tree.View(th, 72, 9, true) },
-		"timeline":  func() string { return d.m.timeline.View(th, 100, 8, true) },
-		"step":      func() string { return d.m.detail.View(th, 80, 24, true) },
-		"drift":     func() string { return d.m.drift.View(th, 96, 10, true) },
-		"approvals": func() string { return d.m.approvals.View(th, 90, 24, true, d.clock) },
+		"runs":      func() string { return d.m.RenderPane(int(paneRuns), 90, 10) },
+		"agents":    func() string { return d.m.RenderPane(int(paneAgents), 72, 9) },
+		"timeline":  func() string { return d.m.RenderPane(int(paneTimeline), 100, 8) },
+		"step":      func() string { return d.m.RenderPane(int(paneStep), 80, 24) },
+		"drift":     func() string { return d.m.RenderPane(int(paneDrift), 96, 10) },
+		"approvals": func() string { return d.m.RenderPane(int(paneApprovals), 90, 24) },
 	}
 	for name, view := range panes {
 		t.Run(name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -27,7 +26,8 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// Render is the screen as a string (tests and screenshots use it).
+// Render is the screen as a string (tests and screenshots use it). It only
+// draws: where each pane goes was worked out by relayout.
 func (m *Model) Render() string {
 	w, h := m.w, m.h
 	if w == 0 || h == 0 {
@@ -35,61 +35,36 @@ func (m *Model) Render() string {
 	}
 	if w < minWidth || h < minHeight {
 		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
-		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.theme.Warning.Render(views.Cut(msg, w)))
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(views.Cut(msg, w)))
 	}
-	m.rects = layout(w, h, m.right)
-	now := m.now()
-	drawn := make(map[pane][]string, len(m.rects))
-	for p, r := range m.rects {
-		var s string
-		focused := p == m.focus
-		switch p {
-		case paneRuns:
-			s = m.runs.View(m.theme, r.w, r.h, focused, now)
-		case paneAgents:
-			s = m.tree.View(m.theme, r.w, r.h, focused)
-		case paneTimeline:
-			s = m.timeline.View(m.theme, r.w, r.h, focused)
-		case paneStep:
-			s = m.detail.View(m.theme, r.w, r.h, focused)
-		case paneDrift:
-			s = m.drift.View(m.theme, r.w, r.h, focused)
-		case paneApprovals:
-			s = m.approvals.View(m.theme, r.w, r.h, focused, now)
-		}
-		drawn[p] = strings.Split(s, "\n")
+	var drawn [paneCount][]string
+	for _, p := range m.order {
+		drawn[p] = strings.Split(m.panes[p].View(p == m.focus), "\n")
 	}
-	screen := stitch(m.rects, drawn, w, h-1)
+	screen := m.stitch(drawn, w, h-1)
 	screen = append(screen, m.statusBar(w))
 	frame := strings.Join(screen, "\n")
 	if !m.help {
 		return frame
 	}
 	// The help overlay is the one place panes overlap: compose it on a canvas.
-	help := views.Help(m.theme, m.km, w, h-1)
-	hw, hh := lipgloss.Width(help), lipgloss.Height(help)
 	canvas := lipgloss.NewCanvas(w, h)
 	return canvas.Compose(lipgloss.NewCompositor(
 		lipgloss.NewLayer(frame),
-		lipgloss.NewLayer(help).X(max((w-hw)/2, 0)).Y(max((h-1-hh)/2, 0)).Z(1),
+		lipgloss.NewLayer(m.helpBox.View()).X(m.helpAt.x).Y(m.helpAt.y).Z(1),
 	)).Render()
 }
 
 // stitch lays drawn panes side by side, row by row. The layout tiles the
 // screen with exact rectangles, so a row is its panes' lines joined left
 // to right — far cheaper than compositing cells.
-func stitch(rects map[pane]rect, drawn map[pane][]string, w, h int) []string {
+func (m *Model) stitch(drawn [paneCount][]string, w, h int) []string {
 	rows := make([]string, h)
-	order := make([]pane, 0, len(rects))
-	for p := range rects {
-		order = append(order, p)
-	}
-	sort.Slice(order, func(i, j int) bool { return rects[order[i]].x < rects[order[j]].x })
 	var b strings.Builder
 	for y := 0; y < h; y++ {
 		b.Reset()
-		for _, p := range order {
-			r := rects[p]
+		for _, p := range m.order {
+			r := m.rects[p]
 			if y < r.y || y >= r.y+r.h {
 				continue
 			}
@@ -108,7 +83,7 @@ func stitch(rects map[pane]rect, drawn map[pane][]string, w, h int) []string {
 // statusBar: the store, the open run's state, how fresh the data is, how
 // changes are noticed, and how many requests wait.
 func (m *Model) statusBar(w int) string {
-	t := m.theme
+	t, km := m.env.Theme, m.env.Keys
 	now := m.now()
 	var parts []string
 	path := m.storeLabel()
@@ -146,13 +121,14 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, t.Muted.Render("push"))
 	}
 	if n := len(m.st.requests); n > 0 {
-		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (6)", n)))
+		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (%s)", n, km.Pane[paneApprovals].Help().Key)))
 	}
 	if m.problem != "" {
 		parts = append(parts, t.Bad.Render(sanitize.Line(m.problem)))
 	}
 	left := strings.Join(parts, t.Faint.Render(" · "))
-	right := t.Key.Render("?") + t.Muted.Render(" help ")
+	help := km.Help.Help()
+	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
 	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
 		return views.Fit(left, w)
@@ -202,22 +178,11 @@ func shortPath(p string, n int) string {
 }
 
 // RenderPane draws one pane (0–5, in the order of keymap.PaneNames) at w×h,
-// focused, as it would appear on screen: screenshots and docs use it.
+// focused, as it would appear on screen: screenshots and docs use it. The
+// pane is sized for the drawing; the panes on screen get their places back.
 func (m *Model) RenderPane(i, w, h int) string {
-	now := m.now()
-	switch pane(i) {
-	case paneRuns:
-		return m.runs.View(m.theme, w, h, true, now)
-	case paneAgents:
-		return m.tree.View(m.theme, w, h, true)
-	case paneTimeline:
-		return m.timeline.View(m.theme, w, h, true)
-	case paneStep:
-		return m.detail.View(m.theme, w, h, true)
-	case paneDrift:
-		return m.drift.View(m.theme, w, h, true)
-	case paneApprovals:
-		return m.approvals.View(m.theme, w, h, true, now)
-	}
-	return ""
+	p := m.panes[i]
+	p.SetSize(w, h)
+	defer m.relayout()
+	return p.View(true)
 }

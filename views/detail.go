@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -21,18 +20,44 @@ const MaxSectionLines = 4000
 // Detail is the step detail pane: everything recorded about one step in a
 // scrollable, wrapped view.
 type Detail struct {
+	env     *Env
+	w, h    int
 	d       *store.StepDetail
 	loading bool
 	err     string
-	lines   []string // wrapped content for width
-	width   int
-	dark    bool
+	lines   []styledLine // the step laid out for the width; nil until sized
 	offset  int
-	height  int
 }
 
 // NewDetail makes an empty detail pane.
-func NewDetail() *Detail { return &Detail{} }
+func NewDetail(env *Env) *Detail { return &Detail{env: env} }
+
+// SetSize lays the pane out for w×h: a new width wraps the step again.
+func (p *Detail) SetSize(w, h int) {
+	if w != p.w {
+		p.lines = nil
+	}
+	p.w, p.h = w, h
+	p.layout()
+}
+
+// layout wraps the step for the width once it is known (a pane off screen
+// in the compact layout is not sized yet), and keeps the scroll inside it.
+func (p *Detail) layout() {
+	if p.d != nil && p.lines == nil && p.w > 2 {
+		p.lines = detailLines(p.d, p.w-2)
+	}
+	p.offset = max(0, min(p.offset, len(p.lines)-p.height()))
+}
+
+// height is how many lines the body shows.
+func (p *Detail) height() int { return max(p.h-2, 1) }
+
+// Focus is a no-op: the detail has nothing to arm.
+func (p *Detail) Focus() {}
+
+// Capturing is false: the detail takes no typed text.
+func (p *Detail) Capturing() bool { return false }
 
 // Set shows a step's detail (nil clears it).
 func (p *Detail) Set(d *store.StepDetail) {
@@ -41,6 +66,7 @@ func (p *Detail) Set(d *store.StepDetail) {
 	if !same {
 		p.offset = 0
 	}
+	p.layout()
 }
 
 // Loading marks the pane as waiting for a step.
@@ -57,40 +83,46 @@ func (p *Detail) RowID() int64 {
 	return p.d.RowID
 }
 
-// HandleKey scrolls.
-func (p *Detail) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+// Key scrolls.
+func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
+	km := p.env.Keys
+	page := max(p.height()-1, 1)
 	switch {
 	case key.Matches(msg, km.Up):
-		p.Scroll(-1)
+		p.scroll(-1)
 	case key.Matches(msg, km.Down):
-		p.Scroll(1)
+		p.scroll(1)
 	case key.Matches(msg, km.PageUp):
-		p.Scroll(-max(p.height-1, 1))
+		p.scroll(-page)
 	case key.Matches(msg, km.PageDown):
-		p.Scroll(max(p.height-1, 1))
+		p.scroll(page)
 	case key.Matches(msg, km.Top):
 		p.offset = 0
 	case key.Matches(msg, km.Bottom):
-		p.offset = max(len(p.lines)-p.height, 0)
+		p.offset = max(len(p.lines)-p.height(), 0)
 	default:
 		return Intent{}
 	}
-	return Intent{Kind: Redraw}
+	return redraw
 }
 
-// Scroll moves the view by d lines.
-func (p *Detail) Scroll(d int) {
-	p.offset = max(0, min(p.offset+d, len(p.lines)-p.height))
+// Click does nothing but focus the pane (the root does that).
+func (p *Detail) Click(x, y int) Intent { return Intent{} }
+
+// Wheel scrolls by d lines.
+func (p *Detail) Wheel(d int) Intent {
+	p.scroll(d)
+	return redraw
+}
+
+func (p *Detail) scroll(d int) {
+	p.offset = max(0, min(p.offset+d, len(p.lines)-p.height()))
 }
 
 // View draws the pane.
-func (p *Detail) View(t *Theme, w, h int, focused bool) string {
-	inner := w - 2
-	p.height = max(h-2, 1)
-	if p.d != nil && (p.lines == nil || p.width != inner || p.dark != t.Dark) {
-		p.lines, p.width, p.dark = detailLines(t, p.d, inner), inner, t.Dark
-		p.offset = min(p.offset, max(len(p.lines)-p.height, 0))
-	}
+func (p *Detail) View(focused bool) string {
+	t, w, h := p.env.Theme, p.w, p.h
+	height := p.height()
 	var body []string
 	title := "4 Step"
 	switch {
@@ -102,20 +134,20 @@ func (p *Detail) View(t *Theme, w, h int, focused bool) string {
 		body = []string{t.Muted.Render("  select a step to see its prompt, tool call and result")}
 	default:
 		title = fmt.Sprintf("4 Step %d", p.d.Number)
-		end := min(p.offset+p.height, len(p.lines))
-		body = p.lines[p.offset:end]
+		end := min(p.offset+height, len(p.lines))
+		body = renderLines(t, p.lines[p.offset:end])
 	}
 	note := ""
-	if len(p.lines) > p.height {
-		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+p.height, len(p.lines)), Thousands(int64(len(p.lines))))
+	if len(p.lines) > height {
+		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), Thousands(int64(len(p.lines))))
 	}
 	return t.Frame(title, note, body, w, h, focused)
 }
 
-// detailLines lays a step out as wrapped lines, once per width.
-func detailLines(t *Theme, d *store.StepDetail, w int) []string {
-	var out []string
-	add := func(s ...string) { out = append(out, s...) }
+// detailLines lays a step out as wrapped lines for a width.
+func detailLines(d *store.StepDetail, w int) []styledLine {
+	var out []styledLine
+	add := func(r role, s string) { out = append(out, one(r, s)) }
 	cut := map[string]bool{}
 	for _, f := range d.Truncated {
 		cut[f] = true
@@ -125,19 +157,22 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 		if n > 0 {
 			label = fmt.Sprintf("── %s (%d) ", name, n)
 		}
-		add("", t.TitleFocus.Render(label)+t.Faint.Render(strings.Repeat("─", max(w-cellWidth(label), 0))))
+		out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-cellWidth(label), 0))}})
 	}
-	text := func(name, s string, style func(...string) string) {
+	text := func(name, s string, r role) {
 		lines := wrap(sanitize.Text(s), w)
-		if len(lines) > MaxSectionLines {
-			more := len(lines) - MaxSectionLines
-			lines = append(lines[:MaxSectionLines], t.Warning.Render(fmt.Sprintf("✂ %s more lines not shown", Thousands(int64(more)))))
+		more := len(lines) - MaxSectionLines
+		if more > 0 {
+			lines = lines[:MaxSectionLines]
 		}
 		for _, l := range lines {
-			add(style(l))
+			add(r, l)
+		}
+		if more > 0 {
+			add(roleWarning, fmt.Sprintf("✂ %s more lines not shown", Thousands(int64(more))))
 		}
 		if cut[name] {
-			add(t.Warning.Render(fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10)))
+			add(roleWarning, fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10))
 		}
 	}
 
@@ -148,44 +183,47 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 	if n := len(d.Retries); n > 0 {
 		head += fmt.Sprintf(" · ↩ %d provider retries", n)
 	}
-	add(t.Muted.Render(head))
+	add(roleMuted, head)
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
-		add(t.Bold.Render(l))
+		add(roleBold, l)
 	}
 	for _, r := range d.Retries {
-		add(t.Stale.Render("↩ " + Cut(sanitize.Line(r.Decision), w-2)))
+		add(roleStale, "↩ "+Cut(sanitize.Line(r.Decision), w-2))
 	}
 
 	if d.ToolCallFull != "" {
 		section("Tool call", 0)
-		text("tool call", d.ToolCallFull, t.Text.Render)
+		text("tool call", d.ToolCallFull, roleText)
 	}
 	section("Result", 0)
-	text("result", d.Result, t.Text.Render)
+	text("result", d.Result, roleText)
 	if d.HasTurnText && d.TurnText != "" {
 		section("Model said", 0)
-		text("turn", d.TurnText, t.Text.Render)
+		text("turn", d.TurnText, roleText)
 	}
 	if len(d.Observations) > 0 {
 		section("Observations", len(d.Observations))
 		for _, o := range d.Observations {
-			add(t.Bold.Render(Cut(sanitize.Line(strings.TrimSpace(o.Kind+" "+o.Target)), w)))
-			text("", strings.TrimSpace(o.Text), t.Muted.Render)
+			add(roleBold, Cut(sanitize.Line(strings.TrimSpace(o.Kind+" "+o.Target)), w))
+			text("", strings.TrimSpace(o.Text), roleMuted)
 		}
 	}
 	if len(d.Edits) > 0 {
 		section("Edits", len(d.Edits))
 		for _, e := range d.Edits {
-			add(t.Bold.Render(Cut(fmt.Sprintf("%s %s", sanitize.Line(e.Tool), sanitize.Line(e.Path)), w-12)) +
-				t.Good.Render(fmt.Sprintf(" +%d", e.LinesAdded)) + t.Bad.Render(fmt.Sprintf(" −%d", e.LinesRemoved)))
+			out = append(out, styledLine{
+				{roleBold, Cut(fmt.Sprintf("%s %s", sanitize.Line(e.Tool), sanitize.Line(e.Path)), w-12)},
+				{roleGood, fmt.Sprintf(" +%d", e.LinesAdded)},
+				{roleBad, fmt.Sprintf(" −%d", e.LinesRemoved)},
+			})
 			for _, l := range wrap(sanitize.Text(e.Hunk), w) {
 				switch {
 				case strings.HasPrefix(l, "+"):
-					add(t.Good.Render(l))
+					add(roleGood, l)
 				case strings.HasPrefix(l, "-"):
-					add(t.Bad.Render(l))
+					add(roleBad, l)
 				default:
-					add(t.Muted.Render(l))
+					add(roleMuted, l)
 				}
 			}
 		}
@@ -200,11 +238,11 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 			if e.Rule != "" {
 				line += fmt.Sprintf(" (rule %s, layer %s)", e.Rule, e.Layer)
 			}
-			style := t.Text
+			r := roleText
 			if e.Kind == store.PolicyRefusal || e.Decision == store.PolicyDeny {
-				style = t.Bad
+				r = roleBad
 			}
-			add(style.Render(Cut(sanitize.Line(line), w)))
+			add(r, Cut(sanitize.Line(line), w))
 		}
 	}
 	if len(d.ProviderCalls) > 0 {
@@ -218,19 +256,19 @@ func detailLines(t *Theme, d *store.StepDetail, w int) []string {
 			if c.LatencyMS > 0 {
 				line += " · " + latency(time.Duration(c.LatencyMS)*time.Millisecond)
 			}
-			style := t.Text
+			r := roleText
 			if c.Failure != "" {
 				line += " · failed: " + c.Failure
-				style = t.Stale
+				r = roleStale
 			} else if c.FinishReason != "" {
 				line += " · " + c.FinishReason
 			}
-			add(style.Render(Cut(sanitize.Line(line), w)))
+			add(r, Cut(sanitize.Line(line), w))
 		}
 	}
 	if d.Prompt != "" {
 		section("Prompt", 0)
-		text("prompt", d.Prompt, t.Muted.Render)
+		text("prompt", d.Prompt, roleMuted)
 	}
 	return out
 }

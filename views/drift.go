@@ -7,7 +7,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -74,6 +73,8 @@ func (s DriftStats) finish() DriftStats {
 // Drift is the context-drift pane: per turn, the assembler's estimate beside
 // the provider's count, as numbers and bars.
 type Drift struct {
+	env     *Env
+	w, h    int
 	list    List
 	samples []store.ContextSample
 	title   string
@@ -90,7 +91,23 @@ type Drift struct {
 const driftTail = 16
 
 // NewDrift makes an empty drift pane.
-func NewDrift() *Drift { return &Drift{stick: true} }
+func NewDrift(env *Env) *Drift { return &Drift{env: env, stick: true} }
+
+// driftHead is the lines above the turns: the sums, the sparkline and the
+// column header.
+const driftHead = 3
+
+// SetSize lays the pane out for w×h.
+func (p *Drift) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.list.SetHeight(max(h-2-driftHead, 1))
+}
+
+// Focus is a no-op: the drift pane has nothing to arm.
+func (p *Drift) Focus() {}
+
+// Capturing is false: the drift pane takes no typed text.
+func (p *Drift) Capturing() bool { return false }
 
 // Set shows an agent's samples.
 func (p *Drift) Set(title string, samples []store.ContextSample) {
@@ -113,20 +130,42 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 	}
 }
 
-// HandleKey moves through the turns.
-func (p *Drift) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
-	if !moveList(&p.list, msg, km) {
+// Selected is the turn under the cursor.
+func (p *Drift) Selected() (store.ContextSample, bool) {
+	if p.list.Cursor < len(p.samples) {
+		return p.samples[p.list.Cursor], true
+	}
+	return store.ContextSample{}, false
+}
+
+// Key moves through the turns.
+func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
+	if !moveList(&p.list, msg, p.env.Keys) {
 		return Intent{}
 	}
 	p.stick = p.list.AtBottom()
-	return Intent{Kind: Redraw}
+	return redraw
 }
 
-// Scroll moves the window (mouse wheel).
-func (p *Drift) Scroll(d int) { p.list.Scroll(d); p.stick = p.list.AtBottom() }
+// Click selects the turn clicked.
+func (p *Drift) Click(x, y int) Intent {
+	if len(p.samples) == 0 || !p.list.SelectVisible(y-1-driftHead) { // the top border and the head
+		return Intent{}
+	}
+	p.stick = p.list.AtBottom()
+	return redraw
+}
+
+// Wheel moves the window by d rows.
+func (p *Drift) Wheel(d int) Intent {
+	p.list.Scroll(d)
+	p.stick = p.list.AtBottom()
+	return redraw
+}
 
 // View draws the pane.
-func (p *Drift) View(t *Theme, w, h int, focused bool) string {
+func (p *Drift) View(focused bool) string {
+	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
 	st := p.stats
 	var body []string
@@ -146,7 +185,6 @@ func (p *Drift) View(t *Theme, w, h int, focused bool) string {
 	body = append(body, t.Text.Render(summary))
 	body = append(body, t.Muted.Render("drift ")+p.sparkline(t, inner-6))
 	body = append(body, t.Muted.Render(driftHeader(inner)))
-	p.list.SetHeight(max(h-2-len(body), 1))
 	scale := max(st.MaxEst, st.MaxReported, 1)
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {

@@ -1,35 +1,71 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 
-	"github.com/vigil-run/vigil/keymap"
+	"charm.land/bubbles/v2/key"
 )
 
-// Help draws the help overlay, generated from the keymap: one titled
-// column per group of bindings, in a frame sized to fit w×h.
-func Help(t *Theme, km keymap.KeyMap, w, h int) string {
-	type entry struct{ k, desc string }
-	var cols [][]string
+// Help is the help overlay, generated from the keymap: one titled column
+// per group of bindings, in a box laid out when the screen is sized.
+type Help struct {
+	env        *Env
+	lines      []styledLine
+	boxW, boxH int
+}
+
+// NewHelp makes the overlay; it is laid out by SetSize.
+func NewHelp(env *Env) *Help { return &Help{env: env} }
+
+// SetSize lays the overlay out to fit within w×h.
+func (p *Help) SetSize(w, h int) {
+	km := p.env.Keys
+	var cols [][]styledLine
 	for _, g := range km.Groups() {
-		var es []entry
 		kw := 0
 		for _, b := range g.Bindings {
-			hb := b.Help()
-			es = append(es, entry{hb.Key, hb.Desc})
-			kw = max(kw, cellWidth(hb.Key))
+			kw = max(kw, cellWidth(b.Help().Key))
 		}
-		col := []string{t.TitleFocus.Render(g.Title)}
-		for _, e := range es {
-			col = append(col, t.Key.Render(PadRight(e.k, kw))+"  "+t.Text.Render(e.desc))
+		col := []styledLine{one(roleHeading, g.Title)}
+		for _, b := range g.Bindings {
+			hb := b.Help()
+			col = append(col, styledLine{{roleKey, PadRight(hb.Key, kw)}, {plain, "  "}, {roleText, hb.Desc}})
 		}
 		cols = append(cols, col)
 	}
-	// Lay the columns out left to right, wrapping to a new band when the
-	// width runs out.
-	var lines []string
-	inner := min(w-6, 110)
-	var band [][]string
+	lines := bands(cols, min(w-6, 110))
+	lines = append(lines,
+		one(roleMuted, fmt.Sprintf("Approving and denying ask for %s to confirm; keys are ignored for a moment", km.Confirm.Help().Key)),
+		one(roleMuted, "after a new request appears. Mouse: click to focus and select, wheel to scroll."),
+		one(plain, ""),
+		one(roleMuted, fmt.Sprintf("press %s or %s to close", km.Help.Help().Key, km.Back.Help().Key)))
+	boxW := 0
+	for _, l := range lines {
+		boxW = max(boxW, l.width())
+	}
+	p.lines = lines
+	p.boxW, p.boxH = min(boxW+4, w), min(len(lines)+2, h)
+}
+
+// Size is the overlay's box, borders included.
+func (p *Help) Size() (w, h int) { return p.boxW, p.boxH }
+
+// View draws the overlay at its size.
+func (p *Help) View() string {
+	t := p.env.Theme
+	body := make([]string, 0, len(p.lines))
+	for _, l := range p.lines {
+		body = append(body, " "+l.render(t))
+	}
+	return t.Frame("Help · keys", "vigil", body, p.boxW, p.boxH, true)
+}
+
+// bands lays columns out left to right, starting a new band of columns
+// below when the width runs out; each band ends with a blank line.
+func bands(cols [][]styledLine, w int) []styledLine {
+	var lines []styledLine
+	var band [][]styledLine
 	bandW := 0
 	flush := func() {
 		if len(band) == 0 {
@@ -40,48 +76,58 @@ func Help(t *Theme, km keymap.KeyMap, w, h int) string {
 		for i, c := range band {
 			rows = max(rows, len(c))
 			for _, l := range c {
-				widths[i] = max(widths[i], cellWidth(l))
+				widths[i] = max(widths[i], l.width())
 			}
 		}
 		for r := 0; r < rows; r++ {
-			var b strings.Builder
+			var line styledLine
 			for i, c := range band {
-				cell := ""
+				var cell styledLine
 				if r < len(c) {
 					cell = c[r]
 				}
-				b.WriteString(Fit(cell, widths[i]))
-				b.WriteString("    ")
+				line = append(line, cell...)
+				line = append(line, span{plain, strings.Repeat(" ", widths[i]-cell.width()) + "    "})
 			}
-			lines = append(lines, strings.TrimRight(b.String(), " "))
+			lines = append(lines, trimRight(line))
 		}
-		lines = append(lines, "")
+		lines = append(lines, one(plain, ""))
 		band, bandW = nil, 0
 	}
 	for _, c := range cols {
 		cw := 0
 		for _, l := range c {
-			cw = max(cw, cellWidth(l))
+			cw = max(cw, l.width())
 		}
-		if bandW+cw > inner {
+		if bandW+cw > w {
 			flush()
 		}
 		band = append(band, c)
 		bandW += cw + 4
 	}
 	flush()
-	lines = append(lines, t.Muted.Render("Approving and denying ask for y to confirm; keys are ignored for a moment"),
-		t.Muted.Render("after a new request appears. Mouse: click to focus and select, wheel to scroll."),
-		"", t.Muted.Render("press ? or esc to close"))
-	boxW := 0
-	for _, l := range lines {
-		boxW = max(boxW, cellWidth(l))
+	return lines
+}
+
+// trimRight drops the padding at a line's end.
+func trimRight(l styledLine) styledLine {
+	for len(l) > 0 && l[len(l)-1].role == plain {
+		last := strings.TrimRight(l[len(l)-1].text, " ")
+		if last != "" {
+			l[len(l)-1].text = last
+			break
+		}
+		l = l[:len(l)-1]
 	}
-	boxW = min(boxW+4, w)
-	boxH := min(len(lines)+2, h)
-	body := make([]string, 0, len(lines))
-	for _, l := range lines {
-		body = append(body, " "+l)
+	return l
+}
+
+// hints draws bindings as the keys offered in a footer: "a approve  d deny  ".
+func (t *Theme) hints(bs []key.Binding) string {
+	var b strings.Builder
+	for _, kb := range bs {
+		h := kb.Help()
+		b.WriteString(t.Key.Render(h.Key) + t.Muted.Render(" "+h.Desc+"  "))
 	}
-	return t.Frame("Help · keys", "vigil", body, boxW, boxH, true)
+	return b.String()
 }

@@ -3,29 +3,6 @@ package views
 import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/vigil-run/vigil/store"
-)
-
-// Intent is what a pane asks the root model to do after a key or a click.
-// Panes never do IO themselves: the root turns intents into commands.
-type Intent struct {
-	Kind     IntentKind
-	ID       string         // run id (OpenRun, SelectAgent)
-	RowID    int64          // step row (SelectStep)
-	Decision store.Decision // Decide
-}
-
-// IntentKind says what an intent asks for.
-type IntentKind int
-
-const (
-	NoIntent    IntentKind = iota
-	OpenRun                // show this run's tree and timeline
-	SelectAgent            // show this agent's timeline and drift
-	SelectStep             // load this step's detail
-	Decide                 // write a decision
-	Redraw                 // only the view changed
 )
 
 // newInput is a one-line text input that does not blink, so a frame depends

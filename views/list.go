@@ -1,5 +1,12 @@
 package views
 
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/keymap"
+)
+
 // List is a cursor over n rows shown through a window of height rows. It
 // holds no rows itself, so a pane of a hundred thousand steps renders only
 // the ones on screen.
@@ -99,4 +106,25 @@ func (l *List) clamp() {
 	if l.Offset < 0 {
 		l.Offset = 0
 	}
+}
+
+// moveList applies the movement keys shared by every list pane.
+func moveList(l *List, msg tea.KeyPressMsg, km keymap.KeyMap) bool {
+	switch {
+	case key.Matches(msg, km.Up):
+		l.Move(-1)
+	case key.Matches(msg, km.Down):
+		l.Move(1)
+	case key.Matches(msg, km.Top):
+		l.Top()
+	case key.Matches(msg, km.Bottom):
+		l.Bottom()
+	case key.Matches(msg, km.PageUp):
+		l.Page(-1)
+	case key.Matches(msg, km.PageDown):
+		l.Page(1)
+	default:
+		return false
+	}
+	return true
 }

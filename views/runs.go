@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -46,7 +45,10 @@ func (k SortKey) String() string { return sortNames[k] }
 
 // Runs is the runs pane: every root run, filterable and sortable.
 type Runs struct {
+	env       *Env
+	w, h      int
 	list      List
+	cols      []column // the columns that fit, sized to the ids shown
 	all       []RunItem
 	shown     []RunItem
 	sort      SortKey
@@ -56,9 +58,34 @@ type Runs struct {
 }
 
 // NewRuns makes an empty runs pane.
-func NewRuns() *Runs {
-	return &Runs{filter: newInput("/", "goal, outcome or status")}
+func NewRuns(env *Env) *Runs {
+	// The filter's prompt is the key that opens it.
+	return &Runs{env: env, filter: newInput(env.Keys.Filter.Help().Key, "goal, outcome or status")}
 }
+
+// SetSize lays the pane out for w×h.
+func (p *Runs) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.fit()
+}
+
+// fit derives the geometry from the size, the runs shown and whether the
+// filter line is open.
+func (p *Runs) fit() {
+	inner := p.w - 2
+	p.list.SetHeight(max(p.h-3-boolInt(p.filterLine()), 1)) // borders and the header row
+	p.cols = visibleColumns(withRunWidth(runColumns, p.shown), inner)
+	p.filter.SetWidth(max(inner-4, 4))
+}
+
+// filterLine reports whether the last line shows the filter.
+func (p *Runs) filterLine() bool { return p.filtering || p.filter.Value() != "" }
+
+// Focus is a no-op: the runs pane has nothing to arm.
+func (p *Runs) Focus() {}
+
+// Capturing reports whether the filter is taking typed text.
+func (p *Runs) Capturing() bool { return p.filtering }
 
 // SetItems replaces the runs, keeping the cursor on the same run.
 func (p *Runs) SetItems(items []RunItem) {
@@ -73,9 +100,6 @@ func (p *Runs) Selected() (RunItem, bool) {
 	}
 	return RunItem{}, false
 }
-
-// Filtering reports whether the pane is taking typed text.
-func (p *Runs) Filtering() bool { return p.filtering }
 
 // Sort is the current order.
 func (p *Runs) Sort() SortKey { return p.sort }
@@ -93,6 +117,7 @@ func (p *Runs) apply() {
 	}
 	sortRuns(p.shown, p.sort)
 	p.list.SetLen(len(p.shown))
+	p.fit()
 	for i, it := range p.shown {
 		if it.Run.ID == p.selected {
 			p.list.Select(i)
@@ -146,36 +171,38 @@ func sortRuns(items []RunItem, k SortKey) {
 	})
 }
 
-// Update handles a key; it returns OpenRun when a run is chosen.
-func (p *Runs) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+// Key handles a key; it returns OpenRun when a run is chosen.
+func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
+	km := p.env.Keys
 	if p.filtering {
-		switch msg.String() {
-		case "esc":
+		switch {
+		case key.Matches(msg, km.Dismiss):
 			p.filtering = false
 			p.filter.SetValue("")
 			p.filter.Blur()
-		case "enter":
+		case key.Matches(msg, km.Submit):
 			p.filtering = false
 			p.filter.Blur()
 		default:
 			feed(&p.filter, msg)
 		}
 		p.apply()
-		return Intent{Kind: Redraw}
+		return redraw
 	}
 	switch {
 	case key.Matches(msg, km.Filter):
 		p.filtering = true
 		p.filter.Focus()
-		return Intent{Kind: Redraw}
+		p.fit()
+		return redraw
 	case key.Matches(msg, km.Sort):
 		p.sort = (p.sort + 1) % sortKeys
 		p.apply()
-		return Intent{Kind: Redraw}
+		return redraw
 	case key.Matches(msg, km.Back) && p.filter.Value() != "":
 		p.filter.SetValue("")
 		p.apply()
-		return Intent{Kind: Redraw}
+		return redraw
 	case key.Matches(msg, km.Open):
 		if it, ok := p.Selected(); ok {
 			return Intent{Kind: OpenRun, ID: it.Run.ID}
@@ -184,14 +211,14 @@ func (p *Runs) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
 	}
 	if moveList(&p.list, msg, km) {
 		p.remember()
-		return Intent{Kind: Redraw}
+		return redraw
 	}
 	return Intent{}
 }
 
-// Click selects the row at y (0 = first row under the header).
-func (p *Runs) Click(y int) Intent {
-	if !p.list.SelectVisible(y) {
+// Click opens the run clicked.
+func (p *Runs) Click(x, y int) Intent {
+	if !p.list.SelectVisible(y - 2) { // the top border and the header row
 		return Intent{}
 	}
 	p.remember()
@@ -199,28 +226,11 @@ func (p *Runs) Click(y int) Intent {
 	return Intent{Kind: OpenRun, ID: it.Run.ID}
 }
 
-// Scroll moves the window by d rows (mouse wheel).
-func (p *Runs) Scroll(d int) { p.list.Scroll(d); p.remember() }
-
-// moveList applies the movement keys shared by every list pane.
-func moveList(l *List, msg tea.KeyPressMsg, km keymap.KeyMap) bool {
-	switch {
-	case key.Matches(msg, km.Up):
-		l.Move(-1)
-	case key.Matches(msg, km.Down):
-		l.Move(1)
-	case key.Matches(msg, km.Top):
-		l.Top()
-	case key.Matches(msg, km.Bottom):
-		l.Bottom()
-	case key.Matches(msg, km.PageUp):
-		l.Page(-1)
-	case key.Matches(msg, km.PageDown):
-		l.Page(1)
-	default:
-		return false
-	}
-	return true
+// Wheel moves the window by d rows.
+func (p *Runs) Wheel(d int) Intent {
+	p.list.Scroll(d)
+	p.remember()
+	return redraw
 }
 
 type column struct {
@@ -242,20 +252,15 @@ var runColumns = []column{
 	{"TIME", 7, true, 80},
 }
 
-// View draws the pane at w×h.
-func (p *Runs) View(t *Theme, w, h int, focused bool, now time.Time) string {
+// View draws the pane.
+func (p *Runs) View(focused bool) string {
+	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
-	bodyH := h - 3 // borders and the header row
-	if p.filtering || p.filter.Value() != "" {
-		bodyH--
-	}
-	p.list.SetHeight(max(bodyH, 1))
-	cols := visibleColumns(withRunWidth(runColumns, p.shown), inner)
-
-	body := []string{t.Muted.Render(header(cols))}
+	now := p.env.Now()
+	body := []string{t.Muted.Render(header(p.cols))}
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.shown[i], cols, i == p.list.Cursor, focused, now, inner))
+		body = append(body, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner))
 	}
 	if len(p.shown) == 0 {
 		msg := "no runs in this store yet"
@@ -264,14 +269,14 @@ func (p *Runs) View(t *Theme, w, h int, focused bool, now time.Time) string {
 		}
 		body = append(body, t.Muted.Render("  "+msg))
 	}
-	for len(body) < h-2-boolInt(p.filtering || p.filter.Value() != "") {
+	for len(body) < h-2-boolInt(p.filterLine()) {
 		body = append(body, "")
 	}
 	if p.filtering {
-		p.filter.SetWidth(max(inner-4, 4))
 		body = append(body, p.filter.View())
 	} else if p.filter.Value() != "" {
-		body = append(body, t.Muted.Render("filter: ")+t.Text.Render(sanitize.Line(p.filter.Value()))+t.Muted.Render("  (esc clears)"))
+		clears := "  (" + p.env.Keys.Back.Help().Key + " clears)"
+		body = append(body, t.Muted.Render("filter: ")+t.Text.Render(sanitize.Line(p.filter.Value()))+t.Muted.Render(clears))
 	}
 	note := countNote(len(p.shown), len(p.all), "run")
 	if p.sort != SortNewest {

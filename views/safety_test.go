@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -18,8 +19,9 @@ func FuzzRenderStep(f *testing.F) {
 	for _, s := range []string{"\x1b]0;owned\x07", "\x1b[2J\x1b[H", "\x9b31m", "\u202Egnp.exe", "\xff\xfe", "\x1bP+q544e\x1b\\", "a\nb\r\nc\td"} {
 		f.Add(s)
 	}
-	t := PlainTheme()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	env := &Env{Theme: PlainTheme(), Keys: keymap.Default(), Now: func() time.Time { return now }}
+	sized := func(p Pane, w, h int) Pane { p.SetSize(w, h); return p }
 	f.Fuzz(func(tt *testing.T, s string) {
 		rep := int64(10)
 		run := store.Run{ID: s, Goal: s, Outcome: store.Outcome(s), Status: store.StatusRunning, StartedAt: now, StatsKnown: true}
@@ -33,25 +35,25 @@ func FuzzRenderStep(f *testing.F) {
 		q := store.Request{Kind: store.Question, ID: "2", RunID: s, Question: s, Context: s, Choices: []string{s}}
 		pl := store.Request{Kind: store.Plan, ID: "3", RunID: s, PlanSteps: []store.PlanStep{{Intent: s, Agent: s}}}
 
-		runs := NewRuns()
+		runs := NewRuns(env)
 		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Known: true}})
-		tree := NewTree()
+		tree := NewTree(env)
 		node := &AgentNode{Run: run, State: store.StateWaiting, Marked: true, Waiting: 1}
 		ev := store.AgentEvent{Kind: store.AgentSpawnRefused, Detail: s}
 		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node}, nil, map[string][]store.AgentEvent{s: {ev}}), nil)
-		tl := NewTimeline()
+		tl := NewTimeline(env)
 		tl.Load(s, s, []store.Step{step}, true)
-		det := NewDetail()
+		det := NewDetail(env)
 		det.Set(d)
-		dr := NewDrift()
+		dr := NewDrift(env)
 		dr.Set(s, []store.ContextSample{{Step: 1, Estimated: 5, Reported: &rep, Detail: s}, {Step: 2, Estimated: 5}})
-		ap := NewApprovals()
+		ap := NewApprovals(env)
 		items := []ApprovalItem{{Req: req, Asker: s, Delivery: store.Deferred, Why: s}, {Req: q, Asker: s}, {Req: pl, Asker: s}}
 		ap.SetItems(items, now)
-		frames := []string{runs.View(t, 100, 10, true, now), tree.View(t, 80, 6, true), tl.View(t, 100, 6, true),
-			det.View(t, 80, 60, true), dr.View(t, 90, 8, true), ap.View(t, 90, 20, true, now)}
+		frames := []string{sized(runs, 100, 10).View(true), sized(tree, 80, 6).View(true), sized(tl, 100, 6).View(true),
+			sized(det, 80, 60).View(true), sized(dr, 90, 8).View(true), sized(ap, 90, 20).View(true)}
 		ap.Result(store.Decision{Key: req.Key()}, store.DecideResult{Decision: s, DecidedBy: s}, nil)
-		frames = append(frames, ap.View(t, 90, 20, true, now))
+		frames = append(frames, ap.View(true))
 		for _, fr := range frames {
 			if !utf8.ValidString(fr) || !sanitize.Safe(fr) || strings.ContainsRune(fr, 0x1b) {
 				tt.Fatalf("unsafe frame for %q:\n%q", s, fr)

@@ -1,7 +1,9 @@
 // Package views draws vigil's panes. Each pane is a small struct holding
-// only view state (cursor, scroll, filter text); its View is a pure function
-// of that state, the data the root model hands it, and a size. No view does
-// IO, and every string from a store is sanitized before it is drawn.
+// only view state (cursor, scroll, filter text) and speaks the Pane
+// protocol (pane.go): the root sizes it, hands it keys, clicks and the
+// wheel, and asks it to draw; its View is a pure function of that state,
+// the data the root hands it, its size and the shared Env. No view does IO,
+// and every string from a store is sanitized before it is drawn.
 package views
 
 import (

@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -17,6 +16,8 @@ import (
 // on the newest step as steps arrive (like tail -f); any move turns it off
 // and new steps are counted in a badge instead.
 type Timeline struct {
+	env     *Env
+	w, h    int
 	list    List
 	steps   []store.Step
 	runID   string
@@ -27,7 +28,19 @@ type Timeline struct {
 }
 
 // NewTimeline makes an empty timeline.
-func NewTimeline() *Timeline { return &Timeline{} }
+func NewTimeline(env *Env) *Timeline { return &Timeline{env: env} }
+
+// SetSize lays the pane out for w×h.
+func (p *Timeline) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.list.SetHeight(max(h-2, 1))
+}
+
+// Focus is a no-op: the timeline has nothing to arm.
+func (p *Timeline) Focus() {}
+
+// Capturing is false: the timeline takes no typed text.
+func (p *Timeline) Capturing() bool { return false }
 
 // Load shows another agent's steps: follow is on when the run is live.
 func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
@@ -76,11 +89,18 @@ func (p *Timeline) selectIntent() Intent {
 	if st, ok := p.Selected(); ok {
 		return Intent{Kind: SelectStep, ID: p.runID, RowID: st.RowID}
 	}
-	return Intent{Kind: Redraw}
+	return redraw
 }
 
-// HandleKey moves through the steps; f toggles follow.
-func (p *Timeline) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+// ShowLast puts the cursor on the newest step, as the last-row key would.
+func (p *Timeline) ShowLast() {
+	p.list.Bottom()
+	p.afterMove()
+}
+
+// Key moves through the steps; f toggles follow.
+func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
+	km := p.env.Keys
 	if key.Matches(msg, km.Follow) {
 		p.follow = !p.follow
 		if p.follow {
@@ -98,7 +118,7 @@ func (p *Timeline) HandleKey(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
 	}
 	p.afterMove()
 	if p.list.Cursor == before {
-		return Intent{Kind: Redraw}
+		return redraw
 	}
 	return p.selectIntent()
 }
@@ -112,26 +132,26 @@ func (p *Timeline) afterMove() {
 	}
 }
 
-// Click selects the step at y.
-func (p *Timeline) Click(y int) Intent {
-	if !p.list.SelectVisible(y) {
+// Click selects the step clicked.
+func (p *Timeline) Click(x, y int) Intent {
+	if !p.list.SelectVisible(y - 1) { // the top border
 		return Intent{}
 	}
 	p.afterMove()
 	return p.selectIntent()
 }
 
-// Scroll moves the window (mouse wheel).
-func (p *Timeline) Scroll(d int) Intent {
+// Wheel moves the window by d rows; the step under the cursor is shown.
+func (p *Timeline) Wheel(d int) Intent {
 	p.list.Scroll(d)
 	p.afterMove()
 	return p.selectIntent()
 }
 
 // View draws the pane; only the rows on screen are rendered.
-func (p *Timeline) View(t *Theme, w, h int, focused bool) string {
+func (p *Timeline) View(focused bool) string {
+	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
-	p.list.SetHeight(max(h-2, 1))
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {

@@ -8,7 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -77,6 +76,8 @@ func FlattenTree(root string, nodes map[string]*AgentNode, children map[string][
 
 // Tree is the agent tree pane.
 type Tree struct {
+	env      *Env
+	w, h     int
 	list     List
 	lines    []TreeLine
 	budget   *Budget
@@ -84,7 +85,19 @@ type Tree struct {
 }
 
 // NewTree makes an empty tree pane.
-func NewTree() *Tree { return &Tree{} }
+func NewTree(env *Env) *Tree { return &Tree{env: env} }
+
+// SetSize lays the pane out for w×h.
+func (p *Tree) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.list.SetHeight(max(h-2, 1))
+}
+
+// Focus is a no-op: the tree has nothing to arm.
+func (p *Tree) Focus() {}
+
+// Capturing is false: the tree takes no typed text.
+func (p *Tree) Capturing() bool { return false }
 
 // SetTree replaces the tree, keeping the cursor on the same agent.
 func (p *Tree) SetTree(lines []TreeLine, budget *Budget) {
@@ -115,8 +128,9 @@ func (p *Tree) remember() {
 	}
 }
 
-// Update handles a key; moving onto another agent selects it.
-func (p *Tree) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
+// Key moves through the tree; moving onto another agent selects it.
+func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
+	km := p.env.Keys
 	before := p.selected
 	if !moveList(&p.list, msg, km) && !key.Matches(msg, km.Open) {
 		return Intent{}
@@ -125,25 +139,28 @@ func (p *Tree) Update(msg tea.KeyPressMsg, km keymap.KeyMap) Intent {
 	if p.selected != before || key.Matches(msg, km.Open) {
 		return Intent{Kind: SelectAgent, ID: p.selected}
 	}
-	return Intent{Kind: Redraw}
+	return redraw
 }
 
-// Click selects the line at y.
-func (p *Tree) Click(y int) Intent {
-	if !p.list.SelectVisible(y) {
+// Click selects the agent clicked.
+func (p *Tree) Click(x, y int) Intent {
+	if !p.list.SelectVisible(y - 1) { // the top border
 		return Intent{}
 	}
 	p.remember()
 	return Intent{Kind: SelectAgent, ID: p.selected}
 }
 
-// Scroll moves the window (mouse wheel).
-func (p *Tree) Scroll(d int) { p.list.Scroll(d) }
+// Wheel moves the window by d rows.
+func (p *Tree) Wheel(d int) Intent {
+	p.list.Scroll(d)
+	return redraw
+}
 
 // View draws the pane.
-func (p *Tree) View(t *Theme, w, h int, focused bool) string {
+func (p *Tree) View(focused bool) string {
+	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
-	p.list.SetHeight(max(h-2, 1))
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {

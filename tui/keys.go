@@ -1,0 +1,95 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/views"
+)
+
+// onKey routes a key: quitting and the help overlay first, then a pane
+// that is taking typed text, then the root's own keys (panes, help, quit),
+// then the focused pane; back moves up the path when the pane had no use
+// for it.
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.env.Keys
+	if key.Matches(msg, km.ForceQuit) {
+		return m.quit()
+	}
+	if m.help {
+		switch {
+		case key.Matches(msg, km.Help), key.Matches(msg, km.Back):
+			m.help = false
+		case key.Matches(msg, km.Quit):
+			return m.quit()
+		}
+		return nil
+	}
+	focused := m.panes[m.focus]
+	if focused.Capturing() {
+		return m.act(focused.Key(msg))
+	}
+	switch {
+	case key.Matches(msg, km.Quit):
+		return m.quit()
+	case key.Matches(msg, km.Help):
+		m.help = true
+		return nil
+	case key.Matches(msg, km.NextPane):
+		m.focusPane((m.focus + 1) % paneCount)
+		return nil
+	case key.Matches(msg, km.PrevPane):
+		m.focusPane((m.focus + paneCount - 1) % paneCount)
+		return nil
+	}
+	for i, b := range km.Pane {
+		if key.Matches(msg, b) {
+			m.focusPane(pane(i))
+			return nil
+		}
+	}
+	in := focused.Key(msg)
+	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
+		m.focusPane(up[m.focus])
+		return nil
+	}
+	return m.act(in)
+}
+
+// focusPane moves the focus. A right-hand pane becomes the one the compact
+// layout shows: if it was off screen, the layout changes.
+func (m *Model) focusPane(p pane) {
+	if p == m.focus {
+		return
+	}
+	m.focus = p
+	if p >= paneTimeline && p != m.right {
+		m.right = p
+		if !m.rects[p].shown() {
+			m.relayout()
+		}
+	}
+	m.panes[p].Focus()
+}
+
+// act carries out what a pane asked for.
+func (m *Model) act(in views.Intent) tea.Cmd {
+	switch in.Kind {
+	case views.OpenRun:
+		cmd := m.openRun(in.ID)
+		m.focusPane(paneAgents)
+		return cmd
+	case views.SelectAgent:
+		return m.selectAgent(in.ID)
+	case views.SelectStep:
+		return m.wantDetail(false)
+	case views.Decide:
+		return decide(m.src, in.Decision)
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.Close()
+	return tea.Quit
+}

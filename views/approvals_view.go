@@ -1,0 +1,205 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
+)
+
+// View draws the queue: the list of requests, the selected one in full, and
+// a footer with the keys, a prompt, or what the last decision did.
+func (p *Approvals) View(focused bool) string {
+	t, w, h, now := p.env.Theme, p.w, p.h, p.env.Now()
+	inner := w - 2
+	note := ""
+	if n := len(p.items); n > 0 {
+		note = t.Warning.Render(fmt.Sprintf("%d waiting", n))
+	}
+	if p.readOnly != "" {
+		note += t.Muted.Render(" · read-only")
+	}
+	if len(p.items) == 0 {
+		body := []string{t.Muted.Render("  nothing waits on a human")}
+		if p.status != "" {
+			body = append(body, "", p.statusLine(t, inner))
+		}
+		return t.Frame("6 Approvals", note, body, w, h, focused)
+	}
+	listH := listHeight(h, len(p.items))
+	var body []string
+	from, to := p.list.Visible()
+	for i := from; i < to; i++ {
+		body = append(body, p.row(t, p.items[i], i == p.list.Cursor, focused, inner, now))
+	}
+	for len(body) < listH {
+		body = append(body, "")
+	}
+	body = append(body, t.Faint.Render(strings.Repeat("─", inner)))
+	it, _ := p.current()
+	body = append(body, renderLines(t, p.laidHead)...)
+	content := p.laidBody
+	end := min(p.scroll+p.contentH, len(content))
+	body = append(body, renderLines(t, content[p.scroll:end])...)
+	for len(body) < h-4 {
+		body = append(body, "")
+	}
+	more := ""
+	if len(content) > p.contentH {
+		km := p.env.Keys
+		more = fmt.Sprintf(" %d–%d of %d lines · %s/%s ", p.scroll+1, end, len(content), km.PageUp.Help().Key, km.PageDown.Help().Key)
+	}
+	body = append(body, t.Faint.Render(strings.Repeat("─", max(inner-cellWidth(more), 0)))+t.Muted.Render(more))
+	body = append(body, p.footer(t, it, inner, now))
+	return t.Frame("6 Approvals", note, body, w, h, focused)
+}
+
+func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int, now time.Time) string {
+	r := it.Req
+	var what string
+	switch r.Kind {
+	case store.Approval:
+		what = fmt.Sprintf("approval %s  %-5s %s", sanitize.Line(r.ID), sanitize.Line(r.Act), sanitize.Line(r.Target))
+	case store.Question:
+		what = fmt.Sprintf("question %s  %s", sanitize.Line(r.ID), sanitize.Line(r.Question))
+	case store.Plan:
+		what = fmt.Sprintf("plan %s  %d steps", sanitize.Line(r.ID), len(r.PlanSteps))
+	}
+	glyph := "◆"
+	if !it.Delivery.Writable() {
+		glyph = "‖"
+	}
+	age := ""
+	if !it.FirstSeen.IsZero() {
+		age = " · " + strings.TrimSuffix(Ago(it.FirstSeen, now), " ago")
+	}
+	right := fmt.Sprintf("%s · step %d%s", sanitize.Line(it.Asker), r.Step, age)
+	rightW := min(cellWidth(right), w/2)
+	left := Cut(glyph+" "+what, max(w-rightW-1, 8))
+	line := PadRight(left, w-rightW) + PadLeft(Cut(right, rightW), rightW)
+	if selected {
+		return selectStyle(t, focused).Render(Fit(line, w))
+	}
+	style := t.Text
+	if !it.Delivery.Writable() {
+		style = t.Muted
+	}
+	return t.Waiting.Render(glyph) + style.Render(PadRight(strings.TrimPrefix(left, glyph), w-rightW-cellWidth(glyph))) + t.Muted.Render(PadLeft(Cut(right, rightW), rightW))
+}
+
+// describe lays the selected request out: a head and its content lines.
+func describe(it ApprovalItem, w int) (head, content []styledLine) {
+	r := it.Req
+	asker := fmt.Sprintf("asked by %s at step %d", sanitize.Line(it.Asker), r.Step)
+	switch r.Kind {
+	case store.Approval:
+		head = append(head, one(roleBold, Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))
+		head = append(head, one(roleMuted, Cut(asker, w)))
+		if r.HasContent {
+			label := fmt.Sprintf("content (%s bytes):", Thousands(r.ContentBytes))
+			if r.Act == "write" {
+				label = fmt.Sprintf("content to be written (%s bytes):", Thousands(r.ContentBytes))
+			}
+			head = append(head, one(roleMuted, label))
+			// Number the content's own lines; a wrapped line's rest gets none.
+			for i, src := range strings.Split(strings.TrimRight(sanitize.Text(r.Content), "\n"), "\n") {
+				for j, l := range wrap(src, max(w-5, 1)) {
+					num := ""
+					if j == 0 {
+						num = strconv.Itoa(i + 1)
+					}
+					content = append(content, styledLine{{roleFaint, PadLeft(num, 4) + " "}, {roleText, l}})
+				}
+			}
+			if r.ContentBytes > int64(len(r.Content)) {
+				content = append(content, one(roleWarning, fmt.Sprintf("✂ showing the first %d KB of %s bytes", store.MaxContentBytes>>10, Thousands(r.ContentBytes))))
+			}
+		}
+	case store.Question:
+		head = append(head, one(roleMuted, Cut(asker, w)))
+		for _, l := range wrap(sanitize.Text(r.Question), w) {
+			content = append(content, one(roleBold, l))
+		}
+		if r.Context != "" {
+			for _, l := range wrap(sanitize.Text(r.Context), w) {
+				content = append(content, one(roleMuted, l))
+			}
+		}
+		for i, c := range r.Choices {
+			content = append(content, one(roleText, Cut(fmt.Sprintf("  %d. %s", i+1, sanitize.Line(c)), w)))
+		}
+	case store.Plan:
+		head = append(head, one(roleBold, fmt.Sprintf("plan %s: %d steps", sanitize.Line(r.ID), len(r.PlanSteps))))
+		head = append(head, one(roleMuted, Cut(asker, w)))
+		for i, s := range r.PlanSteps {
+			line := fmt.Sprintf("%2d. %s", i+1, sanitize.Line(s.Intent))
+			if s.Agent != "" {
+				line = fmt.Sprintf("%2d. [%s] %s", i+1, sanitize.Line(s.Agent), sanitize.Line(s.Intent))
+			}
+			for _, l := range wrap(line, w) {
+				content = append(content, one(roleText, l))
+			}
+		}
+	}
+	return head, content
+}
+
+func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) string {
+	r := it.Req
+	km := p.env.Keys
+	switch p.mode {
+	case confirming:
+		v := string(p.verdict)
+		q := fmt.Sprintf("%s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Key().String()))
+		if r.Kind == store.Approval {
+			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
+		}
+		answer := t.hints(km.ConfirmHints())
+		return t.Warning.Render(Cut(q, w-cellWidth(answer))) + answer
+	case answering, revising:
+		return p.input.View()
+	}
+	// The last decision's outcome comes first; what the selected request
+	// allows follows when there is room.
+	lead := ""
+	if p.status != "" {
+		lead = p.statusLine(t, w)
+		if cellWidth(lead)+3 >= w {
+			return lead
+		}
+		lead += "   "
+	}
+	rest := w - cellWidth(lead)
+	if why := p.blocked(it); why != "" {
+		return lead + t.Muted.Render(Cut("‖ "+sanitize.Line(why), rest))
+	}
+	if p.guard.Quiet(now) {
+		return lead + t.Muted.Render(Cut("keys paused a moment…", rest))
+	}
+	var offered []key.Binding
+	switch r.Kind {
+	case store.Approval:
+		offered = km.ApprovalHints()
+	case store.Question:
+		offered = km.QuestionHints()
+	case store.Plan:
+		offered = km.PlanHints()
+	}
+	keys := t.hints(offered)
+	if cellWidth(keys) > rest {
+		return strings.TrimRight(lead, " ")
+	}
+	return lead + keys
+}
+
+func (p *Approvals) statusLine(t *Theme, w int) string {
+	if p.statusOK {
+		return t.Good.Render(Cut(p.status, w))
+	}
+	return t.Bad.Render(Cut(p.status, w))
+}
