@@ -175,3 +175,41 @@ func TestStepKindsFromIOHarnessRows(t *testing.T) {
 		t.Errorf("detail of the retry row: kind %v", d.Kind)
 	}
 }
+
+// One cursor read from several goroutines at once (run with -race): each
+// gets the same changes, and none changes what the others read.
+func TestChangesFromOneCursorConcurrently(t *testing.T) {
+	w, r := writerReader(t)
+	ctx := context.Background()
+	c := must[store.Cursor](t)(r.Head(ctx))
+	run := must[string](t)(w.StartRun(ctx, "shared cursor", "/w"))
+	for i := 1; i <= 5; i++ {
+		w.CheckpointStep(ctx, run, StepRecord{Step: i, Decision: "d", Result: "r"})
+		w.RecordContextEvent(ctx, run, i, ContextAssembled, "", ptr[int64](int64(i)))
+	}
+	must[string](t)(w.PutQuestion(ctx, run, 5, "which?", "", nil))
+	const n = 4
+	got := make([]int, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 5 {
+				ch, _, err := r.Changes(ctx, c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[i] += len(ch.Steps) + len(ch.Context) + len(ch.Requests) + len(ch.Runs)
+			}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i, g := range got {
+		if g != 5*(5+5+1+1) {
+			t.Errorf("goroutine %d read %d rows, want %d", i, g, 5*12)
+		}
+	}
+}
