@@ -68,16 +68,6 @@ func Formats() []Format {
 	return append(out, fallback...)
 }
 
-// Lookup finds a registered format by name.
-func Lookup(name string) (Format, bool) {
-	for _, f := range Formats() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Format{}, false
-}
-
 // Detect finds the format path is in, the fallback's own check last.
 func Detect(path string) (Format, bool) {
 	for _, f := range Formats() {

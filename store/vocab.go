@@ -8,7 +8,7 @@ package store
 // Status is a run's durable status as the shared state logic (StateOf)
 // reads it. The words are io-harness's, since its store is the model the
 // others are mapped onto; an adapter carries a status it does not know
-// through unchanged (Status(s)), and StateOf reads such a run as running.
+// through unchanged (Status(s)), and StateOf reads such a run as unfinished.
 type Status string
 
 const (
@@ -75,12 +75,6 @@ func (o Outcome) Stopped() bool {
 		return true
 	}
 	return false
-}
-
-// Parked reports an outcome io-harness writes when a run stops to wait on a
-// human: the run is not over, whatever its status says.
-func (o Outcome) Parked() bool {
-	return o == OutcomeAwaitingAnswer || o == OutcomeAwaitingApproval || o == OutcomeAwaitingPlan
 }
 
 // Verdict is what a person decides about an approval or a plan. A question
