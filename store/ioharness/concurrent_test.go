@@ -18,8 +18,11 @@ import (
 
 // TestMain lets the test binary act as a second deciding process.
 func TestMain(m *testing.M) {
-	if os.Getenv("VIGIL_STORE_CHILD") == "decide" {
+	switch os.Getenv("VIGIL_STORE_CHILD") {
+	case "decide":
 		os.Exit(childDecide())
+	case "create":
+		os.Exit(childCreate())
 	}
 	os.Exit(m.Run())
 }

@@ -77,35 +77,105 @@ func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options
 // Create makes a new store at path in WAL mode with the io-harness 0.66
 // schema and user_version 7, ready for the write API. It refuses to touch a
 // file that already has content.
+//
+// The store appears whole or not at all: it is built under a temporary name
+// beside path and renamed into place only once its schema is committed and
+// its connection closed, so a process killed mid-create never leaves a
+// half-made file at path (one vigil would refuse to open, and refuse to
+// create over).
 func Create(path string) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, storeErr(path, store.ErrNotFound, err.Error(), err)
 	}
-	if fi, err := os.Stat(abs); err == nil {
-		if fi.IsDir() {
-			return nil, storeErr(abs, store.ErrIsDirectory, "", nil)
-		}
-		if fi.Size() > 0 {
-			return nil, storeErr(abs, store.ErrExists, "refusing to create a store over it", nil)
-		}
+	if err := checkCreatable(abs); err != nil {
+		return nil, err
+	}
+	tmp, err := buildBeside(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := placeNoClobber(tmp, abs); err != nil {
+		os.Remove(tmp)
+		return nil, err
 	}
 	db, err := sqlitex.OpenWrite(abs)
 	if err != nil {
 		return nil, mapDriverErr(abs, err)
+	}
+	return newWriter(abs, db)
+}
+
+// checkCreatable refuses a directory or a file that has content.
+func checkCreatable(abs string) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return nil
+	case fi.IsDir():
+		return storeErr(abs, store.ErrIsDirectory, "", nil)
+	case fi.Size() > 0:
+		return storeErr(abs, store.ErrExists, "refusing to create a store over it", nil)
+	}
+	return nil
+}
+
+// buildBeside writes a complete, closed store under a temporary name in
+// abs's directory (the same file system, so the rename is atomic) and
+// returns that name. Closing the only connection checkpoints the WAL and
+// removes it, so the one file holds everything.
+func buildBeside(abs string) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".creating-*")
+	if err != nil {
+		return "", mapDriverErr(abs, err)
+	}
+	tmp := f.Name()
+	f.Close() // no SQLite connection holds it yet: closing drops no lock
+	fail := func(err error) (string, error) {
+		for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+			os.Remove(p)
+		}
+		return "", mapDriverErr(abs, err)
+	}
+	db, err := sqlitex.OpenWrite(tmp)
+	if err != nil {
+		return fail(err)
 	}
 	ctx := context.Background()
 	// WAL is a property of the file; setting it is right only because this
 	// store is new and ours.
 	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		db.Close()
-		return nil, mapDriverErr(abs, err)
+		return fail(err)
 	}
 	if err := initSchema(ctx, db); err != nil {
 		db.Close()
-		return nil, mapDriverErr(abs, err)
+		return fail(err)
 	}
-	return newWriter(abs, db)
+	if err := db.Close(); err != nil {
+		return fail(err)
+	}
+	return tmp, nil
+}
+
+// placeNoClobber moves tmp to abs unless a file with content appeared there
+// meanwhile: a hard link fails if abs exists, where a rename would replace
+// it. An empty file at abs (allowed by Create) is replaced.
+func placeNoClobber(tmp, abs string) error {
+	if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return os.Rename(tmp, abs)
+	}
+	if err := os.Link(tmp, abs); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return storeErr(abs, store.ErrExists, "refusing to create a store over it", nil)
+		}
+		// A file system without hard links: rename, having checked above.
+		if err := checkCreatable(abs); err != nil {
+			return err
+		}
+		return os.Rename(tmp, abs)
+	}
+	return os.Remove(tmp)
 }
 
 // OpenWriter opens an existing store (one made by Create or by io-harness)

@@ -1,0 +1,73 @@
+package ioharness
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childCreate creates stores dir/0.sqlite3, dir/1.sqlite3, … until it is
+// killed.
+func childCreate() int {
+	dir := os.Getenv("VIGIL_DIR")
+	for i := 0; ; i++ {
+		s, err := Create(filepath.Join(dir, fmt.Sprintf("%d.sqlite3", i)))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		s.Close()
+	}
+}
+
+// A process killed while creating a store leaves either a whole store or
+// nothing at the path: never a file vigil refuses to open (and refuses to
+// create over), as a kill between setting WAL and committing the schema did.
+func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	kills := 12
+	if testing.Short() {
+		kills = 4
+	}
+	checked := 0
+	for k := 0; k < kills; k++ {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "VIGIL_STORE_CHILD=create", "VIGIL_DIR="+dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(60+rng.Intn(200)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".sqlite3") {
+				continue // a temporary build, or a store's -wal/-shm
+			}
+			checked++
+			s, err := OpenReadOnly(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatalf("kill %d: %s does not open: %v", k, name, err)
+			}
+			s.Close()
+			// And a new store can be made where a partial one would sit.
+			next := filepath.Join(dir, name+".again")
+			if s, err := Create(next); err != nil {
+				t.Fatalf("Create beside a killed create: %v", err)
+			} else {
+				s.Close()
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no store was created before any kill: the kill points test nothing")
+	}
+	t.Logf("%d stores checked after %d kills", checked, kills)
+}
