@@ -1,20 +1,20 @@
 package sqlitex
 
 import (
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/vigil-run/vigil/store"
 )
 
-// Preflight answers the cheap questions about a path before SQLite sees it:
-// missing, a directory, empty, unreadable, not SQLite, truncated. A reader
-// opening a WAL database nobody else has open creates -wal and -shm beside
-// it, and a file a source refuses should be left exactly as it was found.
+// Preflight answers the cheap questions about a path before a browsing
+// connection opens it: missing, a directory, empty, unreadable, not SQLite,
+// truncated. A file a source refuses is left exactly as it was found.
 //
 // The two refusals that depend on what the format expected are worded by
 // the adapter; empty fields say the sentinels' own words.
@@ -24,11 +24,8 @@ type Preflight struct {
 }
 
 // Check runs the preflight and returns the absolute path and the file's
-// first 100 bytes (the SQLite header, for UserVersion).
-//
-// It opens and closes the file itself. POSIX drops every fcntl lock a
-// process holds on a file when any descriptor of it is closed, so Check
-// must not be run on a file this process already has open through SQLite.
+// first 100 bytes (the SQLite header, for UserVersion), read through SQLite
+// (ReadHeader): it never opens the file itself.
 func (p Preflight) Check(path string) (abs string, head []byte, err error) {
 	abs, err = filepath.Abs(path)
 	if err != nil {
@@ -47,24 +44,58 @@ func (p Preflight) Check(path string) (abs string, head []byte, err error) {
 	case fi.Size() == 0:
 		return "", nil, store.Errorf(abs, store.ErrNotAStore, nil, "%s", or(p.Empty, store.Because(store.ErrNotAStore, "the file is empty")))
 	}
-	f, err := os.Open(abs)
+	head, err = ReadHeader(abs)
 	if err != nil {
-		if errors.Is(err, os.ErrPermission) {
+		if syscall.Access(abs, 4 /* R_OK */) != nil {
 			return "", nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
 		}
-		return "", nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, err.Error()))
+		return "", nil, MapErr(abs, err)
 	}
-	defer f.Close()
-	head = make([]byte, 100)
-	n, _ := io.ReadFull(f, head)
-	if kind, detail := HeaderProblem(head[:n], fi.Size()); kind != nil {
+	if size := fi.Size(); int64(len(head)) > size {
+		head = head[:size]
+	}
+	if kind, detail := HeaderProblem(head, fi.Size()); kind != nil {
 		e := store.Errorf(abs, kind, nil, "")
 		if detail != "" {
 			e.Detail = store.Because(kind, detail)
 		}
 		return "", nil, e
 	}
-	return abs, head[:n], nil
+	return abs, head, nil
+}
+
+// ReadHeader returns the first 100 bytes of the database file at abs as the
+// file holds them (not as its WAL would amend them), shorter only if SQLite
+// could not say. Errors are the driver's, for the caller to name (MapErr):
+// a file that is not SQLite is SQLITE_NOTADB.
+//
+// It reads through SQLite and never opens the file itself. On POSIX a
+// close() of any descriptor of a file drops every fcntl lock the process
+// holds on it — among them the SHARED lock each WAL connection keeps — and a
+// process that writes a store through Create or OpenWriter and then browses
+// it with Open holds such locks. SQLite's unix VFS keeps one record per
+// inode for the whole process and never closes a descriptor while a
+// connection in the process holds a lock on that inode, so a read through
+// it is the one read that cannot do that. The connection is immutable=1 and
+// read-only: it takes no lock, and creates no -wal or -shm, so a refused
+// file gets no companions; writable_schema lets it read page 1 of a
+// truncated file (SQLite otherwise refuses the file before any page is read,
+// and the preflight could not say by how much it is short).
+func ReadHeader(abs string) ([]byte, error) {
+	db, err := sql.Open("sqlite", DSN(abs, "mode=ro&immutable=1&_pragma=writable_schema(1)"))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	Pin(db)
+	var page []byte
+	if err := db.QueryRow("SELECT data FROM sqlite_dbpage WHERE pgno = 1").Scan(&page); err != nil {
+		return nil, err
+	}
+	if len(page) > 100 {
+		page = page[:100]
+	}
+	return page, nil
 }
 
 func or(s, dflt string) string {
@@ -99,6 +130,12 @@ func HeaderProblem(h []byte, size int64) (kind error, detail string) {
 		return store.ErrCorrupt, fmt.Sprintf("truncated: %d of %d bytes", size, pages*pageSize)
 	}
 	return nil, ""
+}
+
+// WALHeader reports whether a header says the file is in WAL mode (its
+// read and write versions are 2): opening it then needs -wal and -shm.
+func WALHeader(h []byte) bool {
+	return len(h) >= 20 && (h[18] == 2 || h[19] == 2)
 }
 
 // UserVersion is PRAGMA user_version as the header stores it.

@@ -1,13 +1,15 @@
 package sqlitex
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"net/url"
-	"os"
 	"path/filepath"
 	"syscall"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	sqlite "modernc.org/sqlite" // also the "sqlite" driver
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -28,14 +30,21 @@ func Pin(db *sql.DB) {
 	db.SetConnMaxIdleTime(0)
 }
 
-// Open opens a pinned connection on abs with the 5 s busy timeout every
-// source uses, and pings it so a bad file fails here; query sets the mode.
-// Errors are the driver's, for the caller to name (MapErr).
-func Open(abs, query string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", DSN(abs, query+"&_pragma=busy_timeout(5000)"))
+// OpenWrite opens a writing connection whose transactions are BEGIN
+// IMMEDIATE: a deferred transaction that reads and then writes fails at
+// once with SQLITE_BUSY when another process writes, whatever the timeout.
+// It leaves the journal mode as the file has it, pins one connection with
+// the 5 s busy timeout every source uses, and pings it. Errors are the
+// driver's, for the caller to name (MapErr).
+//
+// Its connections register with this process's others on the file (see
+// held.go), so that none of them can leave it a read-only -shm mapping.
+func OpenWrite(abs string) (*sql.DB, error) {
+	base, err := sqlite.NewConnector(DSN(abs, "_txlock=immediate&_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return nil, err
 	}
+	db := sql.OpenDB(&writeConnector{abs: abs, base: base})
 	Pin(db)
 	if err := db.Ping(); err != nil {
 		db.Close()
@@ -44,35 +53,51 @@ func Open(abs, query string) (*sql.DB, error) {
 	return db, nil
 }
 
-// OpenRead opens the read connection of a browsing source: mode=ro can
-// never write, checkpoint or delete the WAL, and fails instead of creating
-// a file at a wrong path. In a read-only directory with no WAL (no room for
-// -shm, and no writer) it reads the file as immutable; that is reported,
-// since such a handle sees no later commits.
-func OpenRead(abs string) (db *sql.DB, immutable bool, err error) {
-	db, err = Open(abs, "mode=ro")
-	if err != nil && IsReadOnly(err) && !Exists(abs+"-wal") {
-		db, err = Open(abs, "mode=ro&immutable=1")
-		immutable = err == nil
-	}
-	return db, immutable, err
+type writeConnector struct {
+	abs  string
+	base driver.Connector
 }
 
-// OpenWrite opens a writing connection whose transactions are BEGIN
-// IMMEDIATE: a deferred transaction that reads and then writes fails at
-// once with SQLITE_BUSY when another process writes, whatever the timeout.
-// It leaves the journal mode as the file has it.
-func OpenWrite(abs string) (*sql.DB, error) {
-	return Open(abs, "_txlock=immediate")
+func (w *writeConnector) Driver() driver.Driver { return w.base.Driver() }
+
+func (w *writeConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	done := func() {}
+	if k, ok := inodeOf(w.abs); ok {
+		done = writerOpening(k)
+	}
+	c, err := w.base.Connect(ctx)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return &conn{Conn: c, done: done}, nil
 }
 
 // DataVersion is PRAGMA data_version on a pinned connection: it changes
 // whenever another connection commits, which is what a watcher's safety
-// poll needs to notice commits (in-place updates too) cheaply.
+// poll needs to notice commits (in-place updates too) cheaply. A browsing
+// connection replaced because the files changed (see OpenRead) starts its
+// own count, so the number of the connection is folded in: a replacement
+// always reads as a change.
 func DataVersion(db *sql.DB) (uint64, error) {
+	ctx := context.Background()
+	sc, err := db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	var seq uint64
+	sc.Raw(func(dc any) error {
+		if c, ok := dc.(*conn); ok {
+			seq = c.seq
+		}
+		return nil
+	})
 	var v uint64
-	err := db.QueryRow("PRAGMA data_version").Scan(&v)
-	return v, err
+	if err := sc.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, err
+	}
+	return seq<<32 | v&(1<<32-1), nil
 }
 
 // WatchSpec is what to watch for a SQLite store: the file, its WAL and
@@ -84,22 +109,16 @@ func WatchSpec(path string, version func() (uint64, error)) store.WatchSpec {
 
 // Writable works out, without writing, whether decisions can be written to
 // a store file, and if not, why in one line.
-func Writable(path string, readOnly, immutable bool) (ok bool, why string) {
+func Writable(path string, readOnly bool) (ok bool, why string) {
 	switch {
 	case readOnly:
 		return false, "opened read-only"
-	case immutable:
-		return false, "the store's directory is not writable"
-	case syscall.Access(path, 2 /* W_OK */) != nil:
+	case errors.Is(syscall.Access(path, 2 /* W_OK */), syscall.EROFS):
+		return false, "the store is on a read-only file system"
+	case syscall.Access(path, 2) != nil:
 		return false, "the store file is read-only"
 	case syscall.Access(filepath.Dir(path), 2) != nil && !Exists(path+"-wal"):
 		return false, "the store's directory is not writable"
 	}
 	return true, ""
-}
-
-// Exists reports whether a file is there.
-func Exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -35,11 +35,11 @@ const (
 // opened when the first decision is made. A Store from Create, OpenWriter or
 // Memory writes runs through the write API.
 type Store struct {
-	path      string
-	mode      openMode
-	readOnly  bool   // no decisions at all
-	roReason  string // why deciding is disabled, one line
-	immutable bool   // opened with immutable=1 (read-only directory, no WAL)
+	path     string
+	mode     openMode
+	readOnly bool             // no decisions at all
+	roReason string           // why deciding is disabled, one line
+	reading  *sqlitex.Reading // how the browsing connection reads the file (nil for a writer)
 
 	read  *sql.DB        // reads (pinned single connection)
 	write sqlitex.Writer // writes; opened lazily in browse mode
@@ -263,14 +263,15 @@ func newerDetail(v int64) string {
 	return fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion)
 }
 
-// openRead opens the read connection: mode=ro can never write, checkpoint or
-// delete the WAL, and fails instead of creating a file at a wrong path.
+// openRead opens the read connection: read-only, it can never write,
+// checkpoint or delete the WAL, creates nothing beside the file, and fails
+// instead of creating a file at a wrong path (sqlitex.OpenRead).
 func (s *Store) openRead() error {
-	db, immutable, err := sqlitex.OpenRead(s.path)
+	db, reading, err := sqlitex.OpenRead(s.path)
 	if err != nil {
 		return mapDriverErr(s.path, err)
 	}
-	s.read, s.immutable = db, immutable
+	s.read, s.reading = db, reading
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		s.read = nil
@@ -321,7 +322,7 @@ func (s *Store) check(ctx context.Context) error {
 
 // decideWritable works out, without writing, whether decisions can be made.
 func (s *Store) decideWritable() {
-	ok, why := sqlitex.Writable(s.path, s.readOnly, s.immutable)
+	ok, why := sqlitex.Writable(s.path, s.readOnly)
 	s.readOnly, s.roReason = !ok, why
 }
 
@@ -332,6 +333,19 @@ func (s *Store) writer() (*sql.DB, error) {
 		return nil, storeErr(s.path, store.ErrReadOnly, s.roReason, nil)
 	}
 	return s.write.Get(s.path)
+}
+
+// Problems says what the browsing connection reads without, if anything: a
+// WAL with no -shm beside it, or a rollback journal a reader cannot roll
+// back (store.ProblemReporter).
+func (s *Store) Problems() []error {
+	if s.reading == nil {
+		return nil
+	}
+	if n := s.reading.Note(); n != "" {
+		return []error{&store.Error{Path: s.path, Kind: store.ErrIO, Detail: n}}
+	}
+	return nil
 }
 
 // Path is the store's absolute file path.

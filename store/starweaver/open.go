@@ -65,8 +65,8 @@ type Store struct {
 	path      string
 	readOnly  bool
 	roReason  string
-	immutable bool
-	migration int // the highest migration applied (4 for 0.7.0, 19 for 0.15.0)
+	reading   *sqlitex.Reading // how the browsing connection reads the file
+	migration int              // the highest migration applied (4 for 0.7.0, 19 for 0.15.0)
 
 	read  *sql.DB
 	write sqlitex.Writer // opened by the first decision
@@ -93,10 +93,12 @@ var (
 )
 
 // Open opens a Starweaver session database for browsing and deciding. It
-// answers the cheap questions from the file header before SQLite sees the
-// file, reads the migration table to learn what the file holds, and never
-// changes the journal mode, runs a migration or writes anything until a
-// decision is made. A file it refuses is left exactly as it was.
+// answers the cheap questions from the file header before a connection
+// opens the file, reads the migration table to learn what the file holds,
+// and never changes the journal mode, runs a migration or writes anything
+// until a decision is made. The browsing connection creates nothing beside
+// the file (sqlitex.OpenRead), so a file it refuses is left exactly as it
+// was.
 func Open(path string, opts ...store.Options) (*Store, error) {
 	var o store.Options
 	if len(opts) > 0 {
@@ -107,19 +109,6 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: abs, readOnly: o.ReadOnly, meta: map[string]runMeta{}, claims: map[string]claimRec{}}
-	// With no -wal beside it the main file holds everything: vet it as
-	// immutable first, so a refused file does not get -wal/-shm companions.
-	if !sqlitex.Exists(abs+"-wal") && !sqlitex.Exists(abs+"-journal") {
-		db, err := openDB(abs, "mode=ro&immutable=1")
-		if err != nil {
-			return nil, err
-		}
-		_, err = s.check(context.Background(), db)
-		db.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
 	if err := s.openRead(); err != nil {
 		return nil, err
 	}
@@ -132,17 +121,14 @@ func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options
 
 // Detect reports whether path is a Starweaver session database: a SQLite
 // file with Starweaver's migration table. It reads the header and, when
-// that is SQLite, the schema, read-only.
+// that is SQLite, the schema, through a browsing connection that creates
+// nothing beside the file.
 func Detect(path string) bool {
 	abs, err := checkFile(path)
 	if err != nil {
 		return false
 	}
-	q := "mode=ro"
-	if !sqlitex.Exists(abs+"-wal") && !sqlitex.Exists(abs+"-journal") {
-		q = "mode=ro&immutable=1"
-	}
-	db, err := openDB(abs, q)
+	db, _, err := sqlitex.OpenRead(abs)
 	if err != nil {
 		return false
 	}
@@ -150,11 +136,6 @@ func Detect(path string) bool {
 	var n int
 	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'starweaver_schema_migrations'").Scan(&n)
 	return err == nil && n > 0
-}
-
-func openDB(abs, query string) (*sql.DB, error) {
-	db, err := sqlitex.Open(abs, query)
-	return db, mapErr(abs, err)
 }
 
 // preflight words the file-system refusals that name Starweaver.
@@ -170,14 +151,14 @@ func checkFile(path string) (string, error) {
 	return abs, err
 }
 
-// openRead opens the browsing connection: mode=ro can never write,
-// checkpoint or delete the WAL.
+// openRead opens the browsing connection: read-only, it can never write,
+// checkpoint or delete the WAL, and creates nothing beside the file.
 func (s *Store) openRead() error {
-	db, immutable, err := sqlitex.OpenRead(s.path)
+	db, reading, err := sqlitex.OpenRead(s.path)
 	if err != nil {
 		return mapErr(s.path, err)
 	}
-	s.immutable = immutable
+	s.reading = reading
 	m, err := s.check(context.Background(), db)
 	if err != nil {
 		db.Close()
@@ -277,7 +258,7 @@ func (s *Store) check(ctx context.Context, db *sql.DB) (int, error) {
 
 // decideWritable works out, without writing, whether decisions can be made.
 func (s *Store) decideWritable() {
-	ok, why := sqlitex.Writable(s.path, s.readOnly, s.immutable)
+	ok, why := sqlitex.Writable(s.path, s.readOnly)
 	s.readOnly, s.roReason = !ok, why
 }
 
@@ -288,6 +269,16 @@ func (s *Store) writer() (*sql.DB, error) {
 		return nil, errf(s.path, store.ErrReadOnly, nil, "store is read-only: %s", s.roReason)
 	}
 	return s.write.Get(s.path)
+}
+
+// Problems says what the browsing connection reads without, if anything: a
+// WAL with no -shm beside it, or a rollback journal a reader cannot roll
+// back (store.ProblemReporter).
+func (s *Store) Problems() []error {
+	if n := s.reading.Note(); n != "" {
+		return []error{&store.Error{Path: s.path, Kind: store.ErrIO, Detail: n}}
+	}
+	return nil
 }
 
 // Path is the database's absolute path.
