@@ -25,10 +25,7 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vigil")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := vigilBinary(t)
 	path, err := fixture.Build(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 	f.BoolVar(&o.readOnly, "read-only", false, "browse only: no decision can be made")
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events (e.g. 500ms)")
 	f.StringVar(&o.run, "run", "", "the run to open first (default: the newest live one)")
-	root.AddCommand(a.demoCmd(), a.runsCmd(), a.showCmd(), a.tailCmd(),
+	root.AddCommand(a.demoCmd(), a.demoHarnessCmd(), a.runsCmd(), a.showCmd(), a.tailCmd(),
 		a.decideCmd(verbApprove), a.decideCmd(verbDeny),
 		a.textDecideCmd(verbAnswer, "QUESTION", "Answer a question a run asks",
 			"answer answers a question (4 or question:4). TEXT is the answer; several words\n"+

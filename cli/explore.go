@@ -125,63 +125,25 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	} else {
 		path = a.expandHome(path)
 	}
-	dctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	var log io.Writer
 	if o.noTUI {
-		log = &lineWriter{w: a.stdout}
-		fmt.Fprintf(a.stderr, "vigil: demo store %s; decide what it waits on with: vigil approve|deny|answer REQ --store %s\n",
-			clean(abs(path)), clean(abs(path)))
+		return a.runDemoLog(ctx, path, o)
 	}
-	go func() {
-		done <- demo.Run(dctx, demo.Options{Path: path, Speed: o.speed, Seed: o.seed, Log: log,
-			Ready: func() { close(ready) }})
-	}()
-	// stop cancels the demo and waits (a while) for it to release the store.
-	stop := func() error {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				return err
-			}
-			return nil
-		case <-time.After(demoStopTimeout):
-			return fmt.Errorf("the demo did not stop within %v", demoStopTimeout)
-		}
-	}
-	select {
-	case <-ready:
-	case err := <-done:
-		if err == nil || errors.Is(err, context.Canceled) {
+	// The harness is a process of its own (demo.go); this one is the explorer.
+	h, err := startHarness(ctx, path, o)
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil
 		}
 		return err
-	case <-ctx.Done():
-		return stop()
 	}
 	if a.demoReady != nil {
 		a.demoReady(path)
 	}
-	if o.noTUI {
-		select {
-		case err := <-done:
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
-		case <-ctx.Done():
-			return stop()
-		}
-	}
-
 	ss := &sources{path: path}
 	defer ss.close()
 	src, err := ss.open()
 	if err != nil {
-		stop()
+		h.stop()
 		return err
 	}
 	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, StoreLabel: label, NoColor: a.getenv("NO_COLOR") != ""}
@@ -195,11 +157,49 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		}
 	}
 	xerr := a.explore(ctx, a, opt)
-	derr := stop()
+	ss.close()
+	derr := h.stop()
 	if xerr != nil {
 		return xerr
 	}
 	return derr
+}
+
+// runDemoLog is demo --no-tui: the harness in this process (nothing else
+// here reads the store), its log on stdout, until it ends or ctx is
+// cancelled.
+func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts) error {
+	fmt.Fprintf(a.stderr, "vigil: demo store %s; decide what it waits on with: vigil approve|deny|answer REQ --store %s\n",
+		clean(abs(path)), clean(abs(path)))
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- demo.Run(dctx, demo.Options{Path: path, Speed: o.speed, Seed: o.seed, Log: &lineWriter{w: a.stdout},
+			Ready: func() {
+				if a.demoReady != nil {
+					a.demoReady(path)
+				}
+			}})
+	}()
+	select {
+	case err := <-done:
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return nil
+		case <-time.After(demoStopTimeout):
+			return fmt.Errorf("the demo did not stop within %v", demoStopTimeout)
+		}
+	}
 }
 
 // lineWriter writes whole lines, each made safe for a terminal, one write

@@ -147,6 +147,8 @@ func peakRSS() int64 {
 
 func TestMain(m *testing.M) {
 	switch os.Getenv("VIGIL_TUI_CHILD") {
+	case "demo":
+		os.Exit(demoHarnessChild(os.Getenv("VIGIL_DEMO_PATH")))
 	case "firstframe":
 		os.Exit(firstFrameChild())
 	case "burst":

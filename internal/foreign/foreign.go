@@ -11,6 +11,7 @@ package foreign
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,13 +60,25 @@ const timeout = 30 * time.Second
 // Exec runs sql against path in a fresh process that exits when done, and
 // returns its output (the rows, one a line, columns joined by '|'). The
 // process sets a 5 s busy timeout, as every party here does.
-func (p *Party) Exec(path, sql string) (string, error) {
+func (p *Party) Exec(path, sql string) (string, error) { return p.ExecAt(path, sql, time.Time{}) }
+
+// ExecAt is Exec with the statements run at the moment at (Python only:
+// it starts, connects, then sleeps until then), so a race with another
+// party can be timed instead of left to process start-up.
+func (p *Party) ExecAt(path, sql string, at time.Time) (string, error) {
 	var cmd *exec.Cmd
 	switch p.name {
 	case "sqlite3":
+		if !at.IsZero() {
+			time.Sleep(time.Until(at))
+		}
 		cmd = exec.Command(p.bin, "-batch", "-bail", "-cmd", ".timeout 5000", path, sql)
 	default:
-		cmd = exec.Command(p.bin, "-c", pyExec, path, sql)
+		when := "0"
+		if !at.IsZero() {
+			when = fmt.Sprintf("%.6f", float64(at.UnixNano())/1e9)
+		}
+		cmd = exec.Command(p.bin, "-c", pyExec, path, sql, when)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -98,12 +111,21 @@ func (p *Party) MustExec(t testing.TB, path, sql string) string {
 }
 
 // pyExec runs each statement of argv[2] in autocommit mode and prints the
-// rows of the last one, as the sqlite3 shell does.
+// rows of the last one, as the sqlite3 shell does. A statement CRASH exits
+// at once without closing the connection, as a killed writer does (its -wal
+// and -shm stay).
 const pyExec = `
-import sqlite3, sys
+import os, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], timeout=5, isolation_level=None)
+c.execute("SELECT 1").fetchall()
+at = float(sys.argv[3])
+if at > 0:
+    time.sleep(max(0.0, at - time.time()))
 rows = []
 for stmt in [s for s in sys.argv[2].split(";") if s.strip()]:
+    if stmt.strip() == "CRASH":
+        sys.stdout.flush()
+        os._exit(0)
     rows = c.execute(stmt).fetchall()
 for r in rows:
     print("|".join("" if v is None else str(v) for v in r))
@@ -205,4 +227,81 @@ func (s Snapshot) Diff(after Snapshot) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, ", ")
+}
+
+// mountChild marks the copy of a test binary that runs a test in a mount
+// namespace of its own.
+const mountChild = "VIGIL_MOUNT_NAMESPACE_CHILD"
+
+// InMountNamespace runs the calling test again in a child process with a
+// mount namespace of its own (root only), where it may mount a small tmpfs
+// or a read-only bind mount without touching the machine's. It returns true
+// in that child, where the test goes on; in the parent it waits for the
+// child, fails the test if the child failed, and returns false. Without
+// root, or where namespaces are not allowed, the test is skipped, saying so.
+func InMountNamespace(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(mountChild) != "" {
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace of its own (to mount a small tmpfs or a read-only bind mount)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), mountChild+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "operation not permitted") && !strings.Contains(string(out), "--- FAIL") {
+		t.Skipf("no mount namespace here: %v\n%s", err, out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("the test in its own mount namespace failed: %v\n%s", err, out)
+	}
+	t.Logf("ran in a mount namespace of its own:\n%s", out)
+	return false
+}
+
+// MountTmpfs mounts a tmpfs of size bytes on dir (in the test's own mount
+// namespace: InMountNamespace) and unmounts it when the test ends.
+func MountTmpfs(t *testing.T, dir string, size int) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// BindReadOnly makes dir a read-only bind mount of itself, and undoes it
+// when the test ends.
+func BindReadOnly(t *testing.T, dir string) {
+	t.Helper()
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount: %v", err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		syscall.Unmount(dir, syscall.MNT_DETACH)
+		t.Skipf("cannot make a bind mount read-only: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// FillDisk writes a file in dir until the file system is full, and
+// returns its path.
+func FillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "filler")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return p
+			}
+			t.Fatal(err)
+		}
+	}
 }

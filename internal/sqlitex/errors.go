@@ -3,7 +3,9 @@ package sqlitex
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	sqlite "modernc.org/sqlite"
 
@@ -20,6 +22,10 @@ func ErrKind(path string, err error) (kind error, detail string, ok bool) {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return store.ErrIO, err.Error(), true
+	}
+	switch code := se.Code() & 0xff; {
+	case code == 13, code == 10 && DiskFull(path): // SQLITE_FULL; SQLITE_IOERR writing to a full disk
+		return store.ErrIO, "", true
 	}
 	switch se.Code() & 0xff {
 	case 26: // SQLITE_NOTADB
@@ -53,10 +59,37 @@ func MapErr(path string, err error) error {
 		return err
 	}
 	e := &store.Error{Path: path, Kind: kind, Err: err}
-	if detail != "" {
+	switch {
+	case kind == store.ErrIO && detail == "":
+		e.Detail = fullDetail(path)
+	case detail != "":
 		e.Detail = store.Because(kind, detail)
 	}
 	return e
+}
+
+// minFree is the room a first write needs beside a store: a -shm (32 KiB)
+// and a few WAL frames.
+const minFree = 96 << 10
+
+// DiskFull reports whether the file system holding path has less room left
+// than a write beside it needs.
+func DiskFull(path string) bool {
+	var st syscall.Statfs_t
+	if syscall.Statfs(filepath.Dir(path), &st) != nil {
+		return false
+	}
+	return int64(st.Bavail)*int64(st.Bsize) < minFree
+}
+
+// fullDetail is the line for a write that failed for want of room.
+func fullDetail(path string) string {
+	return "cannot write to the store: the disk is full (" + filepath.Dir(path) + ")"
+}
+
+// DiskFullError is the refusal of a write the disk has no room for.
+func DiskFullError(path string) error {
+	return &store.Error{Path: path, Kind: store.ErrIO, Detail: fullDetail(path)}
 }
 
 // IsReadOnly reports SQLITE_READONLY (and its extended codes, such as a

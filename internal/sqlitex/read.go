@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,6 +62,8 @@ type files struct {
 	mtime       int64 // ns
 	ctime       int64 // ns: changes on any write, also one that restores the mtime
 	wal, shm    bool
+	walSize     int64
+	walMtime    int64
 	journalSeen bool // a -journal sits beside it (not compared: writers make one per transaction)
 }
 
@@ -73,7 +77,9 @@ func statFiles(abs string) files {
 	f.dev, f.ino, f.size = uint64(st.Dev), uint64(st.Ino), st.Size
 	f.mtime = st.Mtim.Sec*1e9 + st.Mtim.Nsec
 	f.ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-	f.wal = Exists(abs + "-wal")
+	if syscall.Stat(abs+"-wal", &st) == nil {
+		f.wal, f.walSize, f.walMtime = true, st.Size, st.Mtim.Sec*1e9+st.Mtim.Nsec
+	}
 	f.shm = Exists(abs + "-shm")
 	f.journalSeen = Exists(abs + "-journal")
 	return f
@@ -84,9 +90,14 @@ func (f files) sameFile(g files) bool {
 }
 
 // changed reports whether g (later) differs from f in anything a
-// connection opened at f depends on.
-func (f files) changed(g files) bool {
-	return f.size != g.size || f.mtime != g.mtime || f.ctime != g.ctime || f.wal != g.wal || f.shm != g.shm
+// connection opened at f in mode depends on. A snapshot sees nothing of the
+// WAL, so any write to it counts; a shared connection follows the WAL
+// itself.
+func (f files) changed(g files, mode readMode) bool {
+	if f.size != g.size || f.mtime != g.mtime || f.ctime != g.ctime || f.wal != g.wal || f.shm != g.shm {
+		return true
+	}
+	return mode == readSnapshot && (f.walSize != g.walSize || f.walMtime != g.walMtime)
 }
 
 // Reading is a browsing connection's account of how it reads the file.
@@ -157,6 +168,13 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	roShm, done := readerOpening(keyOf(f), r.abs+"-shm", r)
+	if mode == readShared && roShm && f.walSize >= walHeaderSize && !walHeaderValid(r.abs+"-wal") {
+		// Nobody has the store open and its WAL has no valid header, so it
+		// holds nothing SQLite would read; a reader that may not rebuild
+		// -shm would retry on it until it gave up (SQLITE_PROTOCOL). The
+		// main file is the whole store.
+		mode = readSnapshot
+	}
 	c, err := r.open(ctx, mode, roShm)
 	if err != nil && mode == readShared && (IsReadOnly(err) || isCantOpen(err)) {
 		// A read-only mount, a -shm this user cannot read, a hot journal a
@@ -193,7 +211,7 @@ func (r *reader) choose(f files) (readMode, string, error) {
 	case f.wal:
 		return readSnapshot, base + "-wal has no -shm beside it, and a reader does not create one: shown as the main file holds it (commits only in the WAL are not shown until a writer opens the store)", nil
 	}
-	if !r.head.exists || !r.head.sameFile(f) || r.head.changed(f) {
+	if !r.head.exists || !r.head.sameFile(f) || r.head.changed(f, readShared) {
 		h, err := ReadHeader(r.abs)
 		if err != nil {
 			return 0, "", err
@@ -245,6 +263,39 @@ func (r *reader) open(ctx context.Context, mode readMode, roShm bool) (driver.Co
 	return c, nil
 }
 
+const walHeaderSize = 32
+
+// walHeaderValid reports whether the WAL file at p starts with a header
+// SQLite accepts (magic, version, checksum). It reads the file directly:
+// SQLite never holds an fcntl lock on a -wal (its WAL locks live in -shm),
+// so closing a descriptor of it drops none.
+func walHeaderValid(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [walHeaderSize]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	magic := binary.BigEndian.Uint32(h[0:4])
+	if magic&^1 != 0x377f0682 || binary.BigEndian.Uint32(h[4:8]) != 3007000 {
+		return false
+	}
+	// The checksum of the first 24 bytes, in the byte order the magic says.
+	var order binary.ByteOrder = binary.LittleEndian
+	if magic&1 == 1 {
+		order = binary.BigEndian
+	}
+	var s1, s2 uint32
+	for i := 0; i < 24; i += 8 {
+		s1 += order.Uint32(h[i:]) + s2
+		s2 += order.Uint32(h[i+4:]) + s1
+	}
+	return s1 == binary.BigEndian.Uint32(h[24:28]) && s2 == binary.BigEndian.Uint32(h[28:32])
+}
+
 func isCantOpen(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == 14
@@ -275,7 +326,7 @@ func (c *conn) stale() bool {
 		return true
 	}
 	f := statFiles(c.r.abs)
-	return c.at.sameFile(f) && c.at.changed(f)
+	return c.at.sameFile(f) && c.at.changed(f, c.mode)
 }
 
 func (c *conn) Close() error {

@@ -2,7 +2,10 @@ package sqlitex
 
 import (
 	"database/sql"
+	"errors"
 	"sync"
+
+	"github.com/vigil-run/vigil/store"
 )
 
 // Writer is a source's writing connection, opened on first use: a browsing
@@ -23,11 +26,18 @@ func (w *Writer) Use(db *sql.DB) {
 
 // Get returns the writing connection, opening it with OpenWrite if there is
 // none yet. Errors are *store.Error (MapErr).
+//
+// Opening it where no -wal or -shm sits beside the store creates them; on
+// a disk without room for them it refuses instead, so a decision that
+// cannot be written leaves nothing behind.
 func (w *Writer) Get(abs string) (*sql.DB, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.db != nil {
 		return w.db, nil
+	}
+	if (!Exists(abs+"-wal") || !Exists(abs+"-shm")) && DiskFull(abs) {
+		return nil, DiskFullError(abs)
 	}
 	db, err := OpenWrite(abs)
 	if err != nil {
@@ -35,6 +45,18 @@ func (w *Writer) Get(abs string) (*sql.DB, error) {
 	}
 	w.db = db
 	return db, nil
+}
+
+// Failed is told of a write's error: after one that ran out of room the
+// writing connection is closed (unless it is also the read one), so that
+// SQLite, if it is the last connection, removes the -wal and -shm it
+// made. The next decision opens another.
+func (w *Writer) Failed(read *sql.DB, err error) {
+	var se *store.Error
+	if err == nil || !errors.As(err, &se) || se.Detail != fullDetail(se.Path) {
+		return
+	}
+	w.Close(read)
 }
 
 // Close closes the writing connection unless it is also the read one

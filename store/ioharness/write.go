@@ -15,11 +15,12 @@ import (
 // once with SQLITE_BUSY when another process writes, whatever the timeout.
 
 // inTx runs fn in one write transaction: all of it lands or none.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	db, err := s.writer()
 	if err != nil {
 		return err
 	}
+	defer func() { s.write.Failed(s.read, err) }()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return mapDriverErr(s.path, err)
@@ -44,7 +45,9 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 		return nil, err
 	}
 	res, err := db.ExecContext(ctx, q, args...)
-	return res, mapDriverErr(s.path, err)
+	err = mapDriverErr(s.path, err)
+	s.write.Failed(s.read, err)
+	return res, err
 }
 
 // insert runs one autocommit INSERT and returns the new row's id as text.

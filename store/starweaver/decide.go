@@ -30,7 +30,8 @@ var now = time.Now
 // request someone else decided first comes back as Won false with what
 // won. An approval is decided approve or deny (Text, when given, is the
 // reason); a deferred tool (a Question) is answered with its result.
-func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+func (s *Store) Decide(ctx context.Context, d store.Decision) (res store.DecideResult, err error) {
+	defer func() { s.write.Failed(s.read, err) }()
 	switch d.Key.Kind {
 	case store.Approval:
 		if !d.Verdict.Allows(store.Approval) {
@@ -49,7 +50,6 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		return store.DecideResult{}, mapErr(s.path, err)
 	}
 	defer tx.Rollback()
-	var res store.DecideResult
 	if d.Key.Kind == store.Approval {
 		res, err = s.decideApproval(ctx, tx, d)
 	} else {

@@ -1,0 +1,188 @@
+package foreign
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Case is one store of a corpus, alone in a directory of its own.
+type Case struct {
+	Name string
+	Dir  string
+	Path string
+	// Good: a store the format reads; browsing it must work. Otherwise the
+	// format may refuse it (or read what it can).
+	Good bool
+}
+
+// Base is a file to build cases from: Make writes it at path.
+type Base struct {
+	Name string
+	Good bool
+	Make func(t testing.TB, path string)
+	// CrashSQL is the write a crashed writer made (default: Corpus's).
+	CrashSQL string
+}
+
+// Corpus builds every combination of the bases with what can sit beside a
+// store — nothing, a WAL and wal-index a crashed writer left (its last
+// commit only in the WAL), the same without its -shm, garbage or empty
+// -wal, -shm and -journal files — under dir. Bases of SQLite files the
+// format reads should come first: crash runs crashSQL (a write the format
+// accepts) through Python, which then exits without closing, on bases that
+// SQLite opens. Generic refusals (empty, random, text, truncated, bad page
+// size, a damaged page, SQLite without the format's tables in either
+// journal mode) are added by Corpus itself from the first base.
+func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) []Case {
+	t.Helper()
+	if len(bases) == 0 {
+		t.Fatal("Corpus needs a base store")
+	}
+	rng := rand.New(rand.NewSource(12))
+	garbage := func(n int) []byte {
+		b := make([]byte, n)
+		rng.Read(b)
+		return b
+	}
+	var good []byte
+	{
+		p := filepath.Join(dir, "base.sqlite")
+		bases[0].Make(t, p)
+		var err error
+		if good, err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+	}
+	write := func(b []byte) func(testing.TB, string) {
+		return func(t testing.TB, p string) {
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	edit := func(f func([]byte) []byte) func(testing.TB, string) {
+		return write(f(bytes.Clone(good)))
+	}
+	plain := func(journal string) func(testing.TB, string) {
+		return func(t testing.TB, p string) {
+			if _, err := py.Exec(p, "PRAGMA journal_mode="+journal+"; CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('hello')"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rollback := func(t testing.TB, p string) {
+		write(good)(t, p)
+		if _, err := py.Exec(p, "PRAGMA journal_mode=DELETE"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const plainCrash = "INSERT INTO notes (body) VALUES ('after the crash')"
+	all := append([]Base{}, bases...)
+	all = append(all,
+		Base{"rollback-journal mode", bases[0].Good, rollback, ""},
+		Base{"empty", false, write(nil), ""},
+		Base{"random bytes", false, write(garbage(8192)), ""},
+		Base{"text", false, write([]byte("hello\n")), ""},
+		Base{"truncated to half", false, edit(func(b []byte) []byte { return b[:len(b)/2] }), ""},
+		Base{"header only", false, edit(func(b []byte) []byte { return b[:100] }), ""},
+		Base{"cut inside the header", false, edit(func(b []byte) []byte { return b[:60] }), ""},
+		Base{"bad page size", false, edit(func(b []byte) []byte { binary.BigEndian.PutUint16(b[16:], 3); return b }), ""},
+		Base{"a damaged page", false, edit(func(b []byte) []byte {
+			ps := int(binary.BigEndian.Uint16(b[16:18]))
+			for pg := 1; pg*ps < len(b); pg++ { // every page but the first
+				copy(b[pg*ps:(pg+1)*ps], garbage(ps))
+			}
+			return b
+		}), ""},
+		Base{"SQLite without the format's tables (WAL)", false, plain("WAL"), plainCrash},
+		Base{"SQLite without the format's tables (rollback)", false, plain("DELETE"), plainCrash},
+	)
+	sqliteOpens := func(name string) bool {
+		switch name {
+		case "empty", "random bytes", "text", "truncated to half", "header only", "cut inside the header", "bad page size", "a damaged page":
+			return false
+		}
+		return true
+	}
+	// crash leaves what a writer killed mid-run does: in WAL mode a WAL
+	// holding one more commit, and its -shm; in rollback mode, killed inside
+	// a transaction, a hot -journal. (Nothing here holds a connection to
+	// the file, so reading its header directly is safe.)
+	crash := func(t testing.TB, p, crashSQL string) {
+		t.Helper()
+		h := make([]byte, 20)
+		if f, err := os.Open(p); err == nil {
+			f.Read(h)
+			f.Close()
+		}
+		sql, left := crashSQL+"; CRASH", p+"-wal"
+		if h[18] != 2 {
+			sql, left = "BEGIN IMMEDIATE; "+crashSQL+"; CRASH", p+"-journal"
+		}
+		if _, err := py.Exec(p, sql); err != nil {
+			t.Fatalf("crashed writer: %v", err)
+		}
+		if _, err := os.Stat(left); err != nil {
+			t.Fatalf("the crashed writer left no %s: %v", filepath.Base(left), err)
+		}
+	}
+	type beside struct {
+		name  string
+		crash bool // needs a file SQLite opens
+		make  func(t testing.TB, p, crashSQL string)
+	}
+	besides := []beside{
+		{"", false, func(testing.TB, string, string) {}},
+		{"a crashed writer's files", true, crash},
+		{"a crashed writer's files without its -shm", true, func(t testing.TB, p, sql string) { crash(t, p, sql); os.Remove(p + "-shm") }},
+		{"a crashed writer's files and a garbage -shm", true, func(t testing.TB, p, sql string) {
+			crash(t, p, sql)
+			write(garbage(32768))(t, p+"-shm")
+		}},
+		{"a garbage -shm", false, func(t testing.TB, p, _ string) { write(garbage(32768))(t, p+"-shm") }},
+		{"a garbage -wal", false, func(t testing.TB, p, _ string) { write(garbage(4096+32))(t, p+"-wal") }},
+		{"garbage -wal and -shm", false, func(t testing.TB, p, _ string) {
+			write(garbage(8192))(t, p+"-wal")
+			write(garbage(32768))(t, p+"-shm")
+		}},
+		{"empty -wal and -shm", false, func(t testing.TB, p, _ string) {
+			write(nil)(t, p+"-wal")
+			write(nil)(t, p+"-shm")
+		}},
+		{"a garbage -journal", false, func(t testing.TB, p, _ string) { write(garbage(4096))(t, p+"-journal") }},
+	}
+	var out []Case
+	for bi, b := range all {
+		for si, s := range besides {
+			if s.crash && !sqliteOpens(b.Name) {
+				continue
+			}
+			name := b.Name
+			if s.name != "" {
+				name += ", beside it " + s.name
+			}
+			d := filepath.Join(dir, fmt.Sprintf("case-%02d-%d", bi, si))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(d, "store.sqlite")
+			b.Make(t, p)
+			s.make(t, p, or(b.CrashSQL, crashSQL))
+			out = append(out, Case{Name: name, Dir: d, Path: p, Good: b.Good})
+		}
+	}
+	return out
+}
+
+func or(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
+}
