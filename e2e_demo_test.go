@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // tmuxSession is vigil running in a detached tmux session.
@@ -251,4 +253,41 @@ func childOf(pid int) int {
 		}
 	}
 	return 0
+}
+
+// The real binary keeps up with a store that goes away and comes back as
+// another: deleted, it says what it shows is not current; put back empty,
+// it says the store is unavailable and keeps trying; written whole, it
+// shows the new store, current again.
+func TestStoreGoneAndBackInTmux(t *testing.T) {
+	dir := t.TempDir()
+	bin := vigilBinary(t)
+	path, err := fixture.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.sqlite3")
+	w, err := ioharness.Create(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.StartRun(t.Context(), "the store written again", "/w")
+	w.Close()
+	s := startTmux(t, dir, bin, "--store", path)
+	s.waitFor("Coordinate the v2.0 release", 20*time.Second)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("NOT CURRENT", 10*time.Second)
+	if err := os.WriteFile(path, nil, 0o644); err != nil { // no SQLite connection here holds it
+		t.Fatal(err)
+	}
+	s.waitFor("store unavailable", 10*time.Second)
+	if out, err := exec.Command("cp", other, path).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	s.waitFor("the store written again", 15*time.Second)
+	if strings.Contains(s.screen(), "NOT CURRENT") {
+		t.Fatalf("the new store is shown as not current:\n%s", s.screen())
+	}
 }

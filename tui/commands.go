@@ -188,8 +188,12 @@ type signalMsg struct{ sig watch.Signal }
 
 type watchClosedMsg struct{}
 
-// waitSignal blocks on the watcher for its next signal.
+// waitSignal blocks on the watcher for its next signal (none without one:
+// tests send signals themselves).
 func waitSignal(w *watch.Watcher) tea.Cmd {
+	if w == nil {
+		return nil
+	}
 	return func() tea.Msg {
 		sig, ok := <-w.C()
 		if !ok {
@@ -210,6 +214,10 @@ func reopen(open func() (store.Source, error)) tea.Cmd {
 		return reopenedMsg{src: src, err: err}
 	}
 }
+
+// retryMsg is the back-off timer of a failed reopen or read; try says which
+// failure it answers (a later one supersedes it).
+type retryMsg struct{ try int }
 
 type tickMsg time.Time
 

@@ -77,6 +77,15 @@ type Model struct {
 	lastChange time.Time
 	problem    string // the last error, one line, in the status bar
 
+	// What is shown is not the store as it is now while stale says why
+	// (the store is gone, cannot be read, or must be opened again): the
+	// status bar says so instead of calling anything live.
+	stale      string
+	staleCause staleCause
+	reopenWant bool // the store must be opened again (replaced, reset, back after gone)
+	reopening  bool // a reopen is running
+	tries      int  // failed reopens or reads in a row: the back-off of the next retry
+
 	detailSeq  int
 	detailWant int64
 
@@ -220,9 +229,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.askRefresh()
 	case reopenedMsg:
+		m.reopening = false
 		if msg.err != nil {
-			m.problem = "store unavailable: " + msg.err.Error()
-			return m, nil
+			// Tried again on the next signal from the watcher, and after a
+			// back-off if none comes.
+			m.markStale(staleReopen, "store unavailable: "+msg.err.Error())
+			return m, m.retryLater()
 		}
 		m.src.Close()
 		m.src = source{Source: msg.src, gen: m.src.gen + 1}
@@ -230,10 +242,89 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.st.recordsLeases = m.src.RecordsLeases()
 		m.loaded, m.cursor = false, nil
 		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival
-		return m, loadAll(m.src)
+		m.reopenWant, m.tries = false, 0
+		m.clearStale(staleReopen)
+		m.markStale(staleLoad, "loading the store again")
+		ro, why := m.src.ReadOnly()
+		if !ro {
+			why = ""
+		}
+		m.approvals.SetReadOnly(why)
+		cmds := []tea.Cmd{loadAll(m.src)}
+		if m.watcher != nil {
+			// The watcher's probe reads the old source's connection: watch
+			// with the new one's.
+			m.watcher.Close()
+			m.watcher = nil
+			cmds = append(cmds, m.startWatch())
+		}
+		return m, tea.Batch(cmds...)
+	case retryMsg:
+		if msg.try != m.tries {
+			return m, nil // something since has retried already
+		}
+		if m.reopenWant {
+			return m, m.tryReopen()
+		}
+		if m.stale != "" {
+			return m, m.askRefresh()
+		}
+		return m, nil
 	}
 	return m, nil
 }
+
+// staleCause is why what is shown is not current.
+type staleCause int
+
+const (
+	staleNone   staleCause = iota
+	staleRead              // the last read failed (the store is damaged, locked, …)
+	staleLoad              // the store was opened again and is loading
+	staleGone              // the store is not at its path
+	staleReopen            // it must be opened again and that failed (or has not happened yet)
+)
+
+// markStale says what is shown is not current, and why. A later cause
+// does not hide a graver one (gone, unavailable) with a lesser one.
+func (m *Model) markStale(c staleCause, why string) {
+	if c < m.staleCause {
+		return
+	}
+	m.stale, m.staleCause = why, c
+}
+
+// clearStale ends a staleness of cause c or a lesser one: the thing that
+// caused it is over.
+func (m *Model) clearStale(c staleCause) {
+	if m.staleCause <= c {
+		m.stale, m.staleCause = "", staleNone
+	}
+}
+
+// tryReopen opens the store again unless that is already under way.
+func (m *Model) tryReopen() tea.Cmd {
+	if m.opt.Reopen == nil || m.reopening {
+		return nil
+	}
+	m.reopening = true
+	return reopen(m.opt.Reopen)
+}
+
+// retryLater schedules the next retry of a failed reopen or read: 250 ms,
+// doubling to 8 s, cancelled by any retry in between (a watcher signal).
+func (m *Model) retryLater() tea.Cmd {
+	m.tries++
+	d := retryMin << min(m.tries-1, 5)
+	try := m.tries
+	return tea.Tick(d, func(time.Time) tea.Msg { return retryMsg{try: try} })
+}
+
+const retryMin = 250 * time.Millisecond
+
+// NotCurrent says why what is shown is not the store as it is now ("" when
+// it is).
+func (m *Model) NotCurrent() string { return m.stale }
 
 func (m *Model) fail(err error) {
 	m.problem = err.Error()
@@ -241,9 +332,17 @@ func (m *Model) fail(err error) {
 
 func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.fail(msg.err)
-		return nil
+		m.markStale(staleRead, msg.err.Error())
+		if m.opt.Reopen != nil {
+			// A load that failed is a reopen that failed: the handle may be
+			// on a file that is gone or half-written.
+			m.reopenWant = true
+			m.markStale(staleReopen, "store unavailable: "+msg.err.Error())
+		}
+		return m.retryLater()
 	}
+	m.clearStale(staleLoad)
+	m.tries = 0
 	now := m.now()
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, now
 	m.st.setRuns(msg.runs)
@@ -359,6 +458,9 @@ func (m *Model) onSignal(sig watch.Signal) tea.Cmd {
 	next := waitSignal(m.watcher)
 	switch sig.Kind {
 	case watch.Changed:
+		if m.reopenWant {
+			return tea.Batch(next, m.tryReopen()) // every signal retries a reopen that failed
+		}
 		if m.refreshing {
 			m.again = true
 			return next
@@ -368,12 +470,16 @@ func (m *Model) onSignal(sig watch.Signal) tea.Cmd {
 		m.watchNote = sig.Reason
 		return next
 	case watch.Gone:
-		m.problem = "store gone: " + orText(sig.Reason, "deleted or moved") + " — waiting for it to come back"
+		m.markStale(staleGone, "store gone: "+orText(sig.Reason, "deleted or moved")+" — waiting for it to come back")
 		return next
 	case watch.Replaced:
-		m.problem = ""
+		if m.staleCause == staleGone {
+			m.stale, m.staleCause = "", staleNone
+		}
 		if m.opt.Reopen != nil {
-			return tea.Batch(next, reopen(m.opt.Reopen))
+			m.reopenWant = true
+			m.markStale(staleReopen, "store replaced: "+orText(sig.Reason, "a different file is at its path")+" — opening it again")
+			return tea.Batch(next, m.tryReopen())
 		}
 		return tea.Batch(next, m.askRefresh())
 	}
@@ -404,16 +510,26 @@ func (m *Model) askRefresh() tea.Cmd {
 func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 	m.refreshing = false
 	if msg.err != nil {
-		m.fail(msg.err)
+		// Tried again on the next change the watcher sees, and after a
+		// back-off if none comes.
+		m.markStale(staleRead, "cannot read the store: "+msg.err.Error())
 		m.ack(false)
-		return nil
+		return m.retryLater()
+	}
+	if m.staleCause == staleRead {
+		m.clearStale(staleRead)
+		m.tries = 0
 	}
 	ch := msg.ch
 	m.cursor = msg.next
 	if ch.Reset {
 		m.ack(true)
 		if m.opt.Reopen != nil {
-			return reopen(m.opt.Reopen)
+			// Another store sits at the path (rewritten in place, or put
+			// back shorter): what is shown is not it.
+			m.reopenWant = true
+			m.markStale(staleReopen, "the store at the path is another one — opening it again")
+			return m.tryReopen()
 		}
 		return nil
 	}

@@ -100,11 +100,20 @@ func (m *Model) statusBar(w int) string {
 			waiting += in[id]
 		}
 		st := m.st.stateOf(r, waiting > 0, now)
-		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st, r, now))))
+		live := liveness(m.st, r, now)
+		if m.stale != "" {
+			live = "as last read" // never "live" from a picture that is not current
+		}
+		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), live)))
 	}
-	if m.loaded {
+	switch {
+	case m.stale != "" && m.loaded:
+		parts = append(parts, t.Bad.Render("NOT CURRENT (as of "+views.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
+	case m.stale != "":
+		parts = append(parts, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
+	case m.loaded:
 		parts = append(parts, t.Muted.Render("updated "+views.Ago(m.lastChange, now)))
-	} else {
+	default:
 		parts = append(parts, t.Muted.Render("loading…"))
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"sort"
@@ -27,13 +28,14 @@ type SQLCursor struct {
 	pending    cow.Map[store.RequestKey, struct{}] // undecided requests
 	unreported cow.Map[int64, int64]               // assembled context row with no provider count → its run
 	leaseSig   string                              // the lease table as last seen
+	ident      string                              // what the rows at the runs and steps marks hold (see ident)
 }
 
 // fork is the cursor Changes writes: the same position, sharing c's
 // entries until it changes them.
 func (c *SQLCursor) fork() *SQLCursor {
 	return &SQLCursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(),
-		unreported: c.unreported.Fork(), leaseSig: c.leaseSig}
+		unreported: c.unreported.Fork(), leaseSig: c.leaseSig, ident: c.ident}
 }
 
 // CursorFormat names the source kind the cursor belongs to.
@@ -54,6 +56,9 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		return nil, err
 	}
 	c.marks, c.leaseSig = tops, sig
+	if c.ident, err = s.ident(ctx, c.marks); err != nil {
+		return nil, err
+	}
 	runs, err := s.queryRuns(ctx, s.runSelect(1, "WHERE "+s.openRunsWhere()))
 	if err != nil {
 		return nil, err
@@ -145,6 +150,12 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		ch.Reset = true // another, shorter store now sits at the path
 		return ch, cur, nil
 	}
+	if id, err := s.ident(ctx, c.marks); err != nil {
+		return nil, cur, err
+	} else if id != c.ident {
+		ch.Reset = true // another store, as long or longer, was written over this one in place
+		return ch, cur, nil
+	}
 	next := c.fork()
 	grew := func(table string) bool { return tops[table] > c.marks[table] }
 	if grew("steps") {
@@ -178,7 +189,33 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		}
 		next.leaseSig, ch.Leases, ch.LeasesChanged = leaseSig, leases, true
 	}
+	if next.marks["runs"] != c.marks["runs"] || next.marks["steps"] != c.marks["steps"] {
+		if next.ident, err = s.ident(ctx, next.marks); err != nil {
+			return nil, cur, err
+		}
+	}
 	return ch, next, nil
+}
+
+// ident is what the rows at the runs and steps marks hold, in parts no
+// writer changes in place (a run's goal and file, a step's run, number and
+// decision): while it reads the same, the store at the path is the one the
+// cursor was made on, grown or not. A store written over it in place — cp
+// of another store, a backup put back — is told apart even when it is as
+// long or longer.
+func (s *Store) ident(ctx context.Context, marks map[string]int64) (string, error) {
+	var run, step string
+	err := s.eachRow(ctx, `SELECT COALESCE((SELECT goal || char(31) || file FROM runs WHERE id = ?), ''),
+		COALESCE((SELECT run_id || char(31) || step || char(31) || decision FROM steps WHERE id = ?), '')`,
+		[]any{marks["runs"], marks["steps"]}, func(r *sql.Rows) error { return r.Scan(&run, &step) })
+	if err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(run))
+	h.Write([]byte{0})
+	h.Write([]byte(step))
+	return fmt.Sprintf("%x", h.Sum64()), nil
 }
 
 // probe reads, in one statement, the highest row id of every tailed table

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"sort"
@@ -29,6 +30,7 @@ type Cursor struct {
 	claims  string                         // the claims table as last seen
 	tails   cow.Map[string, tail]          // run → its timeline's tail, for rows attributed to it
 	owned   cow.Map[string, struct{}]      // runs known to have a stream of their own
+	ident   string                         // what the rows at the run and stream marks hold (see ident)
 }
 
 // key is a HITL record's primary key.
@@ -44,7 +46,7 @@ func (c *Cursor) Mark(table string) int64 { return c.marks[table] }
 // entries until it changes them.
 func (c *Cursor) fork() *Cursor {
 	return &Cursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(), claims: c.claims,
-		tails: c.tails.Fork(), owned: c.owned.Fork()}
+		tails: c.tails.Fork(), owned: c.owned.Fork(), ident: c.ident}
 }
 
 // probe reads in one statement the highest rowid of every tailed table and
@@ -64,6 +66,9 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		return nil, err
 	}
 	c := &Cursor{marks: tops, claims: sig}
+	if c.ident, err = s.ident(ctx, c.marks); err != nil {
+		return nil, err
+	}
 	rows, err := s.queryRuns(ctx, "")
 	if err != nil {
 		return nil, err
@@ -114,6 +119,12 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		ch.Reset = true // another, shorter file now sits at the path
 		return ch, cur, nil
 	}
+	if id, err := s.ident(ctx, c.marks); err != nil {
+		return nil, cur, err
+	} else if id != c.ident {
+		ch.Reset = true // another database, as long or longer, was written over this one in place
+		return ch, cur, nil
+	}
 	next := c.fork()
 	grew := func(t string) bool { return tops[t] > c.marks[t] }
 	if grew("stream_records") {
@@ -141,7 +152,32 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if err := s.changedRuns(ctx, next, ch, tops, grew("run_records"), claimed); err != nil {
 		return nil, cur, err
 	}
+	if next.marks["run_records"] != c.marks["run_records"] || next.marks["stream_records"] != c.marks["stream_records"] {
+		if next.ident, err = s.ident(ctx, next.marks); err != nil {
+			return nil, cur, err
+		}
+	}
 	return ch, next, nil
+}
+
+// ident is what the rows at the run and stream marks hold, in parts
+// Starweaver never rewrites (a run's keys and creation time, a stream
+// record's keys): while it reads the same, the database at the path is the
+// one the cursor was made on, grown or not; one written over it in place is
+// told apart even when it is as long or longer.
+func (s *Store) ident(ctx context.Context, marks map[string]int64) (string, error) {
+	var run, rec string
+	err := s.eachRow(ctx, `SELECT COALESCE((SELECT session_id || char(31) || run_id || char(31) || created_at FROM run_records WHERE rowid = ?), ''),
+		COALESCE((SELECT session_id || char(31) || run_id || char(31) || sequence_no FROM stream_records WHERE rowid = ?), '')`,
+		[]any{marks["run_records"], marks["stream_records"]}, func(r *sql.Rows) error { return r.Scan(&run, &rec) })
+	if err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(run))
+	h.Write([]byte{0})
+	h.Write([]byte(rec))
+	return fmt.Sprintf("%x", h.Sum64()), nil
 }
 
 func (s *Store) claimedRuns() map[string]string {
