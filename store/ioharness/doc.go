@@ -5,14 +5,18 @@
 //
 // # Reading
 //
-// Open gives a browsing Store: a pinned mode=ro connection that never
-// writes a byte to the file, and a writing connection opened only by the
-// first decision (internal/sqlitex has the mechanics and why). It reads
+// Open gives a browsing Store: a pinned read-only connection that never
+// writes a byte to the file nor creates one beside it, and a writing
+// connection opened only by the first decision (internal/sqlitex has the
+// mechanics and why). A program may write a store through Create or
+// OpenWriter and browse it through Open at once: nothing here opens the
+// file other than through SQLite, so no lock of its writer is lost. It reads
 // every store format from io-harness 0.22 to 0.66: io-harness only ever
 // adds tables and nullable or defaulted columns, so an older store is read
 // by leaving out what it lacks (schema.go) rather than refused. A store
 // stamped with a user_version above FormatVersion was written by a newer
-// io-harness and is refused before SQLite opens it.
+// io-harness and is refused before a browsing connection opens it (the
+// header is read on an immutable connection, which creates nothing).
 //
 // io-harness indexes none of its per-run tables by run_id. Reads of one
 // run's rows walk row ids downward from the table's end in chunks and stop

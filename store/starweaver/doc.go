@@ -4,16 +4,15 @@
 //
 // # Opening
 //
-// Open answers what the file system and the 100-byte header can before
-// SQLite sees the file (missing, a directory, empty, not SQLite, truncated),
-// then reads starweaver_schema_migrations: migrations 1–4 must be there
-// (0.7.0), a migration numbered above 19 (0.15.0) or an id vigil does not
-// know is refused as newer, and the *_records tables must exist. When no
-// -wal or -journal sits beside the file these checks run on an immutable
-// connection, so a refused file gets no -wal/-shm companions. Browsing then
-// goes through one pinned `mode=ro` connection (busy_timeout 5000) that
-// never writes, never changes the journal mode and never runs Starweaver's
-// migrations. Every refusal is a one-line *store.Error matching a
+// Open answers what the file system and the 100-byte header can before a
+// browsing connection opens the file (missing, a directory, empty, not
+// SQLite, truncated), then reads starweaver_schema_migrations: migrations
+// 1–4 must be there (0.7.0), a migration numbered above 19 (0.15.0) or an
+// id vigil does not know is refused as newer, and the *_records tables must
+// exist. Browsing goes through one pinned read-only connection (busy_timeout
+// 5000, internal/sqlitex) that never writes, never creates a file beside the
+// database (so a refused file gets no -wal/-shm companions), never changes
+// the journal mode and never runs Starweaver's migrations. Every refusal is a one-line *store.Error matching a
 // store.Err* sentinel, worded for Starweaver. Detect says whether a path is a Starweaver database.
 //
 // Every record column is decoded by schema id: an envelope of the expected
