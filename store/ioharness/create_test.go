@@ -42,7 +42,15 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(60+rng.Intn(200)) * time.Millisecond)
+		// Kill at a random moment once the child is creating stores: a fixed
+		// delay from its start lands before the first Create on a loaded
+		// machine (a race-built binary starts slowly), and tests nothing.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "0.sqlite3")); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond)
 		cmd.Process.Kill()
 		cmd.Wait()
 		entries, _ := os.ReadDir(dir)
