@@ -305,3 +305,25 @@ func FillDisk(t *testing.T, dir string) string {
 		}
 	}
 }
+
+// HoldsLock reports whether process pid holds an fcntl lock on the file at
+// p, by /proc/locks (which names files by device and inode: nothing is
+// opened). ok is false where there is no /proc/locks.
+func HoldsLock(pid int, p string) (held, ok bool) {
+	in := InodeOf(p)
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return false, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || f[1] == "->" || f[4] != fmt.Sprint(pid) {
+			continue
+		}
+		id := strings.Split(f[5], ":")
+		if len(id) == 3 && id[2] == fmt.Sprint(in.Ino) {
+			return true, true
+		}
+	}
+	return false, true
+}

@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childDecide())
 	case "create":
 		os.Exit(childCreate())
+	case "embed":
+		os.Exit(childEmbed())
 	}
 	os.Exit(m.Run())
 }
