@@ -22,6 +22,7 @@ type driver struct {
 	clock time.Time
 	quit  bool
 	path  string
+	wait  time.Duration // how long a command may take before it is taken for a timer
 }
 
 func newDriver(t testing.TB, w, h int, opts ...func(*Options)) *driver {
@@ -39,7 +40,7 @@ func openDriver(t testing.TB, path string, w, h int, opts ...func(*Options)) *dr
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &driver{t: t, clock: fixture.Now, path: path}
+	d := &driver{t: t, clock: fixture.Now, path: path, wait: cmdTimeout}
 	o := Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
 	for _, f := range opts {
 		f(&o)
@@ -52,13 +53,13 @@ func openDriver(t testing.TB, path string, w, h int, opts ...func(*Options)) *dr
 }
 
 func (d *driver) send(msg tea.Msg) {
-	if settle(d.m, msg) {
+	if d.m.Settle(msg, d.wait) {
 		d.quit = true
 	}
 }
 
 func (d *driver) run(cmd tea.Cmd) {
-	if runCmd(d.m, cmd) {
+	if d.m.RunCmd(cmd, d.wait) {
 		d.quit = true
 	}
 }

@@ -311,16 +311,17 @@ func (m *Model) tryReopen() tea.Cmd {
 	return reopen(m.opt.Reopen)
 }
 
-// retryLater schedules the next retry of a failed reopen or read: 250 ms,
-// doubling to 8 s, cancelled by any retry in between (a watcher signal).
+// retryLater schedules the next retry of a failed reopen or read: 1 s,
+// doubling to 16 s, superseded by any retry in between (every watcher
+// signal retries at once).
 func (m *Model) retryLater() tea.Cmd {
 	m.tries++
-	d := retryMin << min(m.tries-1, 5)
+	d := retryMin << min(m.tries-1, 4)
 	try := m.tries
 	return tea.Tick(d, func(time.Time) tea.Msg { return retryMsg{try: try} })
 }
 
-const retryMin = 250 * time.Millisecond
+const retryMin = time.Second
 
 // NotCurrent says why what is shown is not the store as it is now ("" when
 // it is).
