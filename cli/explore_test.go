@@ -82,7 +82,7 @@ func TestDemoExplorer(t *testing.T) {
 	spy.during = func(opt tui.Options) error {
 		// The demo is live while the explorer is open: a decision made
 		// here reaches it.
-		waitFor(t, 10*time.Second, "a request from the demo", func() bool {
+		waitFor(t, 30*time.Second, "a request from the demo", func() bool {
 			reqs, err := opt.Source.Requests(context.Background(), true)
 			return err == nil && len(reqs) > 0
 		})
