@@ -144,7 +144,7 @@ func TestLiveDemoBesideForeignParties(t *testing.T) {
 	d := openDriver(t, path, 120, 40)
 	d.clock = time.Now()
 	d.wait = retryMin - 100*time.Millisecond // reads beside a busy harness may be slow on a loaded machine
-	seen := 0 // the most steps a foreign read has seen
+	seen := 0                                // the most steps a foreign read has seen
 	look := func(when string) {
 		t.Helper()
 		n, err := strconv.Atoi(cli.MustExec(t, path, "SELECT count(*) FROM steps"))
