@@ -64,7 +64,6 @@ type files struct {
 	wal, shm    bool
 	walSize     int64
 	walMtime    int64
-	journalSeen bool // a -journal sits beside it (not compared: writers make one per transaction)
 }
 
 func statFiles(abs string) files {
@@ -81,7 +80,6 @@ func statFiles(abs string) files {
 		f.wal, f.walSize, f.walMtime = true, st.Size, st.Mtim.Sec*1e9+st.Mtim.Nsec
 	}
 	f.shm = Exists(abs + "-shm")
-	f.journalSeen = Exists(abs + "-journal")
 	return f
 }
 
@@ -179,7 +177,7 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil && mode == readShared && (IsReadOnly(err) || isCantOpen(err)) {
 		// A read-only mount, a -shm this user cannot read, a hot journal a
 		// reader may not roll back: the file as it stands is what can be read.
-		mode, note = readSnapshot, r.snapshotNote(f, err)
+		mode, note = readSnapshot, r.snapshotNote(err)
 		c, err = r.open(ctx, mode, false)
 	}
 	if err != nil {
@@ -224,9 +222,9 @@ func (r *reader) choose(f files) (readMode, string, error) {
 	return readShared, "", nil
 }
 
-func (r *reader) snapshotNote(f files, err error) string {
+func (r *reader) snapshotNote(err error) string {
 	base := filepath.Base(r.abs)
-	if f.journalSeen {
+	if Exists(r.abs + "-journal") {
 		return base + "-journal sits beside it (a writer stopped mid-transaction?) and a reader cannot roll it back: shown as the main file holds it"
 	}
 	kind, detail, _ := ErrKind(r.abs, err)
