@@ -56,14 +56,14 @@ const (
 
 // files is what stat says about a database file and the files beside it.
 type files struct {
-	exists      bool
-	dev, ino    uint64
-	size        int64
-	mtime       int64 // ns
-	ctime       int64 // ns: changes on any write, also one that restores the mtime
-	wal, shm    bool
-	walSize     int64
-	walMtime    int64
+	exists   bool
+	dev, ino uint64
+	size     int64
+	mtime    int64 // ns
+	ctime    int64 // ns: changes on any write, also one that restores the mtime
+	wal, shm bool
+	walSize  int64
+	walMtime int64
 }
 
 func statFiles(abs string) files {
