@@ -3,6 +3,7 @@ package sqlitex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,54 @@ func TestPreflight(t *testing.T) {
 		if !errors.Is(err, c.kind) || err.Error() != c.says {
 			t.Errorf("Check(%s) = %v, want %q", c.path, err, c.says)
 		}
+	}
+}
+
+// The header is read through SQLite, yet the preflight still says how a
+// damaged file is damaged, and reading it creates nothing beside it.
+func TestPreflightThroughSQLite(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.sqlite3")
+	db, err := OpenWrite(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"PRAGMA journal_mode=WAL", "CREATE TABLE t (x)", "INSERT INTO t VALUES (randomblob(50000))", "PRAGMA user_version = 9"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	half := write("half.sqlite3", b[:len(b)/2])
+	cut := write("cut.sqlite3", b[:60])
+	for _, c := range []struct {
+		path string
+		kind error
+		says string
+	}{
+		{half, store.ErrCorrupt, fmt.Sprintf("truncated: %d of %d bytes", len(b)/2, len(b))},
+		{cut, store.ErrCorrupt, "shorter than a SQLite header"},
+	} {
+		_, _, err := Preflight{}.Check(c.path)
+		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("Check(%s) = %v, want %v saying %q", filepath.Base(c.path), err, c.kind, c.says)
+		}
+	}
+	_, head, err := Preflight{}.Check(good)
+	if err != nil || UserVersion(head) != 9 || !WALHeader(head) {
+		t.Errorf("Check(good) = %v, user_version %d, WAL %v", err, UserVersion(head), WALHeader(head))
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 3 {
+		t.Errorf("the directory holds %d files: the preflight created some", len(es))
 	}
 }
