@@ -11,6 +11,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -118,7 +119,7 @@ func StateLabel(st store.State, outcome store.Outcome) string {
 		if outcome == "" {
 			return store.StateFinished.String()
 		}
-		return string(outcome)
+		return sanitize.Line(string(outcome)) // an outcome a format does not map is the store's own word
 	}
 	return st.String()
 }
