@@ -193,8 +193,8 @@ func (t *tailer) last() error {
 	if own := t.md.Agent(r.ID); own.Known {
 		parts = append(parts, fmt.Sprintf("%d steps", own.Steps), textfmt.Tokens(own.Tokens)+" tokens")
 	}
-	if s := r.Summary; s != nil && s.HasDuration {
-		parts = append(parts, textfmt.Duration(s.Duration))
+	if d, ok := t.md.Duration(r.ID, t.a.now()); ok {
+		parts = append(parts, textfmt.Duration(d))
 	}
 	line := fmt.Sprintf("#%s finished: %s", clean(r.ID), orDash(clean(string(r.Outcome))))
 	if len(parts) > 0 {
