@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
@@ -89,23 +90,39 @@ func (sh *shown) json() jsonShow {
 	return out
 }
 
+// guideLevels bounds the drawing in front of an agent: a deeper one keeps
+// its last levels after a ⋯, so a chain thousands deep costs each line a
+// few cells, not thousands.
+const guideLevels = 16
+
 // treeLines draws the tree: each run id with its branch prefix, parents
 // before children. It keeps its own stack, not Go's: a chain of sub-agents
 // can be as deep as the store is long.
 func (sh *shown) treeLines() [][2]string {
-	type at struct{ id, prefix, branch string }
+	type at struct {
+		id, prefix, branch string
+		deep               bool // levels were dropped from the front of prefix
+	}
 	out := make([][2]string, 0, len(sh.tree))
 	stack := []at{{id: sh.id}}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		out = append(out, [2]string{n.id, n.prefix + n.branch})
-		next := n.prefix
+		guide := n.prefix + n.branch
+		if n.deep {
+			guide = "⋯" + guide
+		}
+		out = append(out, [2]string{n.id, guide})
+		next, deep := n.prefix, n.deep
 		switch n.branch {
 		case "├─ ":
 			next += "│  "
 		case "└─ ":
 			next += "   "
+		}
+		if utf8.RuneCountInString(next) > 3*guideLevels {
+			_, size := utf8.DecodeRuneInString(next)
+			next, deep = next[size+2:], true // a level is one rune and two spaces
 		}
 		kids := sh.rd.md.Children(n.id)
 		for i := len(kids) - 1; i >= 0; i-- {
@@ -113,7 +130,7 @@ func (sh *shown) treeLines() [][2]string {
 			if i == len(kids)-1 {
 				b = "└─ "
 			}
-			stack = append(stack, at{kids[i], next, b})
+			stack = append(stack, at{kids[i], next, b, deep})
 		}
 	}
 	return out
