@@ -1,8 +1,9 @@
 // Package tui is vigil's one Bubble Tea model: it owns the in-memory state
 // of the store, lays the panes out, routes keys and mouse to them, and turns
 // what they ask for into commands. Data flows one way: the watcher wakes it,
-// a command reads the store's Changes, the state folds them in, the panes
-// redraw. Decisions flow back as commands whose results come as messages.
+// a command reads the store's Changes, the state folds them in (the runs
+// into the run model the command line reads too, package runmodel), the
+// panes redraw. Decisions flow back as commands whose results come as messages.
 package tui
 
 import (

@@ -3,7 +3,9 @@
 // protocol (pane.go): the root sizes it, hands it keys, clicks and the
 // wheel, and asks it to draw; its View is a pure function of that state,
 // the data the root hands it, its size and the shared Env. No view does IO,
-// and every string from a store is sanitized before it is drawn.
+// and every string from a store is sanitized before it is drawn. Numbers
+// and cell widths are written by internal/textfmt, as the command line
+// writes them; every count a pane shows says its scope (scope.go).
 package views
 
 import (
