@@ -44,10 +44,7 @@ type jsonRun struct {
 	Provider  *string `json:"provider"`
 	TurnKind  *string `json:"turn_kind"`
 	// Counts say their scope: agent_ is the run itself, tree_ the run and
-	// every run under it. steps, tokens and waiting are the agent's, kept
-	// from before the scoped names (the schema renames nothing).
-	Steps       *int       `json:"steps"`
-	Tokens      *int64     `json:"tokens"`
+	// every run under it.
 	AgentSteps  *int       `json:"agent_steps"`
 	AgentTokens *int64     `json:"agent_tokens"`
 	TreeAgents  int        `json:"tree_agents"`
@@ -56,7 +53,6 @@ type jsonRun struct {
 	StartedAt   *string    `json:"started_at"`
 	FinishedAt  *string    `json:"finished_at"`
 	DurationMS  *int64     `json:"duration_ms"`
-	Waiting     int        `json:"waiting"`
 	AgentWait   int        `json:"agent_waiting"`
 	TreeWait    int        `json:"tree_waiting"`
 	Liveness    string     `json:"liveness"`
@@ -186,11 +182,10 @@ func (rd *reading) runJSON(id string) jsonRun {
 		State: stateName(md.State(id, rd.now)), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
 		Goal: r.Goal, Workspace: str(r.Workspace), Provider: str(r.Provider), TurnKind: str(r.TurnKind),
 		StartedAt: timePtr(r.StartedAt), TreeAgents: md.Agents(id),
-		Waiting: md.Waiting(id), AgentWait: md.Waiting(id), TreeWait: md.TreeWaiting(id),
+		AgentWait: md.Waiting(id), TreeWait: md.TreeWaiting(id),
 		Liveness: md.Liveness(id, rd.now).String(),
 	}
 	if c := md.Agent(id); c.Known {
-		j.Steps, j.Tokens = ptr(c.Steps), ptr(c.Tokens)
 		j.AgentSteps, j.AgentTokens = ptr(c.Steps), ptr(c.Tokens)
 	}
 	if c := md.Tree(id); c.Known {
