@@ -167,9 +167,9 @@ func TestLiveDemoBesideForeignParties(t *testing.T) {
 		}
 		d.refresh()
 		look("while tailing")
-		for k, r := range d.m.st.requests {
-			if k.Kind == store.Approval && !r.Resolved {
-				key = k
+		for _, r := range d.m.st.model.Requests() {
+			if r.Kind == store.Approval && !r.Resolved {
+				key = r.Key()
 			}
 		}
 		time.Sleep(100 * time.Millisecond)

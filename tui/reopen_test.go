@@ -268,14 +268,14 @@ func TestReopenBesideALiveWriter(t *testing.T) {
 	close(stop)
 	n := <-done
 	d.refresh()
-	if r := d.m.st.runs[run]; r == nil {
+	if _, ok := d.m.st.model.Run(run); !ok {
 		t.Fatal("the explorer lost the writer's run")
 	}
 	last := fmt.Sprintf("step %d", n)
 	shown := false
-	d.m.st.agent = ""
+	d.m.st.agent = agentView{}
 	d.run(d.m.selectAgent(run))
-	for _, s := range d.m.st.steps {
+	for _, s := range d.m.st.agent.steps {
 		shown = shown || s.Decision == last
 	}
 	if !shown {

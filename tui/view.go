@@ -11,6 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -35,7 +37,7 @@ func (m *Model) Render() string {
 	}
 	if w < minWidth || h < minHeight {
 		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
-		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(views.Cut(msg, w)))
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(textfmt.Cut(msg, w)))
 	}
 	var drawn [paneCount][]string
 	for _, p := range m.order {
@@ -94,13 +96,9 @@ func (m *Model) statusBar(w int) string {
 	if ro, _ := m.src.ReadOnly(); ro {
 		parts = append(parts, t.Muted.Render("read-only"))
 	}
-	if r := m.st.runs[m.st.root]; r != nil {
-		waiting, in := 0, m.st.waitingIn()
-		for _, id := range m.st.treeIDs(r.ID) {
-			waiting += in[id]
-		}
-		st := m.st.stateOf(r, waiting > 0, now)
-		live := liveness(m.st, r, now)
+	if r, ok := m.st.model.Run(m.st.root); ok {
+		st := m.st.model.State(r.ID, now)
+		live := liveness(m.st.model, r, now)
 		if m.stale != "" {
 			live = "as last read" // never "live" from a picture that is not current
 		}
@@ -108,11 +106,11 @@ func (m *Model) statusBar(w int) string {
 	}
 	switch {
 	case m.stale != "" && m.loaded:
-		parts = append(parts, t.Bad.Render("NOT CURRENT (as of "+views.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
+		parts = append(parts, t.Bad.Render("NOT CURRENT (as of "+textfmt.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
 	case m.stale != "":
 		parts = append(parts, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
 	case m.loaded:
-		parts = append(parts, t.Muted.Render("updated "+views.Ago(m.lastChange, now)))
+		parts = append(parts, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
 	default:
 		parts = append(parts, t.Muted.Render("loading…"))
 	}
@@ -129,7 +127,7 @@ func (m *Model) statusBar(w int) string {
 	default:
 		parts = append(parts, t.Muted.Render("push"))
 	}
-	if n := len(m.st.requests); n > 0 {
+	if n := m.st.model.Pending(); n > 0 {
 		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (%s)", n, km.Pane[paneApprovals].Help().Key)))
 	}
 	if m.problem != "" {
@@ -140,18 +138,18 @@ func (m *Model) statusBar(w int) string {
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
 	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return views.Fit(left, w)
+		return textfmt.Fit(left, w)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
 
 // liveness says in words what the lease says about a run.
-func liveness(s *state, r *store.Run, now time.Time) string {
+func liveness(md *runmodel.Model, r store.Run, now time.Time) string {
 	if r.Status.Ended() {
 		return views.StateLabel(store.StateFinished, r.Outcome)
 	}
-	l := s.effectiveLease(r)
-	switch live := store.LivenessOf(l, s.recordsLeases, now); live {
+	l, _ := md.Lease(r.ID)
+	switch live := md.Liveness(r.ID, now); live {
 	case store.Live:
 		return "live"
 	case store.Lapsed:
