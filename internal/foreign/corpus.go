@@ -145,6 +145,14 @@ func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) 
 			crash(t, p, sql)
 			write(garbage(32768))(t, p+"-shm")
 		}},
+		{"a crashed writer's WAL cut to its header", true, func(t testing.TB, p, sql string) {
+			crash(t, p, sql)
+			if _, err := os.Stat(p + "-wal"); err == nil {
+				if err := os.Truncate(p+"-wal", 32); err != nil { // a writer killed as it began: a header, no frame
+					t.Fatal(err)
+				}
+			}
+		}},
 		{"a garbage -shm", false, func(t testing.TB, p, _ string) { write(garbage(32768))(t, p+"-shm") }},
 		{"a garbage -wal", false, func(t testing.TB, p, _ string) { write(garbage(4096+32))(t, p+"-wal") }},
 		{"garbage -wal and -shm", false, func(t testing.TB, p, _ string) {

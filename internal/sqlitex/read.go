@@ -166,15 +166,16 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	roShm, done := readerOpening(keyOf(f), r.abs+"-shm", r)
-	if mode == readShared && roShm && f.walSize >= walHeaderSize && !walHeaderValid(r.abs+"-wal") {
-		// Nobody has the store open and its WAL has no valid header, so it
-		// holds nothing SQLite would read; a reader that may not rebuild
-		// -shm would retry on it until it gave up (SQLITE_PROTOCOL). The
-		// main file is the whole store.
+	if mode == readShared && roShm && !walHasFrames(r.abs+"-wal", f.walSize) {
+		// Nobody has the store open and its WAL holds no frame (no valid
+		// header, or a header alone: a writer killed as it began), so the
+		// main file is the whole store. A reader that may not rebuild -shm
+		// would retry on such a WAL until it gave up (SQLITE_PROTOCOL,
+		// after ten seconds; C SQLite does the same).
 		mode = readSnapshot
 	}
 	c, err := r.open(ctx, mode, roShm)
-	if err != nil && mode == readShared && (IsReadOnly(err) || isCantOpen(err)) {
+	if err != nil && mode == readShared && (IsReadOnly(err) || isCantOpen(err) || isProtocol(err)) {
 		// A read-only mount, a -shm this user cannot read, a hot journal a
 		// reader may not roll back: the file as it stands is what can be read.
 		mode, note = readSnapshot, r.snapshotNote(err)
@@ -263,11 +264,15 @@ func (r *reader) open(ctx context.Context, mode readMode, roShm bool) (driver.Co
 
 const walHeaderSize = 32
 
-// walHeaderValid reports whether the WAL file at p starts with a header
-// SQLite accepts (magic, version, checksum). It reads the file directly:
-// SQLite never holds an fcntl lock on a -wal (its WAL locks live in -shm),
-// so closing a descriptor of it drops none.
-func walHeaderValid(p string) bool {
+// walHasFrames reports whether the WAL file at p (size bytes) starts with a
+// header SQLite accepts (magic, version, checksum) and is long enough to
+// hold a frame after it. It reads the file directly: SQLite never holds an
+// fcntl lock on a -wal (its WAL locks live in -shm), so closing a
+// descriptor of it drops none.
+func walHasFrames(p string, size int64) bool {
+	if size < walHeaderSize {
+		return false
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return false
@@ -291,7 +296,16 @@ func walHeaderValid(p string) bool {
 		s1 += order.Uint32(h[i:]) + s2
 		s2 += order.Uint32(h[i+4:]) + s1
 	}
-	return s1 == binary.BigEndian.Uint32(h[24:28]) && s2 == binary.BigEndian.Uint32(h[28:32])
+	if s1 != binary.BigEndian.Uint32(h[24:28]) || s2 != binary.BigEndian.Uint32(h[28:32]) {
+		return false
+	}
+	const frameHeader = 24
+	return size >= walHeaderSize+frameHeader+int64(binary.BigEndian.Uint32(h[8:12]))
+}
+
+func isProtocol(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 15
 }
 
 func isCantOpen(err error) bool {
