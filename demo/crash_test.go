@@ -1,9 +1,11 @@
 package demo
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math/rand"
 	"net/url"
 	"os"
@@ -32,7 +34,7 @@ func harnessChild(path string) int {
 	ready := make(chan struct{})
 	startDecider(ctx, path, ready, approveAll)
 	seed, _ := strconv.ParseInt(os.Getenv("VIGIL_DEMO_SEED"), 10, 64)
-	if err := Run(ctx, Options{Path: path, Speed: 25, Seed: seed, Ready: func() { close(ready) }}); err != nil {
+	if err := Run(ctx, Options{Path: path, Speed: 25, Seed: seed, Ready: func() { close(ready); fmt.Println("ready") }}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -54,8 +56,40 @@ func TestKilledHarness(t *testing.T) {
 		path := filepath.Join(t.TempDir(), fmt.Sprintf("killed-%d.sqlite3", i))
 		cmd := execpkg.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "VIGIL_DEMO_CHILD=harness", "VIGIL_DEMO_PATH="+path, fmt.Sprintf("VIGIL_DEMO_SEED=%d", i))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
+		}
+		// The kill moment counts from a point the child has reached, not
+		// from its start: a race-built child on a loaded machine takes
+		// seconds to get going. Every other trial counts from the store's
+		// creation (kills land in the history too), the rest from the live
+		// tree's start.
+		ready := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if sc.Text() == "ready" {
+					close(ready)
+					break
+				}
+			}
+			io.Copy(io.Discard, out)
+		}()
+		if i%2 == 0 {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(path); err == nil {
+					break
+				}
+			}
+		} else {
+			select {
+			case <-ready:
+			case <-time.After(60 * time.Second):
+			}
 		}
 		after := time.Duration(150+rng.Intn(1800)) * time.Millisecond
 		time.Sleep(after)
