@@ -132,6 +132,9 @@ func (a *app) leaseLine(snap *snapshot, r store.Run, rs runState) string {
 		return "the store records no leases"
 	}
 	l := rs.lease
+	if l == nil && r.LeaselessDriver {
+		return "no lease: resumed with a decision, which takes none, so nothing says whether its driver still runs"
+	}
 	if l == nil {
 		return "no lease: nobody drives it"
 	}
@@ -143,7 +146,11 @@ func (a *app) leaseLine(snap *snapshot, r store.Run, rs runState) string {
 	if p := l.OwnerPID(); p > 0 {
 		pid = fmt.Sprintf(", pid %d", p)
 	}
-	return fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rs.liveness, who, pid, a.fmtTime(l.RenewedAt), views.Duration(l.TTL))
+	line := fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rs.liveness, who, pid, a.fmtTime(l.RenewedAt), views.Duration(l.TTL))
+	if _, note := store.OwnerCheck(*l); note != "" {
+		line += "; " + clean(note)
+	}
+	return line
 }
 
 func (a *app) showText(w io.Writer, sh *shown) {
@@ -158,6 +165,10 @@ func (a *app) showText(w io.Writer, sh *shown) {
 		kv.add("parent", clean(r.ParentID)+" (tree "+clean(strings.Join(snap.ancestry(r.ID), " › "))+")")
 	}
 	kv.add("depth", strconv.Itoa(r.Depth))
+	if rec := r.Recovery; rec != nil {
+		kv.add("recovery", fmt.Sprintf("tool call %s at step %d (attempt %s, started %s) never finished; a resume waits for a decision: retry, completed or abort",
+			clean(rec.Tool), rec.Step, clean(rec.AttemptID), a.fmtTime(rec.StartedAt)))
+	}
 	kv.add("started", a.fmtTime(r.StartedAt))
 	if r.Summary != nil {
 		kv.add("finished", a.fmtTime(r.Summary.FinishedAt))
@@ -346,6 +357,10 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 		add("Ancestry", mdCell(strings.Join(snap.ancestry(r.ID), " › ")))
 	}
 	add("Depth", strconv.Itoa(r.Depth))
+	if rec := r.Recovery; rec != nil {
+		add("Recovery", mdCell(fmt.Sprintf("tool call %s at step %d (attempt %s) never finished; a resume waits for a decision: retry, completed or abort",
+			rec.Tool, rec.Step, rec.AttemptID)))
+	}
 	add("Started", a.fmtTime(r.StartedAt))
 	if r.Summary != nil {
 		add("Finished", a.fmtTime(r.Summary.FinishedAt))

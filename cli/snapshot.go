@@ -63,7 +63,9 @@ func loadSnapshot(ctx context.Context, src store.Source, now time.Time) (*snapsh
 		}
 	}
 	for _, q := range open {
-		s.waiting[q.RunID]++
+		if q.Waits() { // an orphan is listed, but nobody waits on it
+			s.waiting[q.RunID]++
+		}
 	}
 	return s, nil
 }
@@ -148,7 +150,7 @@ func (s *snapshot) duration(r store.Run, st store.State) (time.Duration, bool) {
 	switch {
 	case r.Summary != nil && r.Summary.HasDuration:
 		return r.Summary.Duration, true
-	case (st == store.StateRunning || st == store.StateWaiting) && !r.StartedAt.IsZero():
+	case (st == store.StateRunning || st == store.StateWaiting || st == store.StateRecovery) && !r.StartedAt.IsZero():
 		return s.now.Sub(r.StartedAt), true
 	}
 	return 0, false
@@ -183,6 +185,8 @@ func deliveryName(d store.Delivery) string {
 		return "not_live"
 	case store.Closed:
 		return "closed"
+	case store.Orphaned:
+		return "orphaned"
 	}
 	return "unknown"
 }

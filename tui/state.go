@@ -199,6 +199,7 @@ func (s *state) countRow(r *store.Run, row store.StepRow) {
 // changed state) and requests may not.
 type changed struct {
 	runs, counts, requests, tree, steps, samples bool
+	recount                                      []string // runs whose counts must be read again (RunStats)
 }
 
 // apply folds one refresh into the state.
@@ -207,7 +208,15 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 	for _, r := range ch.Runs {
 		r := r
 		old := s.runs[r.ID]
-		if old != nil && r.Summary == nil {
+		switch {
+		case old != nil && r.Summary == nil && old.Summary != nil:
+			// The summary our counts came from no longer holds (a resume
+			// reopened the run): count its steps again.
+			r.StatsKnown = false
+			delete(s.statsThrough, r.ID)
+			delete(s.pendingStats, r.ID)
+			c.recount = append(c.recount, r.ID)
+		case old != nil && r.Summary == nil:
 			// A row re-read for a status change carries no counts: keep ours.
 			r.Steps, r.Tokens, r.StatsKnown = old.Steps, old.Tokens, old.StatsKnown
 		}
@@ -394,13 +403,27 @@ func (s *state) setAgent(id string, steps []store.Step, samples []store.ContextS
 	}
 }
 
-// waitingIn counts the undecided requests of each run.
+// waitingIn counts the requests each run waits on: undecided, and not an
+// orphan nobody reads (store.Request.Waits).
 func (s *state) waitingIn() map[string]int {
 	out := map[string]int{}
 	for _, r := range s.requests {
-		out[r.RunID]++
+		if r.Waits() {
+			out[r.RunID]++
+		}
 	}
 	return out
+}
+
+// waitingCount is how many requests wait on a human in the whole store.
+func (s *state) waitingCount() int {
+	n := 0
+	for _, r := range s.requests {
+		if r.Waits() {
+			n++
+		}
+	}
+	return n
 }
 
 // effectiveLease is a run's own lease or its nearest ancestor's.

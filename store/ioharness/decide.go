@@ -11,21 +11,28 @@ import (
 )
 
 // ClassifyDelivery tells whether a decision written now reaches the run that
-// asked, and if not, why, in one line. lease is the run's effective lease
-// (its own or its tree root's).
+// asked, and if not, why, in one line, from the run and its effective lease
+// (its own or its tree root's) alone. Classify first weighs the request's
+// standing (lifecycle.go): an orphan or the request a run parked on is not
+// for a driver to read, whatever the lease says.
 func ClassifyDelivery(r store.Run, lease *store.Lease, recordsLeases bool, now time.Time) (store.Delivery, string) {
 	live := store.LivenessOf(lease, recordsLeases, now)
 	driven := live == store.Live || live == store.Lapsed
 	switch {
+	case r.Parked() && !driven && r.LeaselessDriver:
+		return store.DeliveryUnknown, fmt.Sprintf("run %s was resumed with a decision (io-harness's resume_with_decision), which holds no lease: nothing in the store says whether its driver still runs; a decision reaches it only if it still polls this request",
+			r.ID)
 	case r.Parked() && !driven:
-		return store.Deferred, fmt.Sprintf("run %s is paused (%s): io-harness's resume refuses a request that is already decided, so decide it through the host that resumes the run",
-			r.ID, orDash(string(r.Outcome)))
-	case r.Status.Ended() && r.Outcome != store.OutcomeAwaitingAnswer:
+		return store.Deferred, deferredReason(r)
+	case r.Ended() && r.Outcome != store.OutcomeAwaitingAnswer:
 		return store.Closed, fmt.Sprintf("run %s has ended (%s)", r.ID, orDash(string(r.Outcome)))
 	}
 	switch live {
 	case store.LivenessUnknown:
 		return store.DeliveryUnknown, ""
+	case store.Foreign:
+		_, note := store.OwnerCheck(*lease)
+		return store.DeliveryUnknown, note
 	case store.Live:
 		return store.Deliverable, ""
 	case store.Lapsed:
@@ -53,7 +60,7 @@ func (s *Store) Delivery(ctx context.Context, key store.RequestKey) (store.Deliv
 	if err != nil {
 		return 0, "", err
 	}
-	d, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now())
+	d, why := s.Classify(req, run, lease, time.Now())
 	return d, why, nil
 }
 
@@ -85,7 +92,20 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		if err != nil {
 			return err
 		}
-		if dl, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now()); !dl.Writable() {
+		// The request's standing and the run's readings, from the store as
+		// it is under this transaction's write lock. In browse mode the read
+		// connection sees the same (nobody else can commit meanwhile), and
+		// its learned row bounds make this cheap; a writer's one connection
+		// is this transaction, read as it is.
+		q, bounded := queryer(tx), s.mode == modeBrowse
+		reqs := []store.Request{req}
+		if err := s.annotate(ctx, q, bounded, reqs); err != nil {
+			return err
+		}
+		if err := s.dressOne(ctx, q, bounded, &run); err != nil {
+			return err
+		}
+		if dl, why := s.Classify(reqs[0], run, lease, time.Now()); !dl.Writable() {
 			return &store.RefusedError{Key: d.Key, Reason: why, Delivery: dl}
 		}
 		res, err := tx.ExecContext(ctx, update, append(args, id)...)
@@ -97,6 +117,25 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		return nil
 	})
 	return result, err
+}
+
+// dressOne adds to one run (as runAndLease read it) its open tool attempt
+// and whether a leaseless resume drives it, reading through q.
+func (s *Store) dressOne(ctx context.Context, q queryer, bounded bool, run *store.Run) error {
+	att, err := s.openAttempts(ctx, q)
+	if err != nil {
+		return err
+	}
+	run.Recovery = att[runNum(run.ID)]
+	if !run.Parked() {
+		return nil
+	}
+	flags, err := s.leaseless(ctx, q, bounded, []int64{runNum(run.ID)})
+	if err != nil {
+		return err
+	}
+	run.LeaselessDriver = flags[runNum(run.ID)]
+	return nil
 }
 
 func decisionUpdate(d store.Decision) (string, []any, error) {
@@ -167,8 +206,8 @@ func (s *Store) runAndLease(ctx context.Context, q queryer, runID string) (store
 		var parent sql.NullInt64
 		var status, outcome sql.NullString
 		err := q.QueryRowContext(ctx, fmt.Sprintf("SELECT %s, %s, outcome FROM runs WHERE id = ?",
-			s.schema.col("runs", "parent_run_id", "NULL"),
-			s.schema.col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END")), cur).
+			s.si().col("runs", "parent_run_id", "NULL"),
+			s.si().col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END")), cur).
 			Scan(&parent, &status, &outcome)
 		if errors.Is(err, sql.ErrNoRows) {
 			if cur == id {
@@ -181,13 +220,17 @@ func (s *Store) runAndLease(ctx context.Context, q queryer, runID string) (store
 		}
 		if cur == id {
 			run = store.Run{ID: runID, ParentID: nullIDStr(parent), Status: store.Status(status.String), Outcome: store.Outcome(outcome.String)}
+			run.Resumable = resumable(run.Status, run.Outcome)
 		}
-		if s.schema.has("run_leases") {
+		if s.si().has("run_leases") {
 			l, err := readLease(ctx, q, cur)
 			if err != nil {
 				return store.Run{}, nil, mapDriverErr(s.path, err)
 			}
 			if l != nil {
+				if cur == id {
+					run.Lease = l
+				}
 				return run, l, nil
 			}
 		}

@@ -44,10 +44,11 @@ type Store struct {
 	read  *sql.DB        // reads (pinned single connection)
 	write sqlitex.Writer // writes; opened lazily in browse mode
 
-	schema *schemaInfo
-	owner  ownerID // lease owner string for this process's writes
+	schema atomic.Pointer[schemaInfo] // refreshed when the store's schema changes (schema.go)
+	owner  ownerID                    // lease owner string for this process's writes
 
 	stmts sqlitex.Stmts // prepared reads on the read connection
+	rows  rowBounds     // where each run's rows lie, for exact per-run reads (rows.go)
 }
 
 // Open opens an existing store for browsing and deciding. It never changes
@@ -227,7 +228,7 @@ func newWriter(abs string, db *sql.DB) (*Store, error) {
 		db.Close()
 		return nil, mapDriverErr(abs, err)
 	}
-	s.schema = si
+	s.setSchema(si)
 	return s, nil
 }
 
@@ -315,7 +316,7 @@ func (s *Store) check(ctx context.Context) error {
 			return mapDriverErr(s.path, err)
 		}
 	}
-	s.schema = si
+	s.setSchema(si)
 	return nil
 }
 

@@ -141,13 +141,22 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 			run, e.Step, e.Kind, nullable(e.Backend), nullable(e.Detail))
 	case "mcp":
 		_, err = s.exec(ctx, "INSERT INTO mcp_events (run_id, step, kind, server, tool, ok, millis, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			run, e.Step, e.Kind, e.Server, nullable(e.Tool), boolOrNull(e.OK), int64(e.Millis/time.Millisecond), nullable(e.Detail))
+			run, e.Step, e.Kind, e.Server, nullable(e.Tool), boolOrNull(e.OK), millisOrNull(e.Millis), nullable(e.Detail))
 	case "checkpoint":
 		return s.RecordCheckpointEvent(ctx, e.RunID, e.Step, e.Kind, e.Detail)
 	default:
 		return storeErr(s.path, store.ErrUnsupported, "unknown event source "+e.Source, nil)
 	}
 	return err
+}
+
+// millisOrNull is McpEvent.millis as io-harness binds it: an Option<u64>
+// of whole milliseconds, NULL when there is none.
+func millisOrNull(d *time.Duration) any {
+	if d == nil {
+		return nil
+	}
+	return int64(*d / time.Millisecond)
 }
 
 func boolOrNull(b *bool) any {

@@ -28,7 +28,7 @@ func (s *Store) MemoryPut(ctx context.Context, workspace, key, value, runID stri
 		kind = "fact"
 	}
 	value = truncateMemoryValue(value, MaxMemoryEntryChars)
-	hasSnapshots := s.schema.has("memory_snapshots")
+	hasSnapshots := s.si().has("memory_snapshots")
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		snapshotted := false
 		if hasSnapshots {
@@ -84,8 +84,8 @@ func truncateMemoryValue(v string, max int) string {
 }
 
 func (s *Store) memoryCols() string {
-	return "workspace, key, value, run_id, step, created_at, " + s.schema.col("memory", "kind", "NULL") + ", " +
-		s.schema.col("memory", "pinned", "NULL")
+	return "workspace, key, value, run_id, step, created_at, " + s.si().col("memory", "kind", "NULL") + ", " +
+		s.si().col("memory", "pinned", "NULL")
 }
 
 func scanMemory(r interface{ Scan(...any) error }) (MemoryEntry, error) {
@@ -105,7 +105,7 @@ func scanMemory(r interface{ Scan(...any) error }) (MemoryEntry, error) {
 
 // MemoryGet reads one entry; ok is false when there is none.
 func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEntry, bool, error) {
-	if !s.schema.has("memory") {
+	if !s.si().has("memory") {
 		return MemoryEntry{}, false, nil
 	}
 	m, err := scanMemory(s.read.QueryRowContext(ctx, "SELECT "+s.memoryCols()+" FROM memory WHERE workspace = ? AND key = ?", workspace, key))
@@ -118,7 +118,7 @@ func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEnt
 // MemoryList lists a workspace's entries oldest first; an empty workspace
 // lists every workspace's.
 func (s *Store) MemoryList(ctx context.Context, workspace string) ([]MemoryEntry, error) {
-	if !s.schema.has("memory") {
+	if !s.si().has("memory") {
 		return nil, nil
 	}
 	q := "SELECT " + s.memoryCols() + " FROM memory"

@@ -113,7 +113,7 @@ func (s *Store) writeSummary(ctx context.Context, tx *sql.Tx, run int64, outcome
 	if err := tx.QueryRowContext(ctx, spend, run).Scan(&steps, &tokens); err != nil {
 		return err
 	}
-	if s.schema.hasCol("runs", "turn_kind") && s.schema.has("provider_calls") {
+	if s.si().hasCol("runs", "turn_kind") && s.si().has("provider_calls") {
 		// A conversational reply's spend is its provider calls.
 		var reply int
 		tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id = ? AND turn_kind = 'reply'", run).Scan(&reply)
@@ -356,7 +356,7 @@ func (s *Store) CheckResumable(ctx context.Context, runID string) error {
 	if err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ?", run).Scan(&one); err != nil {
 		return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf("no run with id %s in the store", runID), nil)
 	}
-	if s.schema.hasCol("runs", "turn_kind") {
+	if s.si().hasCol("runs", "turn_kind") {
 		err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ? AND turn_kind = 'reply' AND status = 'running'", run).Scan(&one)
 		if err == nil {
 			return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf(
