@@ -150,7 +150,7 @@ func (s *snapshot) duration(r store.Run, st store.State) (time.Duration, bool) {
 	switch {
 	case r.Summary != nil && r.Summary.HasDuration:
 		return r.Summary.Duration, true
-	case (st == store.StateRunning || st == store.StateWaiting || st == store.StateRecovery) && !r.StartedAt.IsZero():
+	case (st == store.StateRunning || st == store.StateWaiting) && !r.StartedAt.IsZero():
 		return s.now.Sub(r.StartedAt), true
 	}
 	return 0, false

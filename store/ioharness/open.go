@@ -180,8 +180,9 @@ func placeNoClobber(tmp, abs string) error {
 }
 
 // OpenWriter opens an existing store (one made by Create or by io-harness)
-// for the write API. It runs no migration: writes to tables an old store
-// lacks fail with a clear error.
+// for the write API. A store an older io-harness wrote is first brought up
+// to the current schema, in one transaction, as io-harness's own open would
+// (migrate.go): every write then finds the tables and columns it needs.
 func OpenWriter(path string) (*Store, error) {
 	abs, err := checkStoreFile(path)
 	if err != nil {
@@ -196,6 +197,10 @@ func OpenWriter(path string) (*Store, error) {
 		return nil, err
 	}
 	if err := s.check(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, err
 	}

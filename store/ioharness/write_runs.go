@@ -1,13 +1,13 @@
 package ioharness
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -213,31 +213,32 @@ func (s *Store) CheckpointStep(ctx context.Context, runID string, st StepRecord)
 	})
 }
 
-// encodeCalls writes tool calls as io-harness's serde_json does: object keys
-// sorted, and no HTML escaping ("&&" stays "&&").
+// encodeCalls writes tool calls as io-harness's write_step_turn does:
+// serde_json::to_string of a Vec<ToolCall { name, arguments: Value }>, the
+// fields in declaration order, each call's arguments parsed and written as
+// serde_json does (serdejson.go). Missing arguments are the empty object.
 func encodeCalls(calls []ToolCall) ([]byte, error) {
-	type call struct {
-		Name      string `json:"name"`
-		Arguments any    `json:"arguments"`
-	}
-	out := make([]call, 0, len(calls))
-	for _, c := range calls {
-		var args any = map[string]any{}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":`)
+		serdeString(&b, c.Name)
+		b.WriteString(`,"arguments":`)
+		args := []byte("{}")
 		if len(c.Arguments) > 0 {
-			// Decoding into any turns objects into maps, which encode sorted.
-			if err := json.Unmarshal(c.Arguments, &args); err != nil {
-				return nil, err
+			var err error
+			if args, err = serdeValue(c.Arguments); err != nil {
+				return nil, fmt.Errorf("call %d (%s): %w", i+1, c.Name, err)
 			}
 		}
-		out = append(out, call{c.Name, args})
+		b.Write(args)
+		b.WriteByte('}')
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	b.WriteByte(']')
+	return []byte(b.String()), nil
 }
 
 // RecordStepRow writes a bare step row outside the checkpoint: io-harness

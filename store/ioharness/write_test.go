@@ -177,7 +177,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	if err := s.RecordEdit(ctx, child, 1, store.Edit{Tool: "write_file", Path: "a.txt", LinesAdded: 2, Hunk: "+a\n+b\n"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordObservations(ctx, child, 1, []store.Observation{{Kind: "read", Target: "a.txt", Text: "[read a.txt]"}, {Kind: "message", Text: "hi"}}); err != nil {
+	if err := s.RecordObservations(ctx, child, []store.Observation{{Step: 1, Kind: "read", Target: "a.txt", Text: "[read a.txt]"}, {Step: 1, Kind: "message", Text: "hi"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CheckpointStep(ctx, child, StepRecord{Step: 1, Decision: "wrote a.txt", Result: "r"}); err != nil {
