@@ -39,7 +39,7 @@ var serdeVectors = []struct{ in, out string }{
 	{`2683e26`, `2.6830000000000003e+29`}, // f64_from_parts rounds twice; a correct parse gives 2.683e+29
 	{`123456789012345678901234567890`, `1.2345678901234568e+29`},
 	{`1e-400`, `0.0`},
-	{`"a&b<c>"`, `"a&b<c>"`},               // no HTML escaping (Go: \u0026 \u003c \u003e)
+	{`"a&b<c>"`, `"a&b<c>"`},                 // no HTML escaping (Go: \u0026 \u003c \u003e)
 	{"\"\u2028\u2029\"", "\"\u2028\u2029\""}, // written as they are (Go escapes both)
 	{`"\u2028"`, "\"\u2028\""},
 	{`"\u0001\u001f\u007f"`, "\"\\u0001\\u001f\u007f\""}, // control characters in lower-case hex; DEL as it is
