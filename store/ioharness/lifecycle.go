@@ -242,12 +242,15 @@ func eachRowQ(ctx context.Context, q queryer, query string, fn func(*sql.Rows) e
 }
 
 // standings sets where each undecided request of one run stands. reqs are
-// that run's undecided requests (all of them: which one is newest matters).
+// all of that run's requests, decided ones too: which one is newest matters.
 //
-//   - A request a newer one replaces is orphaned: a driver polls one
-//     request at a time, and a crash resume replays the step that asked and
-//     writes a new row (tests/attach.rs F7). Newer means a later step, or
-//     the same step and kind with a higher id.
+//   - A request a newer one follows is orphaned: a driver polls one request
+//     at a time and asks the next only once it has its answer, and a crash
+//     resume replays the step that asked and writes a new row
+//     (tests/attach.rs F7) — so once the run has asked anything newer,
+//     nothing polls the older row. Newer means a later step, or the same
+//     step and kind with a higher id. (Two kinds at one step cannot be told
+//     apart by the store: neither orphans the other.)
 //   - The request the run parked on is parked: the run is paused (or, for a
 //     question, completed awaiting_answer; for a plan, paused
 //     awaiting_plan) and its last row is the committed step that asked. The
@@ -262,6 +265,9 @@ func eachRowQ(ctx context.Context, q queryer, query string, fn func(*sql.Rows) e
 func standings(run store.Run, life *runLife, reqs []*store.Request) {
 	for _, r := range reqs {
 		r.Standing, r.StandingReason = store.StandingOpen, ""
+		if r.Resolved {
+			continue
+		}
 		var newer *store.Request
 		for _, o := range reqs {
 			if o.Step > r.Step || o.Step == r.Step && o.Kind == r.Kind && runNum(o.ID) > runNum(r.ID) {
@@ -275,6 +281,10 @@ func standings(run store.Run, life *runLife, reqs []*store.Request) {
 			r.Standing = store.StandingOrphaned
 			r.StandingReason = fmt.Sprintf("run %s asked again in %s:%s (step %d) after asking this at step %d: a resume after a crash replays the step that asked and writes a new request, so nothing polls this one",
 				run.ID, newer.Kind, newer.ID, newer.Step, r.Step)
+			if newer.Step > r.Step || newer.Resolved {
+				r.StandingReason = fmt.Sprintf("run %s has asked %s:%s (step %d) since it asked this at step %d: a driver polls one request at a time, so nothing polls this one",
+					run.ID, newer.Kind, newer.ID, newer.Step, r.Step)
+			}
 		case parkedOn(run, life, r):
 			r.Standing = store.StandingParked
 			r.StandingReason = fmt.Sprintf("run %s is paused (%s) on it", run.ID, orDash(string(run.Outcome)))
@@ -306,14 +316,15 @@ func parkedOn(run store.Run, life *runLife, r *store.Request) bool {
 // again: it resolved a deferred request and recorded resumed:<id> (with
 // approve: a denial ends the run), and the run did something after the
 // deferred step — a row of a later step, or a new request asked with no
-// defer recorded for it — and has not parked again since. resolved says
-// whether an approval is resolved.
+// defer recorded for it — and has not parked again since. reqs are the
+// run's requests with their standings; resolved says whether an approval is
+// resolved.
 func leaselessDriver(run store.Run, life *runLife, reqs []*store.Request, resolved func(int64) bool) bool {
 	if !run.Parked() {
 		return false
 	}
 	for _, r := range reqs {
-		if r.Standing == store.StandingParked {
+		if !r.Resolved && r.Standing == store.StandingParked {
 			return false
 		}
 	}
@@ -330,7 +341,7 @@ func leaselessDriver(run store.Run, life *runLife, reqs []*store.Request, resolv
 		return true
 	}
 	for _, r := range reqs {
-		if r.Standing == store.StandingOpen && r.Step > from && !(r.Kind == store.Approval && life.defers[deferKey{r.Step, r.Act, r.Target}]) {
+		if !r.Resolved && r.Standing == store.StandingOpen && r.Step > from && !(r.Kind == store.Approval && life.defers[deferKey{r.Step, r.Act, r.Target}]) {
 			return true
 		}
 	}
@@ -350,9 +361,9 @@ func (s *Store) annotate(ctx context.Context, q queryer, bounded bool, reqs []st
 		return nil
 	}
 	ids := slices.Sorted(mapKeys(byRun))
-	// Standings are a run's own: every undecided request of the run counts,
-	// not just those asked for.
-	all, err := s.undecidedOf(ctx, q, ids)
+	// Standings are a run's own: every request of the run counts, not just
+	// those asked for.
+	all, err := s.requestsOf(ctx, q, ids)
 	if err != nil {
 		return err
 	}
@@ -384,9 +395,10 @@ func (s *Store) annotate(ctx context.Context, q queryer, bounded bool, reqs []st
 	return nil
 }
 
-// undecidedOf reads the undecided requests of runs, by run. The request
-// tables are small next to the steps (one row per ask), and read whole.
-func (s *Store) undecidedOf(ctx context.Context, q queryer, runs []int64) (map[int64][]*store.Request, error) {
+// requestsOf reads every request of runs, decided or not, by run. The
+// request tables are small next to the steps (one row per ask), and read
+// whole.
+func (s *Store) requestsOf(ctx context.Context, q queryer, runs []int64) (map[int64][]*store.Request, error) {
 	out := map[int64][]*store.Request{}
 	list := sqlitex.IDList(runs)
 	for _, kind := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
@@ -394,11 +406,7 @@ func (s *Store) undecidedOf(ctx context.Context, q queryer, runs []int64) (map[i
 		if !s.si().has(table) {
 			continue
 		}
-		cond := "resolved = 0"
-		if kind == store.Approval {
-			cond = "resolved IS NULL"
-		}
-		err := eachRowQ(ctx, q, "SELECT "+requestCols(kind)+" FROM "+table+" WHERE "+cond+" AND run_id IN ("+list+") ORDER BY id",
+		err := eachRowQ(ctx, q, "SELECT "+requestCols(kind)+" FROM "+table+" WHERE run_id IN ("+list+") ORDER BY id",
 			func(r *sql.Rows) error {
 				req, err := scanRequest(kind, r)
 				if err != nil {
@@ -498,7 +506,7 @@ func (s *Store) leaseless(ctx context.Context, q queryer, bounded bool, parked [
 	if err != nil {
 		return nil, err
 	}
-	undecided, err := s.undecidedOf(ctx, q, parked)
+	undecided, err := s.requestsOf(ctx, q, parked)
 	if err != nil {
 		return nil, err
 	}
