@@ -60,6 +60,9 @@ func (s *Store) Delivery(ctx context.Context, key store.RequestKey) (store.Deliv
 	if err != nil {
 		return 0, "", err
 	}
+	if err := s.dressOne(ctx, s.read, true, &run); err != nil {
+		return 0, "", mapDriverErr(s.path, err)
+	}
 	d, why := s.Classify(req, run, lease, time.Now())
 	return d, why, nil
 }

@@ -2,7 +2,9 @@ package ioharness_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -507,3 +509,56 @@ func fixtureRoot(t *testing.T) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func rawSQL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: "_pragma=busy_timeout(5000)"}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Where a request stands is read from its run's newest steps rows, however
+// far back they lie: a run parked on an approval (the Defer arm of gate_path,
+// then finish_run awaiting_approval) and a run whose asking step has since
+// committed, both followed by 40 000 rows of a busy neighbour.
+func TestStandingFromFarBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	parked, _ := w.StartRun(ctx, "parked long ago", "/w")
+	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
+	deferredReq, _ := w.PutPending(ctx, parked, 2, "write", "a", ptr("A"))
+	w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: parked, Step: 2, Kind: store.PolicyDecision, Act: "write", Target: "a", Decision: store.PolicyDefer, Source: "approver"})
+	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 2, Decision: "awaiting approval (request " + deferredReq + ")", Result: ""})
+	w.FinishRun(ctx, parked, store.OutcomeAwaitingApproval)
+	moved, _ := w.StartRun(ctx, "moved on long ago", "/w")
+	w.AcquireLease(ctx, moved, time.Hour)
+	stale, _ := w.PutPending(ctx, moved, 1, "exec", "ls", nil)
+	w.CheckpointStep(ctx, moved, ioharness.StepRecord{Step: 1, Decision: "ran ls", Result: "r"})
+	busy, _ := w.StartRun(ctx, "busy", "/w")
+	db := rawSQL(t, path)
+	tx, _ := db.Begin()
+	for i := 1; i <= 40_000; i++ {
+		if _, err := tx.Exec("INSERT INTO steps (run_id, step, decision, result) VALUES (?, ?, 'read', 'r')", busy, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s := openRO(t, path)
+	if q := request(t, s, store.Approval, deferredReq); q.Standing != store.StandingParked {
+		t.Errorf("deferred request: %v (%s), want parked", q.Standing, q.StandingReason)
+	}
+	if q := request(t, s, store.Approval, stale); q.Standing != store.StandingOrphaned || !strings.Contains(q.StandingReason, "gone past step 1") {
+		t.Errorf("request of a step since committed: %v (%s), want orphaned", q.Standing, q.StandingReason)
+	}
+}
