@@ -77,26 +77,27 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	for id, sig := range sigs {
 		c.open.Set(id, sig)
 	}
-	if len(sigs) > 0 {
-		runs, err := s.queryRuns(ctx, s.runSelect(1, "WHERE r.id IN ("+sqlitex.IDList(slices.Sorted(maps.Keys(sigs)))+")"))
+	// Standings and lifecycle readings are not worked out here: the cursor
+	// takes requests as open and runs as plain, and the first refresh that
+	// touches one works it out and tells it (again, if the load already did).
+	for _, kind := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
+		table := requestTables[kind]
+		if !s.si().has(table) {
+			continue
+		}
+		cond := "resolved = 0"
+		if kind == store.Approval {
+			cond = "resolved IS NULL"
+		}
+		err := s.eachRow(ctx, "SELECT id FROM "+table+" WHERE "+cond, nil, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			c.pending.Set(store.RequestKey{Kind: kind, ID: idStr(id)}, openSig)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		if err := s.dress(ctx, runs, c.leases); err != nil {
-			return nil, err
-		}
-		for _, r := range runs {
-			if sig := lifeSig(r); sig != "" {
-				c.life.Set(runNum(r.ID), sig)
-			}
-		}
-	}
-	reqs, err := s.Requests(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range reqs {
-		c.pending.Set(r.Key(), standingSig(r))
 	}
 	// A provider count lands on the newest turn of a live run shortly after
 	// it is written: only each open run's newest turn in the last chunk of
@@ -151,6 +152,9 @@ func lifeSig(r store.Run) string {
 
 // standingSig is a request's standing as one string.
 func standingSig(r store.Request) string { return r.Standing.String() + "|" + r.StandingReason }
+
+// openSig is the standing of an open request.
+var openSig = standingSig(store.Request{})
 
 func (s *Store) runSigSelect(where string) string {
 	si := s.si()

@@ -80,10 +80,10 @@ type resumedDecision struct {
 	verdict store.PolicyVerdict
 }
 
-// lives reads the steps (and, with policy, the defer and resumed decisions)
-// of runs. q is what to read through; bounded says the learned row bounds
-// (rows.go) may be used, which needs the read connection (false inside a
-// write transaction on a writer's one connection).
+// lives reads the steps of runs (and, with policy, their defer and resumed
+// decisions). q is what to read through; bounded says the learned row
+// bounds (rows.go) may be used, which needs the read connection (false
+// inside a write transaction on a writer's one connection).
 func (s *Store) lives(ctx context.Context, q queryer, bounded, policy bool, runs []int64) (map[int64]*runLife, error) {
 	out := make(map[int64]*runLife, len(runs))
 	for _, r := range runs {
@@ -95,7 +95,27 @@ func (s *Store) lives(ctx context.Context, q queryer, bounded, policy bool, runs
 	if err := s.lastSteps(ctx, q, bounded, runs, out); err != nil {
 		return nil, err
 	}
-	if !policy || !s.si().has("policy_events") {
+	if !policy {
+		return out, nil
+	}
+	decided, err := s.resumedDecisions(ctx, q, bounded, runs)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		out[r].defers, out[r].resumed = decided[r].defers, decided[r].resumed
+	}
+	return out, nil
+}
+
+// resumedDecisions reads runs' defer decisions and decision/<v>/resumed:<id>
+// events, every one of them (rows.go).
+func (s *Store) resumedDecisions(ctx context.Context, q queryer, bounded bool, runs []int64) (map[int64]*runLife, error) {
+	out := make(map[int64]*runLife, len(runs))
+	for _, r := range runs {
+		out[r] = &runLife{defers: map[deferKey]bool{}}
+	}
+	if len(runs) == 0 || !s.si().has("policy_events") {
 		return out, nil
 	}
 	type ev struct {
@@ -117,7 +137,7 @@ func (s *Store) lives(ctx context.Context, q queryer, bounded, policy bool, runs
 	if bounded {
 		evs, err = readRuns(ctx, s, runSpec{table: "policy_events", cols: "act, target, decision, source", where: where, runs: runs}, read)
 	} else {
-		err = eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, act, target, decision, source FROM policy_events WHERE run_id IN (%s) AND %s",
+		err = s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, act, target, decision, source FROM policy_events WHERE run_id IN (%s) AND %s",
 			sqlitex.IDList(runs), where), func(r *sql.Rows) error {
 			e, err := read(r)
 			evs = append(evs, e)
@@ -183,7 +203,7 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		return nil
 	}
 	back := func(lo, hi int64, ids []int64) error {
-		return eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, substr(decision, 1, 64) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) ORDER BY id DESC",
+		return s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, substr(decision, 1, 64) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) ORDER BY id DESC",
 			sqlitex.IDList(ids)), visit, lo, hi)
 	}
 	hi := top
@@ -226,8 +246,12 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	}
 }
 
-// eachRowQ runs a read through q and hands each row to fn.
-func eachRowQ(ctx context.Context, q queryer, query string, fn func(*sql.Rows) error, args ...any) error {
+// eachRowQ runs a read through q and hands each row to fn: through the
+// prepared-statement cache when q is the read connection.
+func (s *Store) eachRowQ(ctx context.Context, q queryer, query string, fn func(*sql.Rows) error, args ...any) error {
+	if db, ok := q.(*sql.DB); ok && db == s.read {
+		return s.stmts.EachRow(ctx, s.read, query, args, fn)
+	}
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -395,37 +419,47 @@ func (s *Store) annotate(ctx context.Context, q queryer, bounded bool, reqs []st
 	return nil
 }
 
-// requestsOf reads every request of runs, decided or not, by run. The
-// request tables are small next to the steps (one row per ask), and read
-// whole.
+// requestsOf reads every request of runs, decided or not, by run: what
+// standings compare (kind, id, step, whether decided, an approval's act and
+// target), in one read of the three small request tables.
 func (s *Store) requestsOf(ctx context.Context, q queryer, runs []int64) (map[int64][]*store.Request, error) {
 	out := map[int64][]*store.Request{}
 	list := sqlitex.IDList(runs)
+	var parts []string
 	for _, kind := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
 		table := requestTables[kind]
 		if !s.si().has(table) {
 			continue
 		}
-		err := eachRowQ(ctx, q, "SELECT "+requestCols(kind)+" FROM "+table+" WHERE run_id IN ("+list+") ORDER BY id",
-			func(r *sql.Rows) error {
-				req, err := scanRequest(kind, r)
-				if err != nil {
-					return err
-				}
-				out[runNum(req.RunID)] = append(out[runNum(req.RunID)], &req)
-				return nil
-			})
-		if err != nil {
-			return nil, err
+		decided, act, target := "resolved != 0", "NULL", "NULL"
+		if kind == store.Approval {
+			decided, act, target = "resolved IS NOT NULL", "act", "target"
 		}
+		parts = append(parts, fmt.Sprintf("SELECT %d, id, run_id, step, %s, %s, %s FROM %s WHERE run_id IN (%s)",
+			int(kind), act, target, decided, table, list))
 	}
-	return out, nil
+	if len(parts) == 0 {
+		return out, nil
+	}
+	err := s.eachRowQ(ctx, q, strings.Join(parts, " UNION ALL ")+" ORDER BY 1, 2", func(r *sql.Rows) error {
+		var kind int
+		var id, run int64
+		var act, target sql.NullString
+		req := &store.Request{}
+		if err := r.Scan(&kind, &id, &run, &req.Step, &act, &target, &req.Resolved); err != nil {
+			return err
+		}
+		req.Kind, req.ID, req.RunID, req.Act, req.Target = store.RequestKind(kind), idStr(id), idStr(run), act.String, target.String
+		out[run] = append(out[run], req)
+		return nil
+	})
+	return out, err
 }
 
 // runRows reads runs' status and outcome (what standings need) through q.
 func (s *Store) runRows(ctx context.Context, q queryer, ids []int64) (map[int64]store.Run, error) {
 	out := map[int64]store.Run{}
-	err := eachRowQ(ctx, q, fmt.Sprintf("SELECT id, %s, outcome FROM runs WHERE id IN (%s)",
+	err := s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, %s, outcome FROM runs WHERE id IN (%s)",
 		s.si().col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END"), sqlitex.IDList(ids)),
 		func(r *sql.Rows) error {
 			var id int64
@@ -446,7 +480,7 @@ func (s *Store) openAttempts(ctx context.Context, q queryer) (map[int64]*store.R
 	if !s.si().has("tool_attempts") {
 		return out, nil
 	}
-	err := eachRowQ(ctx, q, "SELECT id, run_id, step, tool, started_at FROM tool_attempts WHERE completed_at IS NULL ORDER BY id",
+	err := s.eachRowQ(ctx, q, "SELECT id, run_id, step, tool, started_at FROM tool_attempts WHERE completed_at IS NULL ORDER BY id",
 		func(r *sql.Rows) error {
 			var id, run int64
 			var step int
@@ -497,27 +531,44 @@ func (s *Store) dress(ctx context.Context, runs []store.Run, leases map[string]s
 }
 
 // leaseless reads which of these parked runs a leaseless resume drives.
+// The policy events come first: a run with no resumed:<id> decision is not
+// one, and needs nothing else read.
 func (s *Store) leaseless(ctx context.Context, q queryer, bounded bool, parked []int64) (map[int64]bool, error) {
-	runs, err := s.runRows(ctx, q, parked)
-	if err != nil {
-		return nil, err
-	}
-	lives, err := s.lives(ctx, q, bounded, true, parked)
-	if err != nil {
-		return nil, err
-	}
-	undecided, err := s.requestsOf(ctx, q, parked)
-	if err != nil {
-		return nil, err
-	}
 	out := map[int64]bool{}
+	decided, err := s.resumedDecisions(ctx, q, bounded, parked)
+	if err != nil {
+		return nil, err
+	}
+	var cand []int64
 	for _, id := range parked {
+		if len(decided[id].resumed) > 0 {
+			cand = append(cand, id)
+		}
+	}
+	if len(cand) == 0 {
+		return out, nil
+	}
+	runs, err := s.runRows(ctx, q, cand)
+	if err != nil {
+		return nil, err
+	}
+	lives, err := s.lives(ctx, q, bounded, false, cand)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := s.requestsOf(ctx, q, cand)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range cand {
 		run, ok := runs[id]
 		if !ok {
 			continue
 		}
-		standings(run, lives[id], undecided[id])
-		out[id] = leaselessDriver(run, lives[id], undecided[id], func(req int64) bool {
+		life := lives[id]
+		life.defers, life.resumed = decided[id].defers, decided[id].resumed
+		standings(run, life, reqs[id])
+		out[id] = leaselessDriver(run, life, reqs[id], func(req int64) bool {
 			var resolved sql.NullString
 			err := q.QueryRowContext(ctx, "SELECT resolved FROM pending_approvals WHERE id = ?", req).Scan(&resolved)
 			return err == nil && resolved.Valid

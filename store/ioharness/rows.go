@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -39,6 +40,10 @@ import (
 // learned is checked on each use against the row it ends at: a store whose
 // rows were deleted from under it (a rewind, a deleted session) is learned
 // again.
+
+// smallTable is a table size below which learning bounds is not worth its
+// reads: the whole table is one short read.
+const smallTable = readChunk
 
 // learnChunk is how many row ids one read of a learning pass covers.
 const learnChunk = 1 << 16
@@ -122,6 +127,9 @@ func (s *Store) runRanges(ctx context.Context, table string, runs []int64) ([]sp
 	top, err := tableTop(ctx, db, table)
 	if err != nil || top == 0 || len(runs) == 0 {
 		return nil, err
+	}
+	if top <= smallTable {
+		return []span{{first: math.MinInt64, last: top}}, nil // every row, in one read
 	}
 	tb := s.rows.table(table)
 	tb.mu.Lock()
@@ -370,6 +378,9 @@ func readRuns[T any](ctx context.Context, s *Store, sp runSpec, read func(*sql.R
 	for _, r := range ranges {
 		for lo := r.first; lo <= r.last; lo += readChunk {
 			hi := min(lo+readChunk-1, r.last)
+			if r.first == math.MinInt64 {
+				hi = r.last
+			}
 			err := s.eachRow(ctx, q, append([]any{lo, hi}, sp.args...), func(rows *sql.Rows) error {
 				item, err := read(rows)
 				out = append(out, item)
@@ -377,6 +388,9 @@ func readRuns[T any](ctx context.Context, s *Store, sp runSpec, read func(*sql.R
 			})
 			if err != nil {
 				return nil, err
+			}
+			if hi == r.last {
+				break
 			}
 		}
 	}
