@@ -23,6 +23,7 @@ func lifecycleDriver(t *testing.T, build func(string) (*fixture.Lifecycle, error
 	if err != nil {
 		t.Fatal(err)
 	}
+	patientReads(t)
 	return openDriver(t, lc.Path, 160, 45), lc
 }
 
@@ -33,6 +34,15 @@ func (d *driver) stateOf(id string) store.State {
 		d.t.Fatalf("no run %s", id)
 	}
 	return d.m.st.stateOf(r, d.m.st.waitingIn()[id] > 0, d.clock)
+}
+
+// patientReads lets the driver wait longer for a command before taking it
+// for a timer: these tests read stores, and a loaded machine under -race can
+// take more than the default for one read.
+func patientReads(t *testing.T) {
+	old := cmdTimeout
+	cmdTimeout = 3 * time.Second
+	t.Cleanup(func() { cmdTimeout = old })
 }
 
 func (d *driver) item(key string) (delivery store.Delivery, why string) {
@@ -82,6 +92,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	w.FinishRun(ctx, run, store.OutcomeStepCapReached)
 	w.ReleaseLease(ctx, run)
 
+	patientReads(t)
 	d := openDriver(t, path, 160, 45)
 	if st := d.stateOf(run); st != store.StateFinished {
 		t.Fatalf("before the resume: %v", st)
