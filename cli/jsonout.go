@@ -41,26 +41,32 @@ type jsonRecovery struct {
 }
 
 type jsonRun struct {
-	ID         string     `json:"id"`
-	ParentID   *string    `json:"parent_id"`
-	RootID     string     `json:"root_id"`
-	Depth      int        `json:"depth"`
-	State      string     `json:"state"`
-	Status     *string    `json:"status"`
-	Outcome    *string    `json:"outcome"`
-	Success    *bool      `json:"success"`
-	Goal       string     `json:"goal"`
-	Workspace  *string    `json:"workspace"`
-	Provider   *string    `json:"provider"`
-	TurnKind   *string    `json:"turn_kind"`
-	Steps      *int       `json:"steps"`
-	Tokens     *int64     `json:"tokens"`
-	StartedAt  *string    `json:"started_at"`
-	FinishedAt *string    `json:"finished_at"`
-	DurationMS *int64     `json:"duration_ms"`
-	Waiting    int        `json:"waiting"`
-	Liveness   string     `json:"liveness"`
-	Lease      *jsonLease `json:"lease"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parent_id"`
+	RootID    string  `json:"root_id"`
+	Depth     int     `json:"depth"`
+	State     string  `json:"state"`
+	Status    *string `json:"status"`
+	Outcome   *string `json:"outcome"`
+	Success   *bool   `json:"success"`
+	Goal      string  `json:"goal"`
+	Workspace *string `json:"workspace"`
+	Provider  *string `json:"provider"`
+	TurnKind  *string `json:"turn_kind"`
+	// Counts say their scope: agent_ is the run itself, tree_ the run and
+	// every run under it.
+	AgentSteps  *int       `json:"agent_steps"`
+	AgentTokens *int64     `json:"agent_tokens"`
+	TreeAgents  int        `json:"tree_agents"`
+	TreeSteps   *int       `json:"tree_steps"`
+	TreeTokens  *int64     `json:"tree_tokens"`
+	StartedAt   *string    `json:"started_at"`
+	FinishedAt  *string    `json:"finished_at"`
+	DurationMS  *int64     `json:"duration_ms"`
+	AgentWait   int        `json:"agent_waiting"`
+	TreeWait    int        `json:"tree_waiting"`
+	Liveness    string     `json:"liveness"`
+	Lease       *jsonLease `json:"lease"`
 	// Recovery is the tool call the run's driver died in the middle of,
 	// which a resume will not repeat until a person decides it.
 	Recovery *jsonRecovery `json:"recovery"`
@@ -180,16 +186,23 @@ func storeJSON(src store.Source) jsonStore {
 	return jsonStore{Path: src.Path(), Format: src.Format(), ReadOnly: ro, ReadOnlyReason: str(why)}
 }
 
-func (s *snapshot) runJSON(r store.Run) jsonRun {
-	rs := s.stateOf(r)
+func (rd *reading) runJSON(id string) jsonRun {
+	md := rd.md
+	r, _ := md.Run(id)
+	lease, heldBy := md.Lease(id)
 	j := jsonRun{
-		ID: r.ID, ParentID: str(r.ParentID), RootID: s.root(r.ID), Depth: r.Depth,
-		State: stateName(rs.state), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
+		ID: r.ID, ParentID: str(r.ParentID), RootID: md.RootOf(id), Depth: r.Depth,
+		State: stateName(md.State(id, rd.now)), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
 		Goal: r.Goal, Workspace: str(r.Workspace), Provider: str(r.Provider), TurnKind: str(r.TurnKind),
-		StartedAt: timePtr(r.StartedAt), Waiting: s.waiting[r.ID], Liveness: rs.liveness.String(),
+		StartedAt: timePtr(r.StartedAt), TreeAgents: md.Agents(id),
+		AgentWait: md.Waiting(id), TreeWait: md.TreeWaiting(id),
+		Liveness: md.Liveness(id, rd.now).String(),
 	}
-	if r.StatsKnown {
-		j.Steps, j.Tokens = ptr(r.Steps), ptr(r.Tokens)
+	if c := md.Agent(id); c.Known {
+		j.AgentSteps, j.AgentTokens = ptr(c.Steps), ptr(c.Tokens)
+	}
+	if c := md.Tree(id); c.Known {
+		j.TreeSteps, j.TreeTokens = ptr(c.Steps), ptr(c.Tokens)
 	}
 	if sum := r.Summary; sum != nil {
 		j.Success = ptr(sum.Success)
@@ -198,13 +211,13 @@ func (s *snapshot) runJSON(r store.Run) jsonRun {
 			j.DurationMS = ptr(sum.Duration.Milliseconds())
 		}
 	}
-	if l := rs.lease; l != nil {
-		jl := &jsonLease{HeldBy: rs.heldBy, Owner: l.Owner, Generation: l.Generation,
-			AcquiredAt: timePtr(l.AcquiredAt), RenewedAt: timePtr(l.RenewedAt), TTLSeconds: int64(l.TTL / time.Second)}
-		if pid := l.OwnerPID(); pid > 0 {
+	if lease != nil {
+		jl := &jsonLease{HeldBy: heldBy, Owner: lease.Owner, Generation: lease.Generation,
+			AcquiredAt: timePtr(lease.AcquiredAt), RenewedAt: timePtr(lease.RenewedAt), TTLSeconds: int64(lease.TTL / time.Second)}
+		if pid := lease.OwnerPID(); pid > 0 {
 			jl.PID = ptr(pid)
 		}
-		_, note := store.OwnerCheck(*l)
+		_, note := store.OwnerCheck(*lease)
 		jl.LivenessNote = str(note)
 		j.Lease = jl
 	}
@@ -241,15 +254,15 @@ func sampleJSON(c store.ContextSample) jsonSample {
 	return j
 }
 
-func (s *snapshot) requestJSON(q store.Request) jsonRequest {
-	d, why := s.classify(q)
+func (rd *reading) requestJSON(q store.Request) jsonRequest {
+	d, why := rd.delivery(q)
 	j := jsonRequest{
 		Key: requestKey(q.Key()), Kind: q.Kind.String(), ID: q.ID, RunID: q.RunID, Step: q.Step,
 		Ancestry: q.Ancestry, AskedAt: timePtr(q.AskedAt), Resolved: q.Resolved,
 		Delivery: deliveryName(d), DeliveryReason: str(why),
 	}
 	if j.Ancestry == nil {
-		j.Ancestry = s.ancestry(q.RunID)
+		j.Ancestry = rd.md.Ancestry(q.RunID)
 	}
 	if q.Resolved {
 		j.Decision, j.DecidedBy, j.Correction = ptr(q.Decision), str(q.DecidedBy), str(q.Correction)

@@ -77,8 +77,9 @@ func TestCLIResumedAfterLimit(t *testing.T) {
 	if r.State != "waiting" || deref(r.Status) != "completed" || deref(r.Outcome) != "step_cap_reached" || r.Liveness != "live" {
 		t.Errorf("run: state %s, status %v, outcome %v, liveness %s", r.State, deref(r.Status), deref(r.Outcome), r.Liveness)
 	}
-	if deref(r.Steps) != 5 || deref(r.Tokens) != 7000 || r.FinishedAt != nil || r.Success != nil || r.Waiting != 1 {
-		t.Errorf("counts: steps %v tokens %v finished %v success %v waiting %d (the old summary: 3 steps)", deref(r.Steps), deref(r.Tokens), r.FinishedAt, r.Success, r.Waiting)
+	if deref(r.AgentSteps) != 5 || deref(r.AgentTokens) != 7000 || deref(r.TreeSteps) != 5 || r.FinishedAt != nil || r.Success != nil || r.AgentWait != 1 || r.TreeWait != 1 {
+		t.Errorf("counts: steps %v tokens %v tree steps %v finished %v success %v waiting %d/%d (the old summary: 3 steps)",
+			deref(r.AgentSteps), deref(r.AgentTokens), deref(r.TreeSteps), r.FinishedAt, r.Success, r.AgentWait, r.TreeWait)
 	}
 	key := "approval:" + lc.IDs["approval"]
 	if q := doc.request(t, key); q.Delivery != "deliverable" || q.DeliveryReason != nil {
@@ -107,11 +108,11 @@ func TestCLIResumedWithDecision(t *testing.T) {
 	h := newHarness(t)
 	doc := runsJSON(t, h, lc.Path)
 	resumed, deferred := doc.run(t, lc.IDs["resumed"]), doc.run(t, lc.IDs["deferred"])
-	if resumed.State != "waiting" || deref(resumed.Status) != "paused" || resumed.Waiting != 1 {
-		t.Errorf("resumed: state %s status %v waiting %d", resumed.State, deref(resumed.Status), resumed.Waiting)
+	if resumed.State != "waiting" || deref(resumed.Status) != "paused" || resumed.AgentWait != 1 {
+		t.Errorf("resumed: state %s status %v waiting %d", resumed.State, deref(resumed.Status), resumed.AgentWait)
 	}
-	if deferred.State != "paused" || deferred.Waiting != 1 {
-		t.Errorf("deferred: state %s waiting %d", deferred.State, deferred.Waiting)
+	if deferred.State != "paused" || deferred.AgentWait != 1 {
+		t.Errorf("deferred: state %s waiting %d", deferred.State, deferred.AgentWait)
 	}
 	now := doc.request(t, "approval:"+lc.IDs["resumedNow"])
 	if now.Delivery != "unknown" || !strings.Contains(deref(now.DeliveryReason), "resume_with_decision") {
@@ -138,8 +139,8 @@ func TestCLIOrphaned(t *testing.T) {
 	h := newHarness(t)
 	doc := runsJSON(t, h, lc.Path)
 	run := doc.run(t, lc.IDs["run"])
-	if run.State != "waiting" || run.Waiting != 1 {
-		t.Errorf("run: state %s, waiting %d (two undecided rows, one polled)", run.State, run.Waiting)
+	if run.State != "waiting" || run.AgentWait != 1 || run.TreeWait != 1 {
+		t.Errorf("run: state %s, waiting %d/%d (two undecided rows, one polled)", run.State, run.AgentWait, run.TreeWait)
 	}
 	orphan, live := doc.request(t, "approval:"+lc.IDs["orphan"]), doc.request(t, "approval:"+lc.IDs["live"])
 	if orphan.Delivery != "orphaned" || !strings.Contains(deref(orphan.DeliveryReason), "asked again in approval:"+lc.IDs["live"]) {

@@ -5,51 +5,52 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/vigil-run/vigil/views"
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // goalWidth caps the goal column of the runs table.
 const goalWidth = 72
 
 func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
-	now := a.now()
-	snap, err := loadSnapshot(ctx, s.src, now)
+	rd, err := a.read(ctx, s.src)
 	if err != nil {
 		return err
 	}
+	md := rd.md
 	if asJSON {
-		out := jsonRuns{Store: storeJSON(s.src), At: jsonTime(now), Runs: []jsonRun{}, Requests: []jsonRequest{}}
-		for _, r := range snap.runs {
-			out.Runs = append(out.Runs, snap.runJSON(r))
+		out := jsonRuns{Store: storeJSON(s.src), At: jsonTime(rd.now), Runs: []jsonRun{}, Requests: []jsonRequest{}}
+		for _, id := range md.Newest() {
+			out.Runs = append(out.Runs, rd.runJSON(id))
 		}
-		for _, q := range snap.open {
-			out.Requests = append(out.Requests, snap.requestJSON(q))
+		for _, q := range rd.openRequests(nil) {
+			out.Requests = append(out.Requests, rd.requestJSON(q))
 		}
 		return writeJSON(a.stdout, out)
 	}
-	if len(snap.runs) == 0 {
+	if md.Len() == 0 {
 		fmt.Fprintf(a.stdout, "no runs in %s\n", clean(s.src.Path()))
 		return nil
 	}
-	t := &table{header: []string{"ID", "PARENT", "DEPTH", "STATE", "STATUS", "OUTCOME", "STEPS", "TOKENS", "STARTED", "DURATION", "GOAL"},
-		right: map[int]bool{2: true, 6: true, 7: true, 9: true}}
-	for _, r := range snap.runs {
-		rs := snap.stateOf(r)
-		steps, tokens := "-", "-"
-		if r.StatsKnown {
-			steps, tokens = strconv.Itoa(r.Steps), views.Tokens(r.Tokens)
-		}
+	// Counts in both scopes: the agent's own (its timeline) and its whole
+	// tree's (what the explorer's Runs pane shows for a root).
+	t := &table{header: []string{"ID", "PARENT", "DEPTH", "STATE", "STATUS", "OUTCOME", "AGENT STEPS", "AGENT TOKENS",
+		"TREE STEPS", "TREE TOKENS", "STARTED", "DURATION", "GOAL"},
+		right: map[int]bool{2: true, 6: true, 7: true, 8: true, 9: true, 11: true}}
+	for _, id := range md.Newest() {
+		r, _ := md.Run(id)
+		agent, tree := md.Agent(id), md.Tree(id)
 		dur := "-"
-		if d, ok := snap.duration(r, rs.state); ok {
-			dur = views.Duration(d)
+		if d, ok := md.Duration(id, rd.now); ok {
+			dur = textfmt.Duration(d)
 		}
 		started := "-"
 		if !r.StartedAt.IsZero() {
 			started = r.StartedAt.In(a.loc).Format("2006-01-02 15:04")
 		}
-		t.add(clean(r.ID), orDash(clean(r.ParentID)), strconv.Itoa(r.Depth), stateName(rs.state),
-			orDash(cleanCut(string(r.Status), 12)), orDash(cleanCut(string(r.Outcome), 24)), steps, tokens, started, dur,
-			cleanCut(r.Goal, goalWidth))
+		t.add(clean(r.ID), orDash(clean(r.ParentID)), strconv.Itoa(r.Depth), stateName(md.State(id, rd.now)),
+			orDash(cleanCut(string(r.Status), 12)), orDash(cleanCut(string(r.Outcome), 24)),
+			stepsText(agent), tokensText(agent, textfmt.Tokens), stepsText(tree), tokensText(tree, textfmt.Tokens),
+			started, dur, cleanCut(r.Goal, goalWidth))
 	}
 	t.write(a.stdout, "")
 	return nil

@@ -6,15 +6,18 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/views"
 )
 
 // shown is everything show prints about one run.
 type shown struct {
-	snap     *snapshot
+	rd       *reading
+	id       string
 	run      store.Run
 	tree     []string // the run and every run under it, depth first
 	steps    []store.Step
@@ -27,30 +30,22 @@ func noSuchRun(src store.Source, id string) error {
 }
 
 func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*shown, error) {
-	snap, err := loadSnapshot(ctx, src, a.now())
+	rd, err := a.read(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	run, ok := snap.byID[id]
+	run, ok := rd.md.Run(id)
 	if !ok {
 		return nil, noSuchRun(src, id)
 	}
-	sh := &shown{snap: snap, run: run, tree: snap.subtree(id)}
+	sh := &shown{rd: rd, id: id, run: run, tree: rd.md.Subtree(id)}
 	if sh.steps, err = src.Steps(ctx, id); err != nil {
 		return nil, err
 	}
 	if sh.samples, err = src.ContextSamples(ctx, id); err != nil {
 		return nil, err
 	}
-	in := map[string]bool{}
-	for _, t := range sh.tree {
-		in[t] = true
-	}
-	for _, q := range snap.open {
-		if in[q.RunID] {
-			sh.requests = append(sh.requests, q)
-		}
-	}
+	sh.requests = rd.openRequests(func(runID string) bool { return rd.md.Within(runID, id) })
 	return sh, nil
 }
 
@@ -71,12 +66,12 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 }
 
 func (sh *shown) json() jsonShow {
-	snap := sh.snap
-	out := jsonShow{Store: storeJSON(snap.src), At: jsonTime(snap.now), Run: snap.runJSON(sh.run),
-		Ancestry: snap.ancestry(sh.run.ID), Tree: []jsonRun{}, Steps: []jsonStep{}, Context: []jsonSample{},
+	rd := sh.rd
+	out := jsonShow{Store: storeJSON(rd.src), At: jsonTime(rd.now), Run: rd.runJSON(sh.id),
+		Ancestry: rd.md.Ancestry(sh.id), Tree: []jsonRun{}, Steps: []jsonStep{}, Context: []jsonSample{},
 		Requests: []jsonRequest{}}
 	for _, id := range sh.tree {
-		out.Tree = append(out.Tree, snap.runJSON(snap.byID[id]))
+		out.Tree = append(out.Tree, rd.runJSON(id))
 	}
 	for _, st := range sh.steps {
 		out.Steps = append(out.Steps, stepJSON(st))
@@ -84,85 +79,108 @@ func (sh *shown) json() jsonShow {
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
 	}
-	d := views.ComputeDrift(sh.samples)
+	d := runmodel.ComputeDrift(sh.samples)
 	out.Drift = jsonDrift{Turns: d.Turns, Missing: d.Missing, Estimated: d.SumEst, Reported: d.SumReported, Gap: d.SumGap}
 	if d.SumReported != 0 {
 		out.Drift.Cumulative = ptr(d.Cumulative)
 	}
 	for _, q := range sh.requests {
-		out.Requests = append(out.Requests, snap.requestJSON(q))
+		out.Requests = append(out.Requests, rd.requestJSON(q))
 	}
 	return out
 }
 
-// treeLines draws the tree: each run id with its branch prefix.
+// guideLevels bounds the drawing in front of an agent: a deeper one keeps
+// its last levels after a ⋯, so a chain thousands deep costs each line a
+// few cells, not thousands.
+const guideLevels = 16
+
+// treeLines draws the tree: each run id with its branch prefix, parents
+// before children. It keeps its own stack, not Go's: a chain of sub-agents
+// can be as deep as the store is long.
 func (sh *shown) treeLines() [][2]string {
-	var out [][2]string
-	seen := map[string]bool{}
-	var walk func(id, prefix, branch string)
-	walk = func(id, prefix, branch string) {
-		if seen[id] {
-			return
+	type at struct {
+		id, prefix, branch string
+		deep               bool // levels were dropped from the front of prefix
+	}
+	out := make([][2]string, 0, len(sh.tree))
+	stack := []at{{id: sh.id}}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		guide := n.prefix + n.branch
+		if n.deep {
+			guide = "⋯" + guide
 		}
-		seen[id] = true
-		out = append(out, [2]string{id, prefix + branch})
-		kids := sh.snap.children[id]
-		next := prefix
-		switch branch {
+		out = append(out, [2]string{n.id, guide})
+		next, deep := n.prefix, n.deep
+		switch n.branch {
 		case "├─ ":
 			next += "│  "
 		case "└─ ":
 			next += "   "
 		}
-		for i, k := range kids {
+		if utf8.RuneCountInString(next) > 3*guideLevels {
+			_, size := utf8.DecodeRuneInString(next)
+			next, deep = next[size+2:], true // a level is one rune and two spaces
+		}
+		kids := sh.rd.md.Children(n.id)
+		for i := len(kids) - 1; i >= 0; i-- {
 			b := "├─ "
 			if i == len(kids)-1 {
 				b = "└─ "
 			}
-			walk(k, next, b)
+			stack = append(stack, at{kids[i], next, b, deep})
 		}
 	}
-	walk(sh.run.ID, "", "")
 	return out
 }
 
 // leaseLine says who drives the run, in words.
-func (a *app) leaseLine(snap *snapshot, r store.Run, rs runState) string {
-	if !snap.src.RecordsLeases() {
+func (a *app) leaseLine(rd *reading, id string) string {
+	if !rd.md.RecordsLeases() {
 		return "the store records no leases"
 	}
-	l := rs.lease
-	if l == nil && r.LeaselessDriver {
+	l, heldBy := rd.md.Lease(id)
+	if r, _ := rd.md.Run(id); l == nil && r.LeaselessDriver {
 		return "no lease: resumed with a decision, which takes none, so nothing says whether its driver still runs"
 	}
 	if l == nil {
 		return "no lease: nobody drives it"
 	}
 	who := "lease"
-	if rs.heldBy != "" && rs.heldBy != r.ID {
-		who = "lease of run " + clean(rs.heldBy)
+	if heldBy != "" && heldBy != id {
+		who = "lease of run " + clean(heldBy)
 	}
 	pid := ""
 	if p := l.OwnerPID(); p > 0 {
 		pid = fmt.Sprintf(", pid %d", p)
 	}
-	line := fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rs.liveness, who, pid, a.fmtTime(l.RenewedAt), views.Duration(l.TTL))
+	line := fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rd.md.Liveness(id, rd.now), who, pid, a.fmtTime(l.RenewedAt), textfmt.Duration(l.TTL))
 	if _, note := store.OwnerCheck(*l); note != "" {
 		line += "; " + clean(note)
 	}
 	return line
 }
 
+// ownCounts says the scope of the tree table's counts.
+const ownCounts = "steps, tokens and waiting requests are each agent's own"
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// countsLine is one count in both scopes, for the run's fields: "agent 4,
+// tree 10".
+func countsLine(agent, tree string) string { return "agent " + agent + ", tree " + tree }
+
 func (a *app) showText(w io.Writer, sh *shown) {
-	snap, r := sh.snap, sh.run
-	rs := snap.stateOf(r)
+	rd, md, r := sh.rd, sh.rd.md, sh.run
 	fmt.Fprintf(w, "run %s  %s\n", clean(r.ID), clean(r.Goal))
 	kv := &table{}
-	kv.add("state", stateName(rs.state)+" ("+a.leaseLine(snap, r, rs)+")")
+	kv.add("state", stateName(md.State(sh.id, rd.now))+" ("+a.leaseLine(rd, sh.id)+")")
 	kv.add("status", orDash(clean(string(r.Status))))
 	kv.add("outcome", orDash(clean(string(r.Outcome))))
 	if !r.IsRoot() {
-		kv.add("parent", clean(r.ParentID)+" (tree "+clean(strings.Join(snap.ancestry(r.ID), " › "))+")")
+		kv.add("parent", clean(r.ParentID)+" (tree "+clean(strings.Join(md.Ancestry(sh.id), " › "))+")")
 	}
 	kv.add("depth", strconv.Itoa(r.Depth))
 	if rec := r.Recovery; rec != nil {
@@ -173,13 +191,12 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	if r.Summary != nil {
 		kv.add("finished", a.fmtTime(r.Summary.FinishedAt))
 	}
-	if d, ok := snap.duration(r, rs.state); ok {
-		kv.add("duration", views.Duration(d))
+	if d, ok := md.Duration(sh.id, rd.now); ok {
+		kv.add("duration", textfmt.Duration(d))
 	}
-	if r.StatsKnown {
-		kv.add("steps", strconv.Itoa(r.Steps))
-		kv.add("tokens", views.Thousands(r.Tokens))
-	}
+	agent, tree := md.Agent(sh.id), md.Tree(sh.id)
+	kv.add("steps", countsLine(stepsText(agent), stepsText(tree)))
+	kv.add("tokens", countsLine(tokensText(agent, textfmt.Thousands), tokensText(tree, textfmt.Thousands)))
 	if r.Provider != "" {
 		kv.add("provider", clean(r.Provider))
 	}
@@ -189,25 +206,22 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	kv.write(w, "  ")
 
 	if len(sh.tree) > 1 {
-		fmt.Fprintf(w, "\ntree (%d agents)\n", len(sh.tree))
+		fmt.Fprintf(w, "\ntree (%d agents; %s)\n", len(sh.tree), ownCounts)
 		t := &table{header: []string{"AGENT", "STATE", "STEPS", "TOKENS", "WAITING", "GOAL"}, right: map[int]bool{2: true, 3: true, 4: true}}
 		for _, l := range sh.treeLines() {
-			cr := snap.byID[l[0]]
-			crs := snap.stateOf(cr)
-			steps, tokens := "-", "-"
-			if cr.StatsKnown {
-				steps, tokens = strconv.Itoa(cr.Steps), views.Tokens(cr.Tokens)
-			}
+			cr, _ := md.Run(l[0])
+			own := md.Agent(l[0])
 			waiting := ""
-			if n := snap.waiting[cr.ID]; n > 0 {
+			if n := md.Waiting(l[0]); n > 0 {
 				waiting = strconv.Itoa(n)
 			}
-			t.add(l[1]+clean(cr.ID), stateName(crs.state), steps, tokens, waiting, cleanCut(cr.Goal, goalWidth))
+			t.add(l[1]+clean(cr.ID), stateName(md.State(l[0], rd.now)), stepsText(own), tokensText(own, textfmt.Tokens), waiting,
+				cleanCut(cr.Goal, goalWidth))
 		}
 		t.write(w, "  ")
 	}
 
-	fmt.Fprintf(w, "\nsteps (%d)\n", len(sh.steps))
+	fmt.Fprintf(w, "\nagent steps (%d)\n", len(sh.steps))
 	if len(sh.steps) > 0 {
 		t := &table{header: []string{"STEP", "DECISION", "TOOL CALL", "TOKENS", "RETRIES"}, right: map[int]bool{0: true, 3: true}}
 		for _, st := range sh.steps {
@@ -219,18 +233,18 @@ func (a *app) showText(w io.Writer, sh *shown) {
 			if n := len(st.Retries); n > 0 {
 				retries = strconv.Itoa(n)
 			}
-			t.add(strconv.Itoa(st.Number), dec, cleanCut(st.ToolCall, 56), views.Thousands(st.Tokens), retries)
+			t.add(strconv.Itoa(st.Number), dec, cleanCut(st.ToolCall, 56), textfmt.Thousands(st.Tokens), retries)
 		}
 		t.write(w, "  ")
 	}
 
-	d := views.ComputeDrift(sh.samples)
+	d := runmodel.ComputeDrift(sh.samples)
 	head := fmt.Sprintf("\ncontext (%d turns", d.Turns)
 	if d.Missing > 0 {
 		head += fmt.Sprintf(", %d not reported", d.Missing)
 	}
 	if d.SumReported != 0 {
-		head += ", cumulative drift " + views.Percent(d.Cumulative)
+		head += ", cumulative drift " + textfmt.Percent(d.Cumulative)
 	}
 	fmt.Fprintln(w, head+")")
 	if len(sh.samples) > 0 {
@@ -243,14 +257,14 @@ func (a *app) showText(w io.Writer, sh *shown) {
 
 	fmt.Fprintf(w, "\nopen requests (%d)\n", len(sh.requests))
 	for _, q := range sh.requests {
-		a.requestText(w, snap, q)
+		a.requestText(w, rd, q)
 	}
 }
 
 // requestText prints one request: its key and where it waits, then what it
 // asks, indented.
-func (a *app) requestText(w io.Writer, snap *snapshot, q store.Request) {
-	d, why := snap.classify(q)
+func (a *app) requestText(w io.Writer, rd *reading, q store.Request) {
+	d, why := rd.delivery(q)
 	del := deliveryName(d)
 	if why != "" {
 		del += ": " + clean(why)
@@ -260,7 +274,7 @@ func (a *app) requestText(w io.Writer, snap *snapshot, q store.Request) {
 	case store.Approval:
 		size := ""
 		if q.HasContent {
-			size = fmt.Sprintf(" (%s bytes)", views.Thousands(q.ContentBytes))
+			size = fmt.Sprintf(" (%s bytes)", textfmt.Thousands(q.ContentBytes))
 		}
 		fmt.Fprintf(w, "    %s %s%s\n", clean(q.Act), clean(q.Target), size)
 	case store.Question:
@@ -344,17 +358,16 @@ func mdTable(w io.Writer, header []string, rows [][]string) {
 }
 
 func (a *app) showMarkdown(w io.Writer, sh *shown) {
-	snap, r := sh.snap, sh.run
-	rs := snap.stateOf(r)
+	rd, md, r := sh.rd, sh.rd.md, sh.run
 	fmt.Fprintf(w, "# Run %s: %s\n\n", clean(r.ID), clean(r.Goal))
 	var rows [][]string
 	add := func(k, v string) { rows = append(rows, []string{k, v}) }
-	add("State", mdCell(stateName(rs.state)+" ("+a.leaseLine(snap, r, rs)+")"))
+	add("State", mdCell(stateName(md.State(sh.id, rd.now))+" ("+a.leaseLine(rd, sh.id)+")"))
 	add("Status", mdCell(orDash(string(r.Status))))
 	add("Outcome", mdCell(orDash(string(r.Outcome))))
 	if !r.IsRoot() {
 		add("Parent", mdCell(r.ParentID))
-		add("Ancestry", mdCell(strings.Join(snap.ancestry(r.ID), " › ")))
+		add("Ancestry", mdCell(strings.Join(md.Ancestry(sh.id), " › ")))
 	}
 	add("Depth", strconv.Itoa(r.Depth))
 	if rec := r.Recovery; rec != nil {
@@ -365,36 +378,34 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 	if r.Summary != nil {
 		add("Finished", a.fmtTime(r.Summary.FinishedAt))
 	}
-	if d, ok := snap.duration(r, rs.state); ok {
-		add("Duration", views.Duration(d))
+	if d, ok := md.Duration(sh.id, rd.now); ok {
+		add("Duration", textfmt.Duration(d))
 	}
-	if r.StatsKnown {
-		add("Steps", strconv.Itoa(r.Steps))
-		add("Tokens", views.Thousands(r.Tokens))
-	}
+	agent, tree := md.Agent(sh.id), md.Tree(sh.id)
+	add("Agent steps", stepsText(agent))
+	add("Agent tokens", tokensText(agent, textfmt.Thousands))
+	add("Tree steps", stepsText(tree))
+	add("Tree tokens", tokensText(tree, textfmt.Thousands))
 	if r.Provider != "" {
 		add("Provider", mdCell(r.Provider))
 	}
 	if r.Workspace != "" {
 		add("Workspace", mdCode(r.Workspace, true))
 	}
-	add("Store", mdCode(snap.src.Path(), true))
+	add("Store", mdCode(rd.src.Path(), true))
 	mdTable(w, []string{"Field", "Value"}, rows)
 
-	fmt.Fprintf(w, "## Tree\n\n")
+	fmt.Fprintf(w, "## Tree\n\n%s.\n\n", capitalize(ownCounts))
 	rows = nil
 	for _, l := range sh.treeLines() {
-		cr := snap.byID[l[0]]
-		steps, tokens := "-", "-"
-		if cr.StatsKnown {
-			steps, tokens = strconv.Itoa(cr.Steps), views.Thousands(cr.Tokens)
-		}
-		rows = append(rows, []string{l[1] + mdCell(cr.ID), strconv.Itoa(cr.Depth), stateName(snap.stateOf(cr).state),
-			steps, tokens, strconv.Itoa(snap.waiting[cr.ID]), mdCell(cr.Goal)})
+		cr, _ := md.Run(l[0])
+		own := md.Agent(l[0])
+		rows = append(rows, []string{l[1] + mdCell(cr.ID), strconv.Itoa(cr.Depth), stateName(md.State(l[0], rd.now)),
+			stepsText(own), tokensText(own, textfmt.Thousands), strconv.Itoa(md.Waiting(l[0])), mdCell(cr.Goal)})
 	}
 	mdTable(w, []string{"Agent", "Depth", "State", "Steps", "Tokens", "Waiting", "Goal"}, rows)
 
-	fmt.Fprintf(w, "## Steps\n\n")
+	fmt.Fprintf(w, "## Steps\n\nThe run's own steps.\n\n")
 	if len(sh.steps) == 0 {
 		fmt.Fprintf(w, "No steps yet.\n\n")
 	} else {
@@ -408,20 +419,20 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			for _, rt := range st.Retries {
 				retries = append(retries, mdCell(rt.Decision))
 			}
-			rows = append(rows, []string{strconv.Itoa(st.Number), dec, mdCode(st.ToolCall, true), views.Thousands(st.Tokens),
+			rows = append(rows, []string{strconv.Itoa(st.Number), dec, mdCode(st.ToolCall, true), textfmt.Thousands(st.Tokens),
 				strings.Join(retries, "<br>")})
 		}
 		mdTable(w, []string{"Step", "Decision", "Tool call", "Tokens", "Retries"}, rows)
 	}
 
 	fmt.Fprintf(w, "## Context\n\n")
-	d := views.ComputeDrift(sh.samples)
+	d := runmodel.ComputeDrift(sh.samples)
 	if len(sh.samples) == 0 {
 		fmt.Fprintf(w, "No context samples.\n\n")
 	} else {
 		fmt.Fprintf(w, "%d turns, %d not reported by the provider", d.Turns, d.Missing)
 		if d.SumReported != 0 {
-			fmt.Fprintf(w, "; cumulative drift %s (reported minus estimate, over reported)", views.Percent(d.Cumulative))
+			fmt.Fprintf(w, "; cumulative drift %s (reported minus estimate, over reported)", textfmt.Percent(d.Cumulative))
 		}
 		fmt.Fprintf(w, ".\n\n")
 		rows = nil
@@ -436,7 +447,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 		fmt.Fprintf(w, "None.\n")
 	}
 	for _, q := range sh.requests {
-		dl, why := snap.classify(q)
+		dl, why := rd.delivery(q)
 		fmt.Fprintf(w, "### %s\n\n", requestKey(q.Key()))
 		fmt.Fprintf(w, "Run %s, step %d. Delivery: %s", clean(q.RunID), q.Step, deliveryName(dl))
 		if why != "" {
@@ -448,7 +459,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			fmt.Fprintf(w, "%s %s\n\n", mdCell(q.Act), mdCode(q.Target, false))
 			if q.HasContent {
 				if int64(len(q.Content)) < q.ContentBytes {
-					fmt.Fprintf(w, "Content (first %s of %s bytes):\n\n", views.Thousands(int64(len(q.Content))), views.Thousands(q.ContentBytes))
+					fmt.Fprintf(w, "Content (first %s of %s bytes):\n\n", textfmt.Thousands(int64(len(q.Content))), textfmt.Thousands(q.ContentBytes))
 				}
 				mdFence(w, q.Content)
 				fmt.Fprintln(w)
@@ -481,9 +492,9 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 // signed writes a count with its sign and thousands separators: +1,200.
 func signed(n int64) string {
 	if n >= 0 {
-		return "+" + views.Thousands(n)
+		return "+" + textfmt.Thousands(n)
 	}
-	return views.Thousands(n)
+	return textfmt.Thousands(n)
 }
 
 // sampleCells is a context sample as table cells: step, estimate (a dash
@@ -493,16 +504,16 @@ func sampleCells(c store.ContextSample, missing string) []string {
 	j := sampleJSON(c)
 	est, rep, gap, drift := "–", missing, "", ""
 	if j.Estimated != nil {
-		est = views.Thousands(*j.Estimated)
+		est = textfmt.Thousands(*j.Estimated)
 	}
 	if j.Reported != nil {
-		rep = views.Thousands(*j.Reported)
+		rep = textfmt.Thousands(*j.Reported)
 	}
 	if j.Gap != nil {
 		gap = signed(*j.Gap)
 	}
 	if j.Drift != nil {
-		drift = views.Percent(*j.Drift)
+		drift = textfmt.Percent(*j.Drift)
 	}
 	return []string{strconv.Itoa(c.Step), est, rep, gap, drift}
 }

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -17,17 +18,14 @@ import (
 type tailer struct {
 	a    *app
 	src  store.Source
-	root string               // the run being tailed
-	runs map[string]store.Run // every run seen
-	in   map[string]bool      // the runs being tailed: root and its tree
-	kids map[string][]string  // children by parent, for runs that join later
-	seen map[int64]bool       // step rows printed
+	root string          // the run being tailed
+	md   *runmodel.Model // every run, folded forward: the tailed tree as it grows, and its counts
+	seen map[int64]bool  // step rows printed
 	ctx  context.Context
 }
 
 func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duration) error {
-	t := &tailer{a: a, src: s.src, root: id, runs: map[string]store.Run{}, in: map[string]bool{},
-		kids: map[string][]string{}, seen: map[int64]bool{}, ctx: ctx}
+	t := &tailer{a: a, src: s.src, root: id, seen: map[int64]bool{}, ctx: ctx}
 	// Watch first, then take the cursor, then read what is there: anything
 	// committed in between comes again through Changes and is skipped by
 	// row id.
@@ -41,20 +39,13 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 	if err != nil {
 		return t.quiet(err)
 	}
-	runs, err := s.src.Runs(ctx)
-	if err != nil {
+	// Counted now, so the steps folded in later add to known counts.
+	if t.md, err = runmodel.Load(ctx, s.src, a.now()); err != nil {
 		return t.quiet(err)
 	}
-	for _, r := range runs {
-		t.runs[r.ID] = r
-		if r.ParentID != "" {
-			t.kids[r.ParentID] = append(t.kids[r.ParentID], r.ID)
-		}
-	}
-	if _, ok := t.runs[id]; !ok {
+	if _, ok := t.md.Run(id); !ok {
 		return noSuchRun(s.src, id)
 	}
-	t.join(id)
 	if err := t.printExisting(); err != nil {
 		return t.quiet(err)
 	}
@@ -99,17 +90,6 @@ func (t *tailer) quiet(err error) error {
 	return err
 }
 
-// join adds a run and (recursively) the runs under it that are known.
-func (t *tailer) join(id string) {
-	if t.in[id] {
-		return
-	}
-	t.in[id] = true
-	for _, k := range t.kids[id] {
-		t.join(k)
-	}
-}
-
 type tailRow struct {
 	rowID    int64
 	runID    string
@@ -122,7 +102,7 @@ type tailRow struct {
 
 func (t *tailer) printExisting() error {
 	var rows []tailRow
-	for id := range t.in {
+	for _, id := range t.md.Subtree(t.root) {
 		steps, err := t.src.Steps(t.ctx, id)
 		if err != nil {
 			return err
@@ -154,21 +134,12 @@ func (t *tailer) refresh(cur store.Cursor) (bool, store.Cursor, error) {
 			return found, cur, fmt.Errorf("%s: the store was replaced while tailing", t.src.Path())
 		}
 		found = found || !ch.Empty()
-		// Runs first: a step of a child spawned since the last refresh
-		// belongs to the tree only once its run is known.
-		for _, r := range ch.Runs {
-			_, known := t.runs[r.ID]
-			t.runs[r.ID] = r
-			if !known && r.ParentID != "" {
-				t.kids[r.ParentID] = append(t.kids[r.ParentID], r.ID)
-				if t.in[r.ParentID] {
-					t.join(r.ID)
-				}
-			}
-		}
+		// Runs are folded with the steps: a step of a child spawned since
+		// the last refresh belongs to the tree once its run is known.
+		t.md.Apply(ch, t.a.now())
 		var rows []tailRow
 		for _, s := range ch.Steps {
-			if t.in[s.RunID] {
+			if t.md.Within(s.RunID, t.root) {
 				rows = append(rows, tailRow{rowID: s.RowID, runID: s.RunID, number: s.Number, decision: s.Decision, result: s.ResultHead,
 					tokens: s.Tokens, aux: s.IsAux()})
 			}
@@ -210,56 +181,68 @@ func (t *tailer) print(rows []tailRow) error {
 // finished reports whether the tailed run has ended. A run parked on a
 // human has not: StateOf, told nothing of leases, says paused for it.
 func (t *tailer) finished() bool {
-	r := t.runs[t.root]
+	r, _ := t.md.Run(t.root)
 	return store.StateOf(r, nil, false, false, time.Time{}) == store.StateFinished
 }
 
-// last prints the line that ends a tail: the outcome and the run's totals.
+// last prints the line that ends a tail: the outcome, the run's own counts
+// and duration, and for a tree the whole tree's counts.
 func (t *tailer) last() error {
 	r := t.summary()
 	parts := []string{}
-	if s := r.Summary; s != nil {
-		parts = append(parts, fmt.Sprintf("%d steps", s.Steps), views.Tokens(s.Tokens)+" tokens")
-		if s.HasDuration {
-			parts = append(parts, views.Duration(s.Duration))
-		}
-	} else if st, err := t.src.RunStats(t.ctx, []string{r.ID}); err == nil {
-		parts = append(parts, fmt.Sprintf("%d steps", st[r.ID].Steps), views.Tokens(st[r.ID].Tokens)+" tokens")
+	if own := t.md.Agent(r.ID); own.Known {
+		parts = append(parts, fmt.Sprintf("%d steps", own.Steps), textfmt.Tokens(own.Tokens)+" tokens")
+	}
+	if d, ok := t.md.Duration(r.ID, t.a.now()); ok {
+		parts = append(parts, textfmt.Duration(d))
 	}
 	line := fmt.Sprintf("#%s finished: %s", clean(r.ID), orDash(clean(string(r.Outcome))))
 	if len(parts) > 0 {
-		line += " (" + strings.Join(parts, ", ") + ")"
+		line += " (" + strings.Join(parts, ", ")
+		if n, tree := t.md.Agents(r.ID), t.md.Tree(r.ID); n > 1 && tree.Known {
+			line += fmt.Sprintf("; whole tree: %d agents, %d steps, %s tokens", n, tree.Steps, textfmt.Tokens(tree.Tokens))
+		}
+		line += ")"
 	}
 	_, err := fmt.Fprintln(t.a.stdout, line)
 	return err
 }
 
-// summary is the finished run with its summary. io-harness writes the
-// outcome and the summary row in two statements, so a refresh can see the
-// run ended before its summary lands: wait a little for it.
+// summary is the finished run with its summary, folded into the model
+// (its counts are the summary's). io-harness writes the outcome and the
+// summary row in two statements, so a refresh can see the run ended before
+// its summary lands: wait a little for it.
 func (t *tailer) summary() store.Run {
-	r := t.runs[t.root]
+	r, _ := t.md.Run(t.root)
 	for i := 0; r.Summary == nil && i < 20 && t.ctx.Err() == nil; i++ {
 		if i > 0 {
 			time.Sleep(25 * time.Millisecond)
 		}
-		if g, ok := t.src.(store.RunGetter); ok {
-			x, err := g.Run(t.ctx, t.root)
-			if err != nil {
-				break
-			}
-			r.Summary = x.Summary
-			continue
-		}
-		runs, err := t.src.Runs(t.ctx)
+		x, err := t.reread()
 		if err != nil {
 			break
 		}
-		for _, x := range runs {
-			if x.ID == t.root {
-				r.Summary = x.Summary
-			}
+		if x.Summary != nil {
+			t.md.Apply(&store.Changes{Runs: []store.Run{x}}, t.a.now())
+			r, _ = t.md.Run(t.root)
 		}
 	}
 	return r
+}
+
+// reread reads the tailed run's row again.
+func (t *tailer) reread() (store.Run, error) {
+	if g, ok := t.src.(store.RunGetter); ok {
+		return g.Run(t.ctx, t.root)
+	}
+	runs, err := t.src.Runs(t.ctx)
+	if err != nil {
+		return store.Run{}, err
+	}
+	for _, x := range runs {
+		if x.ID == t.root {
+			return x, nil
+		}
+	}
+	return store.Run{}, noSuchRun(t.src, t.root)
 }

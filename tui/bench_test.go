@@ -32,7 +32,7 @@ func loadModel(path string, w, h int) (*Model, error) {
 	cmdTimeout = time.Minute // reads of a big store are not timers
 	settle(m, tea.WindowSizeMsg{Width: w, Height: h})
 	runCmd(m, m.Init())
-	if !m.loaded || !m.st.agentLoaded {
+	if !m.loaded || !m.st.agent.loaded {
 		return nil, fmt.Errorf("model did not load: %s", m.problem)
 	}
 	return m, nil
@@ -59,7 +59,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer m.src.Close()
-			if n := len(m.st.steps); n < c.shape.BigRun {
+			if n := len(m.st.agent.steps); n < c.shape.BigRun {
 				b.Fatalf("the open run has %d steps, want %d", n, c.shape.BigRun)
 			}
 			m.focusPane(paneTimeline)

@@ -26,7 +26,7 @@ func TestRepliesFromAReplacedSourceAreDropped(t *testing.T) {
 	}
 	cur := d.m.cursor
 	d.send(stale)
-	if d.m.st.runs[ghost.ID] != nil || d.m.cursor != cur {
+	if _, folded := d.m.st.model.Run(ghost.ID); folded || d.m.cursor != cur {
 		t.Fatal("a reply read from the replaced source was folded in")
 	}
 	if d.m.refreshing || d.m.askRefresh() == nil {
@@ -35,7 +35,7 @@ func TestRepliesFromAReplacedSourceAreDropped(t *testing.T) {
 
 	// The same reply from the source now open is folded in.
 	d.send(changesMsg{from: from{d.m.src.gen}, ch: &store.Changes{Runs: []store.Run{ghost}}, next: cur})
-	if d.m.st.runs[ghost.ID] == nil {
+	if _, folded := d.m.st.model.Run(ghost.ID); !folded {
 		t.Fatal("a current reply was dropped")
 	}
 }

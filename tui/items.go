@@ -1,41 +1,28 @@
 package tui
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
 
 // refreshItems rebuilds what the runs, tree and approval panes list from
-// the state. It walks the runs once: O(runs), done only when runs,
-// requests or leases changed, or once a second for the clock.
+// the run model: O(runs) once the model's sums are up to date, done only
+// when runs, requests or leases changed, or once a second for the clock.
 func (m *Model) refreshItems() {
 	now := m.now()
 	m.itemsAt = now
-	waiting := m.st.waitingIn()
-	items := make([]views.RunItem, 0, len(m.st.roots))
-	for _, id := range m.st.roots {
-		r := m.st.runs[id]
-		it := views.RunItem{Run: *r, Known: true}
-		for _, mid := range m.st.treeIDs(id) {
-			mr := m.st.runs[mid]
-			it.Agents++
-			it.Steps += mr.Steps
-			it.Tokens += mr.Tokens
-			it.Known = it.Known && mr.StatsKnown
-			it.Waiting += waiting[mid]
-		}
-		it.State = m.st.stateOf(r, it.Waiting > 0, now)
-		switch {
-		case r.Summary != nil && r.Summary.HasDuration:
-			it.Duration = r.Summary.Duration
-		case (it.State == store.StateRunning || it.State == store.StateWaiting) && !r.StartedAt.IsZero():
-			it.Duration = now.Sub(r.StartedAt)
-		}
+	md := m.st.model
+	roots := md.Roots()
+	items := make([]views.RunItem, 0, len(roots))
+	for _, id := range roots {
+		r, _ := md.Run(id)
+		it := views.RunItem{Run: r, State: md.State(id, now), Agents: md.Agents(id), Tree: md.Tree(id), Waiting: md.TreeWaiting(id)}
+		it.Duration, _ = md.Duration(id, now)
 		items = append(items, it)
 	}
 	m.runs.SetItems(items)
@@ -43,39 +30,22 @@ func (m *Model) refreshItems() {
 	m.refreshApprovals()
 }
 
-// refreshTree rebuilds the open run's tree: states, waiting marks carried
-// up to every ancestor, spawn refusals and the shared budget.
+// refreshTree rebuilds the open run's tree: states, each agent's own
+// counts, waiting marks carried up to every ancestor, spawn refusals and
+// the shared budget.
 func (m *Model) refreshTree() {
-	root := m.st.root
-	if root == "" || m.st.runs[root] == nil {
+	md, root := m.st.model, m.st.root
+	if _, ok := md.Run(root); !ok {
 		m.tree.SetTree(nil, nil)
 		return
 	}
 	now := m.now()
-	waiting := m.st.waitingIn()
-	ids := m.st.treeIDs(root)
+	ids := md.Subtree(root)
 	nodes := make(map[string]*views.AgentNode, len(ids))
 	for _, id := range ids {
-		r := m.st.runs[id]
-		nodes[id] = &views.AgentNode{Run: *r, Waiting: waiting[id], Marked: waiting[id] > 0}
-	}
-	// Carry each waiting mark up to the root.
-	for _, id := range ids {
-		if waiting[id] == 0 {
-			continue
-		}
-		seen := map[string]bool{}
-		for p := m.st.runs[id].ParentID; p != "" && !seen[p]; p = m.st.runs[p].ParentID {
-			seen[p] = true
-			n := nodes[p]
-			if n == nil {
-				break
-			}
-			n.Marked = true
-		}
-	}
-	for id, n := range nodes {
-		n.State = m.st.stateOf(m.st.runs[id], n.Waiting > 0, now)
+		r, _ := md.Run(id)
+		nodes[id] = &views.AgentNode{Run: r, State: md.State(id, now), Own: md.Agent(id), Waiting: md.Waiting(id),
+			Marked: md.TreeWaiting(id) > 0}
 	}
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
@@ -97,36 +67,19 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTree(root, nodes, m.st.kids, refusals), budget)
+	m.tree.SetTree(views.FlattenTree(root, nodes, md.Children, refusals), budget)
 }
 
 // refreshApprovals lists every undecided request in the store, oldest
 // first, each with the asking agent's chain and whether it can be decided.
 func (m *Model) refreshApprovals() {
 	now := m.now()
-	reqs := make([]*request, 0, len(m.st.requests))
-	for _, r := range m.st.requests {
-		reqs = append(reqs, r)
-	}
-	sort.Slice(reqs, func(i, j int) bool {
-		a, b := reqs[i], reqs[j]
-		if !a.firstSeen.Equal(b.firstSeen) {
-			return a.firstSeen.Before(b.firstSeen)
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return store.IDNumber(a.ID) < store.IDNumber(b.ID)
-	})
+	md := m.st.model
+	reqs := md.Requests()
 	items := make([]views.ApprovalItem, 0, len(reqs))
 	for _, r := range reqs {
-		it := views.ApprovalItem{Req: r.Request, FirstSeen: r.firstSeen, Asker: m.asker(r.RunID)}
-		run := m.st.runs[r.RunID]
-		if run == nil {
-			it.Delivery, it.Why = store.Closed, fmt.Sprintf("run %s is not in the store", r.RunID)
-		} else {
-			it.Delivery, it.Why = m.src.Classify(r.Request, *run, m.st.effectiveLease(run), now)
-		}
+		it := views.ApprovalItem{Req: r.Request, FirstSeen: r.FirstSeen, Asker: m.asker(r.RunID)}
+		it.Delivery, it.Why = md.Delivery(m.src, r.Request, now)
 		items = append(items, it)
 	}
 	m.approvals.SetItems(items, now)
@@ -134,23 +87,12 @@ func (m *Model) refreshApprovals() {
 
 // asker names the chain of agents from the root down to a run.
 func (m *Model) asker(id string) string {
-	parents := make(map[string]string, 8)
-	seen := map[string]bool{}
-	for cur := id; cur != "" && !seen[cur]; {
-		seen[cur] = true
-		r := m.st.runs[cur]
-		if r == nil {
-			break
-		}
-		parents[cur] = r.ParentID
-		cur = r.ParentID
-	}
-	chain := store.Ancestry(id, parents)
+	chain := m.st.model.Ancestry(id)
 	parts := make([]string, 0, len(chain))
 	for i, c := range chain {
 		label := "#" + sanitize.Line(store.DisplayID(c))
-		if r := m.st.runs[c]; r != nil && (i == len(chain)-1 || len(chain) <= 2) {
-			label += " " + views.Cut(firstLine(r.Goal), 18)
+		if r, ok := m.st.model.Run(c); ok && (i == len(chain)-1 || len(chain) <= 2) {
+			label += " " + textfmt.Cut(firstLine(r.Goal), 18)
 		}
 		parts = append(parts, label)
 	}

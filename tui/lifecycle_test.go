@@ -29,11 +29,19 @@ func lifecycleDriver(t *testing.T, build func(string) (*fixture.Lifecycle, error
 
 func (d *driver) stateOf(id string) store.State {
 	d.t.Helper()
-	r := d.m.st.runs[id]
-	if r == nil {
+	if _, ok := d.m.st.model.Run(id); !ok {
 		d.t.Fatalf("no run %s", id)
 	}
-	return d.m.st.stateOf(r, d.m.st.waitingIn()[id] > 0, d.clock)
+	return d.m.st.model.State(id, d.clock)
+}
+
+func (d *driver) runOf(id string) store.Run {
+	d.t.Helper()
+	r, ok := d.m.st.model.Run(id)
+	if !ok {
+		d.t.Fatalf("no run %s", id)
+	}
+	return r
 }
 
 // patientReads lets the driver wait longer for a command before taking it
@@ -61,7 +69,7 @@ func TestTUIResumedAfterLimit(t *testing.T) {
 	if st := d.stateOf(run); st != store.StateWaiting {
 		t.Fatalf("state %v, want waiting", st)
 	}
-	r := d.m.st.runs[run]
+	r := d.runOf(run)
 	if !r.StatsKnown || r.Steps != 5 || r.Tokens != 7000 || r.Summary != nil {
 		t.Fatalf("run counts %d steps, %d tokens (known %v, summary %v); want 5, 7000", r.Steps, r.Tokens, r.StatsKnown, r.Summary)
 	}
@@ -108,7 +116,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	if st := d.stateOf(run); st != store.StateWaiting {
 		t.Fatalf("after the resume: %v", st)
 	}
-	r := d.m.st.runs[run]
+	r := d.runOf(run)
 	if !r.StatsKnown || r.Steps != 3 || r.Tokens != 500 {
 		t.Fatalf("counts after the resume: %d steps, %d tokens (known %v); want 3, 500", r.Steps, r.Tokens, r.StatsKnown)
 	}
@@ -119,7 +127,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	w.ResolvePending(ctx, req, store.VerdictApprove)
 	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 4, Decision: "wrote out.txt", Result: "r", Tokens: 50})
 	d.refresh()
-	if r := d.m.st.runs[run]; r.Steps != 4 || r.Tokens != 550 {
+	if r := d.runOf(run); r.Steps != 4 || r.Tokens != 550 {
 		t.Errorf("counts after step 4: %d steps, %d tokens", r.Steps, r.Tokens)
 	}
 }
@@ -156,7 +164,7 @@ func TestTUIResumedWithDecision(t *testing.T) {
 // listed as orphaned, with the reason, and cannot be decided.
 func TestTUIOrphaned(t *testing.T) {
 	d, lc := lifecycleDriver(t, fixture.Orphaned)
-	if n := d.m.st.waitingCount(); n != 1 {
+	if n := d.m.st.model.Pending(); n != 1 {
 		t.Errorf("%d waiting, want 1", n)
 	}
 	d.contains("◆ 1 waiting")

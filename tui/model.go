@@ -1,8 +1,9 @@
 // Package tui is vigil's one Bubble Tea model: it owns the in-memory state
 // of the store, lays the panes out, routes keys and mouse to them, and turns
 // what they ask for into commands. Data flows one way: the watcher wakes it,
-// a command reads the store's Changes, the state folds them in, the panes
-// redraw. Decisions flow back as commands whose results come as messages.
+// a command reads the store's Changes, the state folds them in (the runs
+// into the run model the command line reads too, package runmodel), the
+// panes redraw. Decisions flow back as commands whose results come as messages.
 package tui
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
@@ -92,11 +94,10 @@ func New(opt Options) *Model {
 	m := &Model{
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
-		st: newState(),
 	}
 	m.env = &views.Env{Theme: views.NewTheme(m.dark, opt.NoColor), Keys: keymap.Default(), Now: now}
 	m.newPanes()
-	m.st.recordsLeases = m.src.RecordsLeases()
+	m.st = newState(m.src.RecordsLeases())
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
 	}
@@ -174,14 +175,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.fail(msg.err)
 			return m, nil
 		}
-		m.st.applyStats(msg.stats)
+		m.st.model.ApplyStats(msg.stats)
 		m.refreshItems()
 		return m, nil
 	case agentMsg:
 		return m, m.onAgent(msg)
 	case treeEventsMsg:
 		if msg.err == nil && msg.root == m.st.root {
-			for _, id := range m.st.treeIDs(msg.root) {
+			for _, id := range m.st.model.Subtree(msg.root) {
 				m.st.events[id] = nil
 			}
 			for _, e := range msg.events {
@@ -215,7 +216,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		if msg.err == nil && (msg.result.Won || msg.result.Decision != "") {
-			delete(m.st.requests, msg.decision.Key)
+			m.st.model.Decided(msg.decision.Key)
 			m.refreshItems()
 		}
 		return m, m.askRefresh()
@@ -226,8 +227,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.src.Close()
 		m.src = source{Source: msg.src, gen: m.src.gen + 1}
-		m.st = newState()
-		m.st.recordsLeases = m.src.RecordsLeases()
+		m.st = newState(m.src.RecordsLeases())
 		m.loaded, m.cursor = false, nil
 		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival
 		return m, loadAll(m.src)
@@ -246,14 +246,9 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	}
 	now := m.now()
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, now
-	m.st.setRuns(msg.runs)
-	m.st.setRequests(msg.requests, now)
-	var unknown []string
-	for id, r := range m.st.runs {
-		if !r.StatsKnown {
-			unknown = append(unknown, id)
-		}
-	}
+	m.st.model.SetRuns(msg.runs)
+	m.st.model.SetRequests(msg.requests, now)
+	unknown := m.st.model.Unknown()
 	m.refreshItems()
 	cmds := []tea.Cmd{m.askRefresh()}
 	if len(unknown) > 0 {
@@ -268,39 +263,39 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 // firstRun is the run to open at start: the one asked for, else the newest
 // root that is running or waiting, else the newest.
 func (m *Model) firstRun() string {
-	if r := m.st.runs[m.opt.Run]; r != nil {
-		return m.st.rootOf(r.ID)
+	md := m.st.model
+	if _, ok := md.Run(m.opt.Run); ok {
+		return md.RootOf(m.opt.Run)
 	}
 	now := m.now()
-	waiting := m.st.waitingIn()
-	for _, id := range m.st.roots {
-		st := m.st.stateOf(m.st.runs[id], waiting[id] > 0, now)
-		if st == store.StateRunning || st == store.StateWaiting {
+	roots := md.Roots()
+	for _, id := range roots {
+		if st := md.State(id, now); st == store.StateRunning || st == store.StateWaiting {
 			return id
 		}
 	}
-	if len(m.st.roots) > 0 {
-		return m.st.roots[0]
+	if len(roots) > 0 {
+		return roots[0]
 	}
 	return ""
 }
 
 // openRun shows a run's tree and its root agent.
 func (m *Model) openRun(id string) tea.Cmd {
-	root := m.st.rootOf(id)
+	root := m.st.model.RootOf(id)
 	m.st.root = root
 	m.tree.Select(id)
-	ids := m.st.treeIDs(root)
+	ids := m.st.model.Subtree(root)
 	m.refreshTree()
 	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids))
 }
 
 // selectAgent shows an agent's steps and drift.
 func (m *Model) selectAgent(id string) tea.Cmd {
-	if id == "" || (id == m.st.agent && m.st.agentLoaded) {
+	if id == "" || (id == m.st.agent.id && m.st.agent.loaded) {
 		return nil
 	}
-	m.st.agent, m.st.agentLoaded, m.st.steps, m.st.samples = id, false, nil, nil
+	m.st.agent.want(id)
 	m.timeline.Loading(id, m.agentTitle(id))
 	m.drift.Set(m.agentTitle(id), nil)
 	m.detail.Set(nil)
@@ -309,7 +304,7 @@ func (m *Model) selectAgent(id string) tea.Cmd {
 }
 
 func (m *Model) onAgent(msg agentMsg) tea.Cmd {
-	if msg.runID != m.st.agent {
+	if msg.runID != m.st.agent.id {
 		return nil // the user moved on
 	}
 	if msg.err != nil {
@@ -317,19 +312,19 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
 		return nil
 	}
-	m.st.setAgent(msg.runID, msg.steps, msg.samples, msg.calls)
+	m.st.agent.set(msg.runID, msg.steps, msg.samples, msg.calls)
 	live := false
-	if r := m.st.runs[msg.runID]; r != nil {
-		st := m.st.stateOf(r, m.st.waitingIn()[r.ID] > 0, m.now())
+	if _, ok := m.st.model.Run(msg.runID); ok {
+		st := m.st.model.State(msg.runID, m.now())
 		live = st == store.StateRunning || st == store.StateWaiting || st == store.StateUnknown
 	}
-	m.timeline.Load(msg.runID, m.agentTitle(msg.runID), m.st.steps, live)
+	m.timeline.Load(msg.runID, m.agentTitle(msg.runID), m.st.agent.steps, live)
 	if !live {
 		// A finished run opens at its start, but the last step is the one
 		// most people want to read first.
 		m.timeline.ShowLast()
 	}
-	m.drift.Set(m.agentTitle(msg.runID), m.st.samples)
+	m.drift.Set(m.agentTitle(msg.runID), m.st.agent.samples)
 	return m.wantDetail(true)
 }
 
@@ -423,11 +418,11 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		m.problem = ""
 		// A table added to the store since it was opened (run_leases after an
 		// upgrade) is learned by the source as it tails: ask again.
-		m.st.recordsLeases = m.src.RecordsLeases()
+		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
 		m.applyChanged(c)
-		if len(c.recount) > 0 {
-			return tea.Batch(loadStats(m.src, c.recount), m.afterChanges(ch, found))
+		if len(c.Recount) > 0 {
+			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found))
 		}
 	}
 	return m.afterChanges(ch, found)
@@ -463,28 +458,28 @@ const countsEvery = 250 * time.Millisecond
 
 func (m *Model) applyChanged(c changed) {
 	if c.steps {
-		m.timeline.Update(m.st.steps)
+		m.timeline.Update(m.st.agent.steps)
 	}
 	if c.samples {
-		m.drift.Set(m.agentTitle(m.st.agent), m.st.samples)
+		m.drift.Set(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {
-	case c.runs || c.requests:
+	case c.Runs || c.Requests:
 		m.refreshItems()
-	case c.counts && now.Sub(m.itemsAt) >= countsEvery:
+	case c.Counts && now.Sub(m.itemsAt) >= countsEvery:
 		m.refreshItems()
-	case c.counts:
+	case c.Counts:
 		// Shown by the next rebuild: the clock tick's at the latest.
-	case c.tree:
+	case c.Tree:
 		m.refreshTree()
 	}
 }
 
 // agentTitle names an agent in pane titles: "#3 worker: goal…".
 func (m *Model) agentTitle(id string) string {
-	r := m.st.runs[id]
-	if r == nil {
+	r, ok := m.st.model.Run(id)
+	if !ok {
 		return "#" + store.DisplayID(id)
 	}
-	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), views.Cut(firstLine(r.Goal), 28))
+	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), textfmt.Cut(firstLine(r.Goal), 28))
 }

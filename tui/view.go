@@ -11,6 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -35,7 +37,7 @@ func (m *Model) Render() string {
 	}
 	if w < minWidth || h < minHeight {
 		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
-		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(views.Cut(msg, w)))
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(textfmt.Cut(msg, w)))
 	}
 	var drawn [paneCount][]string
 	for _, p := range m.order {
@@ -94,16 +96,12 @@ func (m *Model) statusBar(w int) string {
 	if ro, _ := m.src.ReadOnly(); ro {
 		parts = append(parts, t.Muted.Render("read-only"))
 	}
-	if r := m.st.runs[m.st.root]; r != nil {
-		waiting, in := 0, m.st.waitingIn()
-		for _, id := range m.st.treeIDs(r.ID) {
-			waiting += in[id]
-		}
-		st := m.st.stateOf(r, waiting > 0, now)
-		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st, r, now))))
+	if r, ok := m.st.model.Run(m.st.root); ok {
+		st := m.st.model.State(r.ID, now)
+		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st.model, r, now))))
 	}
 	if m.loaded {
-		parts = append(parts, t.Muted.Render("updated "+views.Ago(m.lastChange, now)))
+		parts = append(parts, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
 	} else {
 		parts = append(parts, t.Muted.Render("loading…"))
 	}
@@ -120,7 +118,7 @@ func (m *Model) statusBar(w int) string {
 	default:
 		parts = append(parts, t.Muted.Render("push"))
 	}
-	if n := m.st.waitingCount(); n > 0 {
+	if n := m.st.model.Pending(); n > 0 {
 		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (%s)", n, km.Pane[paneApprovals].Help().Key)))
 	}
 	if m.problem != "" {
@@ -131,18 +129,18 @@ func (m *Model) statusBar(w int) string {
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
 	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return views.Fit(left, w)
+		return textfmt.Fit(left, w)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
 
 // liveness says in words what the lease says about a run.
-func liveness(s *state, r *store.Run, now time.Time) string {
+func liveness(md *runmodel.Model, r store.Run, now time.Time) string {
 	if r.Ended() {
 		return views.StateLabel(store.StateFinished, r.Outcome)
 	}
-	l := s.effectiveLease(r)
-	live := store.LivenessOf(l, s.recordsLeases, now)
+	l, _ := md.Lease(r.ID)
+	live := md.Liveness(r.ID, now)
 	switch {
 	case r.Recovery != nil && (live == store.Dead || live == store.Unleased):
 		return fmt.Sprintf("waits on recovery: %s at step %d", r.Recovery.Tool, r.Recovery.Step)

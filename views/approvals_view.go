@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -69,7 +70,7 @@ func (p *Approvals) View(focused bool) string {
 		km := p.env.Keys
 		more = fmt.Sprintf(" %d–%d of %d lines · %s/%s ", p.scroll+1, end, len(content), km.PageUp.Help().Key, km.PageDown.Help().Key)
 	}
-	body = append(body, t.Faint.Render(strings.Repeat("─", max(inner-cellWidth(more), 0)))+t.Muted.Render(more))
+	body = append(body, t.Faint.Render(strings.Repeat("─", max(inner-textfmt.Width(more), 0)))+t.Muted.Render(more))
 	body = append(body, p.footer(t, it, inner, now))
 	return t.Frame("6 Approvals", note, body, w, h, focused)
 }
@@ -91,20 +92,20 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 	}
 	age := ""
 	if !it.FirstSeen.IsZero() {
-		age = " · " + strings.TrimSuffix(Ago(it.FirstSeen, now), " ago")
+		age = " · " + strings.TrimSuffix(textfmt.Ago(it.FirstSeen, now), " ago")
 	}
 	right := fmt.Sprintf("%s · step %d%s", sanitize.Line(it.Asker), r.Step, age)
-	rightW := min(cellWidth(right), w/2)
-	left := Cut(glyph+" "+what, max(w-rightW-1, 8))
-	line := PadRight(left, w-rightW) + PadLeft(Cut(right, rightW), rightW)
+	rightW := min(textfmt.Width(right), w/2)
+	left := textfmt.Cut(glyph+" "+what, max(w-rightW-1, 8))
+	line := textfmt.PadRight(left, w-rightW) + textfmt.PadLeft(textfmt.Cut(right, rightW), rightW)
 	if selected {
-		return selectStyle(t, focused).Render(Fit(line, w))
+		return selectStyle(t, focused).Render(textfmt.Fit(line, w))
 	}
 	style := t.Text
 	if !it.Delivery.Writable() {
 		style = t.Muted
 	}
-	return t.Waiting.Render(glyph) + style.Render(PadRight(strings.TrimPrefix(left, glyph), w-rightW-cellWidth(glyph))) + t.Muted.Render(PadLeft(Cut(right, rightW), rightW))
+	return t.Waiting.Render(glyph) + style.Render(textfmt.PadRight(strings.TrimPrefix(left, glyph), w-rightW-textfmt.Width(glyph))) + t.Muted.Render(textfmt.PadLeft(textfmt.Cut(right, rightW), rightW))
 }
 
 // describe lays the selected request out: a head and its content lines.
@@ -113,12 +114,12 @@ func describe(it ApprovalItem, w int) (head, content []styledLine) {
 	asker := fmt.Sprintf("asked by %s at step %d", sanitize.Line(it.Asker), r.Step)
 	switch r.Kind {
 	case store.Approval:
-		head = append(head, one(roleBold, Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))
-		head = append(head, one(roleMuted, Cut(asker, w)))
+		head = append(head, one(roleBold, textfmt.Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))
+		head = append(head, one(roleMuted, textfmt.Cut(asker, w)))
 		if r.HasContent {
-			label := fmt.Sprintf("content (%s bytes):", Thousands(r.ContentBytes))
+			label := fmt.Sprintf("content (%s bytes):", textfmt.Thousands(r.ContentBytes))
 			if r.Act == "write" {
-				label = fmt.Sprintf("content to be written (%s bytes):", Thousands(r.ContentBytes))
+				label = fmt.Sprintf("content to be written (%s bytes):", textfmt.Thousands(r.ContentBytes))
 			}
 			head = append(head, one(roleMuted, label))
 			// Number the content's own lines; a wrapped line's rest gets none.
@@ -128,15 +129,15 @@ func describe(it ApprovalItem, w int) (head, content []styledLine) {
 					if j == 0 {
 						num = strconv.Itoa(i + 1)
 					}
-					content = append(content, styledLine{{roleFaint, PadLeft(num, 4) + " "}, {roleText, l}})
+					content = append(content, styledLine{{roleFaint, textfmt.PadLeft(num, 4) + " "}, {roleText, l}})
 				}
 			}
 			if r.ContentBytes > int64(len(r.Content)) {
-				content = append(content, one(roleWarning, fmt.Sprintf("✂ showing the first %d KB of %s bytes", store.MaxContentBytes>>10, Thousands(r.ContentBytes))))
+				content = append(content, one(roleWarning, fmt.Sprintf("✂ showing the first %d KB of %s bytes", store.MaxContentBytes>>10, textfmt.Thousands(r.ContentBytes))))
 			}
 		}
 	case store.Question:
-		head = append(head, one(roleMuted, Cut(asker, w)))
+		head = append(head, one(roleMuted, textfmt.Cut(asker, w)))
 		for _, l := range wrap(sanitize.Text(r.Question), w) {
 			content = append(content, one(roleBold, l))
 		}
@@ -146,11 +147,11 @@ func describe(it ApprovalItem, w int) (head, content []styledLine) {
 			}
 		}
 		for i, c := range r.Choices {
-			content = append(content, one(roleText, Cut(fmt.Sprintf("  %d. %s", i+1, sanitize.Line(c)), w)))
+			content = append(content, one(roleText, textfmt.Cut(fmt.Sprintf("  %d. %s", i+1, sanitize.Line(c)), w)))
 		}
 	case store.Plan:
 		head = append(head, one(roleBold, fmt.Sprintf("plan %s: %d steps", sanitize.Line(r.ID), len(r.PlanSteps))))
-		head = append(head, one(roleMuted, Cut(asker, w)))
+		head = append(head, one(roleMuted, textfmt.Cut(asker, w)))
 		for i, s := range r.PlanSteps {
 			line := fmt.Sprintf("%2d. %s", i+1, sanitize.Line(s.Intent))
 			if s.Agent != "" {
@@ -175,7 +176,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
 		}
 		answer := t.hints(km.ConfirmHints())
-		return t.Warning.Render(Cut(q, w-cellWidth(answer))) + answer
+		return t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer
 	case answering, revising:
 		return p.input.View()
 	}
@@ -184,17 +185,17 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	lead := ""
 	if p.status != "" {
 		lead = p.statusLine(t, w)
-		if cellWidth(lead)+3 >= w {
+		if textfmt.Width(lead)+3 >= w {
 			return lead
 		}
 		lead += "   "
 	}
-	rest := w - cellWidth(lead)
+	rest := w - textfmt.Width(lead)
 	if why := p.blocked(it); why != "" {
-		return lead + t.Muted.Render(Cut("‖ "+sanitize.Line(why), rest))
+		return lead + t.Muted.Render(textfmt.Cut("‖ "+sanitize.Line(why), rest))
 	}
 	if p.guard.Quiet(now) {
-		return lead + t.Muted.Render(Cut("keys paused a moment…", rest))
+		return lead + t.Muted.Render(textfmt.Cut("keys paused a moment…", rest))
 	}
 	var offered []key.Binding
 	switch r.Kind {
@@ -206,7 +207,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		offered = km.PlanHints()
 	}
 	keys := t.hints(offered)
-	if cellWidth(keys) > rest {
+	if textfmt.Width(keys) > rest {
 		return strings.TrimRight(lead, " ")
 	}
 	return lead + keys
@@ -214,7 +215,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 
 func (p *Approvals) statusLine(t *Theme, w int) string {
 	if p.statusOK {
-		return t.Good.Render(Cut(p.status, w))
+		return t.Good.Render(textfmt.Cut(p.status, w))
 	}
-	return t.Bad.Render(Cut(p.status, w))
+	return t.Bad.Render(textfmt.Cut(p.status, w))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -139,7 +140,7 @@ func (p *Detail) View(focused bool) string {
 	}
 	note := ""
 	if len(p.lines) > height {
-		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), Thousands(int64(len(p.lines))))
+		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), textfmt.Thousands(int64(len(p.lines))))
 	}
 	return t.Frame(title, note, body, w, h, focused)
 }
@@ -157,7 +158,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		if n > 0 {
 			label = fmt.Sprintf("── %s (%d) ", name, n)
 		}
-		out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-cellWidth(label), 0))}})
+		out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-textfmt.Width(label), 0))}})
 	}
 	text := func(name, s string, r role) {
 		lines := wrap(sanitize.Text(s), w)
@@ -169,14 +170,14 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 			add(r, l)
 		}
 		if more > 0 {
-			add(roleWarning, fmt.Sprintf("✂ %s more lines not shown", Thousands(int64(more))))
+			add(roleWarning, fmt.Sprintf("✂ %s more lines not shown", textfmt.Thousands(int64(more))))
 		}
 		if cut[name] {
 			add(roleWarning, fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10))
 		}
 	}
 
-	head := fmt.Sprintf("step %d · %s tokens", d.Number, Thousands(d.Tokens))
+	head := fmt.Sprintf("step %d · %s tokens", d.Number, textfmt.Thousands(d.Tokens))
 	if d.Latency > 0 {
 		head += " · " + latency(d.Latency)
 	}
@@ -188,7 +189,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		add(roleBold, l)
 	}
 	for _, r := range d.Retries {
-		add(roleStale, "↩ "+Cut(sanitize.Line(r.Decision), w-2))
+		add(roleStale, "↩ "+textfmt.Cut(sanitize.Line(r.Decision), w-2))
 	}
 
 	if d.ToolCallFull != "" {
@@ -204,7 +205,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 	if len(d.Observations) > 0 {
 		section("Observations", len(d.Observations))
 		for _, o := range d.Observations {
-			add(roleBold, Cut(sanitize.Line(strings.TrimSpace(o.Kind+" "+o.Target)), w))
+			add(roleBold, textfmt.Cut(sanitize.Line(strings.TrimSpace(o.Kind+" "+o.Target)), w))
 			text("", strings.TrimSpace(o.Text), roleMuted)
 		}
 	}
@@ -212,7 +213,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		section("Edits", len(d.Edits))
 		for _, e := range d.Edits {
 			out = append(out, styledLine{
-				{roleBold, Cut(fmt.Sprintf("%s %s", sanitize.Line(e.Tool), sanitize.Line(e.Path)), w-12)},
+				{roleBold, textfmt.Cut(fmt.Sprintf("%s %s", sanitize.Line(e.Tool), sanitize.Line(e.Path)), w-12)},
 				{roleGood, fmt.Sprintf(" +%d", e.LinesAdded)},
 				{roleBad, fmt.Sprintf(" −%d", e.LinesRemoved)},
 			})
@@ -242,7 +243,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 			if e.Kind == store.PolicyRefusal || e.Decision == store.PolicyDeny {
 				r = roleBad
 			}
-			add(r, Cut(sanitize.Line(line), w))
+			add(r, textfmt.Cut(sanitize.Line(line), w))
 		}
 	}
 	if len(d.ProviderCalls) > 0 {
@@ -250,7 +251,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		for _, c := range d.ProviderCalls {
 			usage := "usage not reported"
 			if c.TotalTokens != nil {
-				usage = Thousands(*c.TotalTokens) + " tokens"
+				usage = textfmt.Thousands(*c.TotalTokens) + " tokens"
 			}
 			line := fmt.Sprintf("#%d %s %s · %s", c.Attempt, c.Provider, c.Model, usage)
 			if c.LatencyMS > 0 {
@@ -263,7 +264,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 			} else if c.FinishReason != "" {
 				line += " · " + c.FinishReason
 			}
-			add(r, Cut(sanitize.Line(line), w))
+			add(r, textfmt.Cut(sanitize.Line(line), w))
 		}
 	}
 	if d.Prompt != "" {
@@ -288,7 +289,7 @@ func wrap(s string, w int) []string {
 	}
 	var out []string
 	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		if cellWidth(line) <= w {
+		if textfmt.Width(line) <= w {
 			out = append(out, line)
 			continue
 		}

@@ -7,68 +7,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
-
-// DriftStats sums a run's context samples. Gap is reported minus estimate
-// (positive: the estimate was low); drift is the gap as a share of what the
-// provider reported. Turns the provider did not report are counted apart,
-// never filled in with the estimate.
-type DriftStats struct {
-	Turns, Missing        int
-	NoEstimate            int   // turns with a reported count but no estimate
-	SumEst, SumReported   int64 // over reported turns only
-	SumGap                int64
-	MeanAbsGap            float64
-	Cumulative            float64 // SumGap / SumReported
-	MaxEst, MaxReported   int64
-	HasReported, Complete bool
-	sumAbsGap             float64
-}
-
-// ComputeDrift sums the samples.
-func ComputeDrift(samples []store.ContextSample) DriftStats {
-	var s DriftStats
-	s.add(samples)
-	return s.finish()
-}
-
-// add folds samples into the running sums.
-func (s *DriftStats) add(samples []store.ContextSample) {
-	for _, c := range samples {
-		s.Turns++
-		if !c.NoEstimate {
-			s.MaxEst = max(s.MaxEst, c.Estimated)
-		}
-		if c.Reported == nil {
-			s.Missing++
-			continue
-		}
-		r := *c.Reported
-		s.MaxReported = max(s.MaxReported, r)
-		if c.NoEstimate {
-			s.NoEstimate++
-			continue
-		}
-		s.SumEst += c.Estimated
-		s.SumReported += r
-		s.SumGap += r - c.Estimated
-		s.sumAbsGap += math.Abs(float64(r - c.Estimated))
-	}
-}
-
-// finish derives the means and shares from the sums.
-func (s DriftStats) finish() DriftStats {
-	if n := s.Turns - s.Missing - s.NoEstimate; n > 0 {
-		s.HasReported = true
-		s.MeanAbsGap = s.sumAbsGap / float64(n)
-	}
-	if s.SumReported != 0 {
-		s.Cumulative = float64(s.SumGap) / float64(s.SumReported)
-	}
-	s.Complete = s.Missing == 0
-	return s
-}
 
 // Drift is the context-drift pane: per turn, the assembler's estimate beside
 // the provider's count, as numbers and bars.
@@ -82,9 +24,9 @@ type Drift struct {
 	// prefix sums the samples that can no longer change (all but the last
 	// few, which a late provider count may still fill in), so a refresh
 	// costs O(new samples), not O(turns).
-	prefix    DriftStats
+	prefix    runmodel.DriftStats
 	prefixLen int
-	stats     DriftStats
+	stats     runmodel.DriftStats
 }
 
 // driftTail is how many of the newest samples may still change in place.
@@ -116,15 +58,15 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 	p.list.SetLen(len(samples))
 	if changedAgent || len(samples) < p.prefixLen {
 		p.stick = true
-		p.prefix, p.prefixLen = DriftStats{}, 0
+		p.prefix, p.prefixLen = runmodel.DriftStats{}, 0
 	}
 	if end := len(samples) - driftTail; end > p.prefixLen {
-		p.prefix.add(samples[p.prefixLen:end])
+		p.prefix.Add(samples[p.prefixLen:end])
 		p.prefixLen = end
 	}
 	all := p.prefix
-	all.add(samples[p.prefixLen:])
-	p.stats = all.finish()
+	all.Add(samples[p.prefixLen:])
+	p.stats = all.Finish()
 	if p.stick {
 		p.list.Bottom()
 	}
@@ -177,10 +119,10 @@ func (p *Drift) View(focused bool) string {
 		body = append(body, t.Muted.Render("  no context samples for this agent"))
 		return t.Frame(title, "", body, w, h, focused)
 	}
-	summary := fmt.Sprintf("Σ est %s · Σ reported %s", Tokens(st.SumEst), Tokens(st.SumReported))
+	summary := fmt.Sprintf("Σ est %s · Σ reported %s", textfmt.Tokens(st.SumEst), textfmt.Tokens(st.SumReported))
 	if st.HasReported {
-		summary += " · cumulative " + t.driftStyle(st.Cumulative).Render(Percent(st.Cumulative)) +
-			t.Text.Render(fmt.Sprintf(" · mean |gap| %s", Tokens(int64(st.MeanAbsGap))))
+		summary += " · cumulative " + t.driftStyle(st.Cumulative).Render(textfmt.Percent(st.Cumulative)) +
+			t.Text.Render(fmt.Sprintf(" · mean |gap| %s", textfmt.Tokens(int64(st.MeanAbsGap))))
 	}
 	body = append(body, t.Text.Render(summary))
 	body = append(body, t.Muted.Render("drift ")+p.sparkline(t, inner-6))
@@ -200,38 +142,38 @@ func (p *Drift) View(focused bool) string {
 const driftCols = "TURN  ESTIMATE  REPORTED     GAP   DRIFT "
 
 func driftHeader(w int) string {
-	return Fit(driftCols+"█ both  ▓ reported above estimate  ░ estimate above reported", w)
+	return textfmt.Fit(driftCols+"█ both  ▓ reported above estimate  ░ estimate above reported", w)
 }
 
 func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool, w int) string {
 	barW := max(w-len(driftCols), 4)
-	turn := PadLeft(fmt.Sprint(c.Step), 4)
-	est := PadLeft(Tokens(c.Estimated), 8)
+	turn := textfmt.PadLeft(fmt.Sprint(c.Step), 4)
+	est := textfmt.PadLeft(textfmt.Tokens(c.Estimated), 8)
 	if c.NoEstimate {
 		// Only the provider's count: nothing to compare it with.
-		est = PadLeft("–", 8)
+		est = textfmt.PadLeft("–", 8)
 		rep := "missing"
 		if c.Reported != nil {
-			rep = Tokens(*c.Reported)
+			rep = textfmt.Tokens(*c.Reported)
 		}
 		var b int
 		if c.Reported != nil {
 			b = bar(*c.Reported, scale, barW)
 		}
-		line := turn + "  " + est + "  " + PadLeft(rep, 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " "
+		line := turn + "  " + est + "  " + textfmt.PadLeft(rep, 8) + "  " + textfmt.PadLeft("–", 6) + "  " + textfmt.PadLeft("–", 6) + " "
 		if selected {
-			return t.Selected.Render(Fit(line+strings.Repeat("█", b), w))
+			return t.Selected.Render(textfmt.Fit(line+strings.Repeat("█", b), w))
 		}
 		return t.Muted.Render(line) + t.Reported.Render(strings.Repeat("█", b))
 	}
 	if c.Reported == nil {
-		line := turn + "  " + est + "  " + PadLeft("missing", 8) + "  " + PadLeft("–", 6) + "  " + PadLeft("–", 6) + " " +
+		line := turn + "  " + est + "  " + textfmt.PadLeft("missing", 8) + "  " + textfmt.PadLeft("–", 6) + "  " + textfmt.PadLeft("–", 6) + " " +
 			strings.Repeat("░", bar(c.Estimated, scale, barW))
 		if selected {
-			return t.Selected.Render(Fit(line, w))
+			return t.Selected.Render(textfmt.Fit(line, w))
 		}
-		return t.Muted.Render(turn+"  "+est+"  ") + t.Warning.Render(PadLeft("missing", 8)) +
-			t.Muted.Render("  "+PadLeft("–", 6)+"  "+PadLeft("–", 6)+" ") + t.Estimate.Render(strings.Repeat("░", bar(c.Estimated, scale, barW)))
+		return t.Muted.Render(turn+"  "+est+"  ") + t.Warning.Render(textfmt.PadLeft("missing", 8)) +
+			t.Muted.Render("  "+textfmt.PadLeft("–", 6)+"  "+textfmt.PadLeft("–", 6)+" ") + t.Estimate.Render(strings.Repeat("░", bar(c.Estimated, scale, barW)))
 	}
 	r := *c.Reported
 	gap := r - c.Estimated
@@ -239,20 +181,20 @@ func (p *Drift) row(t *Theme, c store.ContextSample, scale int64, selected bool,
 	if r != 0 {
 		drift = float64(gap) / float64(r)
 	}
-	gapS := Tokens(gap)
+	gapS := textfmt.Tokens(gap)
 	if gap > 0 {
 		gapS = "+" + gapS
 	}
-	nums := turn + "  " + est + "  " + PadLeft(Tokens(r), 8) + "  " + PadLeft(gapS, 6) + "  " + PadLeft(Percent(drift), 6) + " "
+	nums := turn + "  " + est + "  " + textfmt.PadLeft(textfmt.Tokens(r), 8) + "  " + textfmt.PadLeft(gapS, 6) + "  " + textfmt.PadLeft(textfmt.Percent(drift), 6) + " "
 	eb, rb := bar(c.Estimated, scale, barW), bar(r, scale, barW)
 	both := strings.Repeat("█", min(eb, rb))
 	under := strings.Repeat("▓", max(rb-eb, 0)) // the provider counted more than estimated
 	over := strings.Repeat("░", max(eb-rb, 0))  // the estimate overshot
 	if selected {
-		return t.Selected.Render(Fit(nums+both+under+over, w))
+		return t.Selected.Render(textfmt.Fit(nums+both+under+over, w))
 	}
-	return t.Muted.Render(turn) + "  " + t.Estimate.Render(est) + "  " + t.Reported.Render(PadLeft(Tokens(r), 8)) + "  " +
-		t.driftStyle(drift).Render(PadLeft(gapS, 6)+"  "+PadLeft(Percent(drift), 6)) + " " +
+	return t.Muted.Render(turn) + "  " + t.Estimate.Render(est) + "  " + t.Reported.Render(textfmt.PadLeft(textfmt.Tokens(r), 8)) + "  " +
+		t.driftStyle(drift).Render(textfmt.PadLeft(gapS, 6)+"  "+textfmt.PadLeft(textfmt.Percent(drift), 6)) + " " +
 		t.Reported.Render(both) + t.driftStyle(drift).Render(under) + t.Estimate.Render(over)
 }
 

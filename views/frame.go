@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // Frame draws body inside a rounded border of exactly w×h cells, the title
@@ -60,7 +61,7 @@ func (t *Theme) Frame(title, note string, body []string, w, h int, focused bool)
 			line = body[i]
 		}
 		b.WriteString(side)
-		b.WriteString(Fit(line, inner))
+		b.WriteString(textfmt.Fit(line, inner))
 		b.WriteString(side)
 	}
 	b.WriteByte('\n')
@@ -68,41 +69,16 @@ func (t *Theme) Frame(title, note string, body []string, w, h int, focused bool)
 	return b.String()
 }
 
-// Fit cuts or pads a (possibly styled) line to exactly w cells.
-func Fit(line string, w int) string {
-	lw := ansi.StringWidth(line)
-	if lw > w {
-		line = ansi.Truncate(line, w, "…")
-		lw = ansi.StringWidth(line)
+// fitNote joins notes (most important first) with " · ", leaving out the
+// least important until the note fits beside the title of a frame w cells
+// wide, where Frame would drop a note too long as a whole.
+func fitNote(title string, w int, notes []string) string {
+	headW := textfmt.Width(sanitize.Line(title)) + 2
+	for n := len(notes); n > 0; n-- {
+		note := strings.Join(notes[:n], " · ")
+		if headW+textfmt.Width(note)+2+2 <= w-2 {
+			return note
+		}
 	}
-	if lw < w {
-		line += strings.Repeat(" ", w-lw)
-	}
-	return line
+	return ""
 }
-
-// Cut shortens a plain (unstyled) string to w cells with an ellipsis.
-func Cut(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	if ansi.StringWidth(s) <= w {
-		return s
-	}
-	return ansi.Truncate(s, w, "…")
-}
-
-// PadRight pads a plain string to w cells (cutting it if longer).
-func PadRight(s string, w int) string { return Fit(Cut(s, w), w) }
-
-// PadLeft right-aligns a plain string in w cells.
-func PadLeft(s string, w int) string {
-	s = Cut(s, w)
-	if d := w - ansi.StringWidth(s); d > 0 {
-		return strings.Repeat(" ", d) + s
-	}
-	return s
-}
-
-// cellWidth is how many terminal cells a (possibly styled) string takes.
-func cellWidth(s string) int { return ansi.StringWidth(s) }

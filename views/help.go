@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // Help is the help overlay, generated from the keymap: one titled column
@@ -25,12 +27,12 @@ func (p *Help) SetSize(w, h int) {
 	for _, g := range km.Groups() {
 		kw := 0
 		for _, b := range g.Bindings {
-			kw = max(kw, cellWidth(b.Help().Key))
+			kw = max(kw, textfmt.Width(b.Help().Key))
 		}
 		col := []styledLine{one(roleHeading, g.Title)}
 		for _, b := range g.Bindings {
 			hb := b.Help()
-			col = append(col, styledLine{{roleKey, PadRight(hb.Key, kw)}, {plain, "  "}, {roleText, hb.Desc}})
+			col = append(col, styledLine{{roleKey, textfmt.PadRight(hb.Key, kw)}, {plain, "  "}, {roleText, hb.Desc}})
 		}
 		cols = append(cols, col)
 	}

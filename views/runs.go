@@ -11,19 +11,20 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
 
-// RunItem is one root run as the runs pane lists it, with its tree's totals.
+// RunItem is one root run as the runs pane lists it, with its tree's
+// totals: every count on the row is the whole tree's.
 type RunItem struct {
 	Run      store.Run
 	State    store.State
-	Agents   int
-	Steps    int
-	Tokens   int64
-	Known    bool // steps and tokens are counted (else shown as …)
+	Agents   int             // runs in the tree, the root included
+	Tree     runmodel.Counts // steps and tokens of the whole tree (unknown: shown as …)
 	Duration time.Duration
-	Waiting  int // requests waiting on a human in the tree
+	Waiting  int // requests waiting on a human anywhere in the tree
 }
 
 // SortKey orders the runs pane.
@@ -158,8 +159,8 @@ func sortRuns(items []RunItem, k SortKey) {
 	less := map[SortKey]func(i, j int) bool{
 		SortNewest:   newer,
 		SortOldest:   func(i, j int) bool { return newer(j, i) },
-		SortTokens:   func(i, j int) bool { return items[i].Tokens > items[j].Tokens },
-		SortSteps:    func(i, j int) bool { return items[i].Steps > items[j].Steps },
+		SortTokens:   func(i, j int) bool { return items[i].Tree.Tokens > items[j].Tree.Tokens },
+		SortSteps:    func(i, j int) bool { return items[i].Tree.Steps > items[j].Tree.Steps },
 		SortDuration: func(i, j int) bool { return items[i].Duration > items[j].Duration },
 		SortState:    func(i, j int) bool { return items[i].State < items[j].State },
 	}[k]
@@ -237,19 +238,20 @@ type column struct {
 	title string
 	width int
 	right bool
-	minW  int // the pane width from which the column is shown
+	minW  int  // the pane width from which the column is shown
+	tree  bool // a count over the run's whole tree
 }
 
 var runColumns = []column{
-	{"", 2, false, 0},
-	{"STATE", 12, false, 56},
-	{"RUN", 5, false, 0},
-	{"GOAL", 0, false, 0},
-	{"AGENTS", 6, true, 70},
-	{"STEPS", 6, true, 46},
-	{"TOKENS", 7, true, 28},
-	{"STARTED", 9, true, 90},
-	{"TIME", 7, true, 80},
+	{"", 2, false, 0, false},
+	{"STATE", 12, false, 56, false},
+	{"RUN", 5, false, 0, false},
+	{"GOAL", 0, false, 0, false},
+	{"AGENTS", 6, true, 70, true},
+	{"STEPS", 6, true, 46, true},
+	{"TOKENS", 7, true, 28, true},
+	{"STARTED", 9, true, 90, false},
+	{"TIME", 7, true, 80, false},
 }
 
 // View draws the pane.
@@ -291,9 +293,9 @@ func countNote(shown, all int, noun string) string {
 		plural = noun
 	}
 	if shown == all {
-		return Thousands(int64(all)) + " " + plural
+		return textfmt.Thousands(int64(all)) + " " + plural
 	}
-	return Thousands(int64(shown)) + " of " + Thousands(int64(all))
+	return textfmt.Thousands(int64(shown)) + " of " + textfmt.Thousands(int64(all))
 }
 
 func boolInt(b bool) int {
@@ -308,7 +310,7 @@ func boolInt(b bool) int {
 func withRunWidth(cols []column, items []RunItem) []column {
 	w := 4
 	for _, it := range items {
-		w = max(w, cellWidth(store.DisplayID(it.Run.ID))+1)
+		w = max(w, textfmt.Width(store.DisplayID(it.Run.ID))+1)
 	}
 	out := append([]column(nil), cols...)
 	for i := range out {
@@ -338,19 +340,28 @@ func visibleColumns(all []column, w int) []column {
 	return cols
 }
 
+// header is the column titles; the tree-scoped counts are marked as such
+// by one tag in front of the first of them.
 func header(cols []column) string {
 	var b strings.Builder
+	scoped := -1
 	for i, c := range cols {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
+		if c.tree && scoped < 0 {
+			scoped = textfmt.Width(b.String())
+		}
 		if c.right {
-			b.WriteString(PadLeft(c.title, c.width))
+			b.WriteString(textfmt.PadLeft(c.title, c.width))
 		} else {
-			b.WriteString(PadRight(c.title, c.width))
+			b.WriteString(textfmt.PadRight(c.title, c.width))
 		}
 	}
-	return b.String()
+	if scoped < 0 {
+		return b.String()
+	}
+	return scopeTag(b.String(), scoped, TreeScope)
 }
 
 func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, now time.Time, w int) string {
@@ -376,23 +387,23 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 		case "GOAL":
 			cell = sanitize.Line(it.Run.Goal)
 		case "AGENTS":
-			cell = Thousands(int64(it.Agents))
+			cell = textfmt.Thousands(int64(it.Agents))
 		case "STEPS":
-			cell = unknown(it.Known, Thousands(int64(it.Steps)))
+			cell = unknown(it.Tree.Known, textfmt.Thousands(int64(it.Tree.Steps)))
 		case "TOKENS":
-			cell = unknown(it.Known, Tokens(it.Tokens))
+			cell = unknown(it.Tree.Known, textfmt.Tokens(it.Tree.Tokens))
 		case "STARTED":
-			cell, style = Ago(it.Run.StartedAt, now), t.Muted
+			cell, style = textfmt.Ago(it.Run.StartedAt, now), t.Muted
 		case "TIME":
 			cell, style = "-", t.Muted
 			if it.Duration > 0 {
-				cell = Duration(it.Duration)
+				cell = textfmt.Duration(it.Duration)
 			}
 		}
 		if c.right {
-			cell = PadLeft(cell, c.width)
+			cell = textfmt.PadLeft(cell, c.width)
 		} else {
-			cell = PadRight(cell, c.width)
+			cell = textfmt.PadRight(cell, c.width)
 		}
 		if !selected {
 			cell = style.Render(cell)
@@ -401,7 +412,7 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 	}
 	line := b.String()
 	if selected {
-		return selectStyle(t, focused).Render(Fit(line, w))
+		return selectStyle(t, focused).Render(textfmt.Fit(line, w))
 	}
 	return line
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -36,11 +37,19 @@ func FuzzRenderStep(f *testing.F) {
 		pl := store.Request{Kind: store.Plan, ID: "3", RunID: s, PlanSteps: []store.PlanStep{{Intent: s, Agent: s}}}
 
 		runs := NewRuns(env)
-		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Known: true}})
+		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Tree: runmodel.Counts{Known: true}},
+			{Run: run, State: store.StateFinished}}) // a finished run shows its outcome, the store's word
 		tree := NewTree(env)
-		node := &AgentNode{Run: run, State: store.StateWaiting, Marked: true, Waiting: 1}
+		node := &AgentNode{Run: run, State: store.StateWaiting, Own: runmodel.Counts{Known: true}, Marked: true, Waiting: 1}
 		ev := store.AgentEvent{Kind: store.AgentSpawnRefused, Detail: s}
-		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node}, nil, map[string][]store.AgentEvent{s: {ev}}), nil)
+		done := &AgentNode{Run: run, State: store.StateFinished}
+		kids := func(id string) []string {
+			if id == s {
+				return []string{s + "/done"}
+			}
+			return nil
+		}
+		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node, s + "/done": done}, kids, map[string][]store.AgentEvent{s: {ev}}), nil)
 		tl := NewTimeline(env)
 		tl.Load(s, s, []store.Step{step}, true)
 		det := NewDetail(env)

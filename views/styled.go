@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // Long content (a step's prompt and result, a write's text, the help) is
@@ -72,7 +74,7 @@ func one(r role, text string) styledLine { return styledLine{{r, text}} }
 func (l styledLine) width() int {
 	n := 0
 	for _, s := range l {
-		n += cellWidth(s.text)
+		n += textfmt.Width(s.text)
 	}
 	return n
 }

@@ -3,7 +3,9 @@
 // protocol (pane.go): the root sizes it, hands it keys, clicks and the
 // wheel, and asks it to draw; its View is a pure function of that state,
 // the data the root hands it, its size and the shared Env. No view does IO,
-// and every string from a store is sanitized before it is drawn.
+// and every string from a store is sanitized before it is drawn. Numbers
+// and cell widths are written by internal/textfmt, as the command line
+// writes them; every count a pane shows says its scope (scope.go).
 package views
 
 import (
@@ -11,6 +13,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -120,7 +123,7 @@ func StateLabel(st store.State, outcome store.Outcome) string {
 		if outcome == "" {
 			return store.StateFinished.String()
 		}
-		return string(outcome)
+		return sanitize.Line(string(outcome)) // an outcome a format does not map is the store's own word
 	}
 	return st.String()
 }

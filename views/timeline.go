@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -165,6 +166,8 @@ func (p *Timeline) View(focused bool) string {
 	case len(p.steps) == 0:
 		body = append(body, t.Muted.Render("  no steps yet"))
 	}
+	// Notes, most important first: where the title leaves too little room,
+	// the count goes before the follow mode does.
 	var notes []string
 	if p.fresh > 0 {
 		notes = append(notes, t.Warning.Render(fmt.Sprintf("%d new", p.fresh)))
@@ -173,19 +176,20 @@ func (p *Timeline) View(focused bool) string {
 		notes = append(notes, "following")
 	}
 	if len(p.steps) > 0 {
-		notes = append(notes, countNote(len(p.steps), len(p.steps), "step"))
+		// The steps are the shown agent's own, not its tree's.
+		notes = append(notes, "agent: "+countNote(len(p.steps), len(p.steps), "step"))
 	}
 	title := "3 Timeline"
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	return t.Frame(title, strings.Join(notes, " · "), body, w, h, focused)
+	return t.Frame(title, fitNote(title, w, notes), body, w, h, focused)
 }
 
 func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {
-	num := PadLeft(fmt.Sprint(st.Number), 4)
-	tokens := PadLeft(Tokens(st.Tokens), 6)
-	lat := PadLeft(latency(st.Latency), 6)
+	num := textfmt.PadLeft(fmt.Sprint(st.Number), 4)
+	tokens := textfmt.PadLeft(textfmt.Tokens(st.Tokens), 6)
+	lat := textfmt.PadLeft(latency(st.Latency), 6)
 	retry := ""
 	if n := len(st.Retries); n > 0 && !st.Pending {
 		retry = fmt.Sprintf(" ↩%d", n)
@@ -195,15 +199,15 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 	if st.Pending {
 		decision, tool = "… "+decision, ""
 	}
-	textW := max(w-4-1-6-6-2-cellWidth(retry)-1, 8)
+	textW := max(w-4-1-6-6-2-textfmt.Width(retry)-1, 8)
 	text := decision
 	if tool != "" {
 		text = decision + " · " + tool
 	}
-	text = Cut(text, textW)
+	text = textfmt.Cut(text, textW)
 	if selected {
-		line := num + " " + PadRight(text, textW) + retry + " " + tokens + lat
-		return selectStyle(t, focused).Render(Fit(line, w))
+		line := num + " " + textfmt.PadRight(text, textW) + retry + " " + tokens + lat
+		return selectStyle(t, focused).Render(textfmt.Fit(line, w))
 	}
 	dStyle := t.Text
 	if st.Pending {
@@ -215,7 +219,7 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 		dec, rest = text[:i], text[i:]
 	}
 	return t.Muted.Render(num) + " " + dStyle.Render(dec) + t.Muted.Render(rest) +
-		strings.Repeat(" ", max(textW-cellWidth(text), 0)) + t.Stale.Render(retry) + " " + t.Text.Render(tokens) + t.Muted.Render(lat)
+		strings.Repeat(" ", max(textW-textfmt.Width(text), 0)) + t.Stale.Render(retry) + " " + t.Text.Render(tokens) + t.Muted.Render(lat)
 }
 
 func latency(d time.Duration) string {
@@ -225,5 +229,5 @@ func latency(d time.Duration) string {
 	if d < 10*time.Second {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
-	return Duration(d)
+	return textfmt.Duration(d)
 }

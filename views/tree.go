@@ -8,15 +8,19 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
 
-// AgentNode is one agent of a tree as the tree pane shows it.
+// AgentNode is one agent of a tree as the tree pane shows it; its counts
+// are its own, not its subtree's.
 type AgentNode struct {
 	Run     store.Run
 	State   store.State
-	Waiting int  // requests this agent waits on
-	Marked  bool // it or an agent below it waits on a human
+	Own     runmodel.Counts // this agent's steps and tokens
+	Waiting int             // requests this agent waits on
+	Marked  bool            // it or an agent below it waits on a human
 }
 
 // TreeLine is one line of the drawn tree: an agent, or a spawn refusal
@@ -35,7 +39,7 @@ type Budget struct {
 // FlattenTree lays a tree out as lines, parents before children, refusals
 // after the children of the agent that was refused. A cycle or a tree
 // deeper than maxDepth stops rather than loops.
-func FlattenTree(root string, nodes map[string]*AgentNode, children map[string][]string, refusals map[string][]store.AgentEvent) []TreeLine {
+func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent) []TreeLine {
 	const maxDepth = 64
 	var out []TreeLine
 	seen := map[string]bool{}
@@ -57,7 +61,7 @@ func FlattenTree(root string, nodes map[string]*AgentNode, children map[string][
 		if depth >= maxDepth {
 			return
 		}
-		kids := children[id]
+		kids := children(id)
 		refs := refusals[id]
 		for i, k := range kids {
 			walk(k, childPrefix, i == len(kids)-1 && len(refs) == 0, false, depth+1)
@@ -90,7 +94,16 @@ func NewTree(env *Env) *Tree { return &Tree{env: env} }
 // SetSize lays the pane out for w×h.
 func (p *Tree) SetSize(w, h int) {
 	p.w, p.h = w, h
-	p.list.SetHeight(max(h-2, 1))
+	p.list.SetHeight(max(h-2-p.headerRows(), 1))
+}
+
+// headerRows is 1 when the pane is wide enough to show counts: then a
+// header row says whose counts they are.
+func (p *Tree) headerRows() int {
+	if p.w-2 >= agentColumns[len(agentColumns)-1].minW {
+		return 1
+	}
+	return 0
 }
 
 // Focus is a no-op: the tree has nothing to arm.
@@ -144,7 +157,7 @@ func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
 
 // Click selects the agent clicked.
 func (p *Tree) Click(x, y int) Intent {
-	if !p.list.SelectVisible(y - 1) { // the top border
+	if !p.list.SelectVisible(y - 1 - p.headerRows()) { // the top border and the header
 		return Intent{}
 	}
 	p.remember()
@@ -162,6 +175,9 @@ func (p *Tree) View(focused bool) string {
 	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
 	var body []string
+	if p.headerRows() > 0 && len(p.lines) > 0 {
+		body = append(body, t.Muted.Render(agentHeader(inner)))
+	}
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
 		body = append(body, p.line(t, p.lines[i], i == p.list.Cursor, focused, inner))
@@ -174,7 +190,7 @@ func (p *Tree) View(focused bool) string {
 		note = countNote(n, n, "agent")
 	}
 	if p.budget != nil {
-		note = fmt.Sprintf("budget %s/%s left · %s", Tokens(p.budget.Remaining), Tokens(p.budget.Ceiling), note)
+		note = fmt.Sprintf("budget %s/%s left · %s", textfmt.Tokens(p.budget.Remaining), textfmt.Tokens(p.budget.Ceiling), note)
 	}
 	return t.Frame("2 Agents", note, body, w, h, focused)
 }
@@ -197,34 +213,38 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 		g = "⋯" + string(r[len(r)-9:])
 	}
 	guide := t.Faint.Render(g)
-	gw := cellWidth(g)
+	gw := textfmt.Width(g)
 	if l.Refusal != nil {
 		text := fmt.Sprintf("✗ spawn refused (%s) · step %d", sanitize.Line(l.Refusal.Detail), l.Refusal.Step)
-		return guide + t.Bad.Render(Cut(text, w-gw))
+		return guide + t.Bad.Render(textfmt.Cut(text, w-gw))
 	}
 	n := l.Node
 	st := t.StateStyle(n.State, n.Run.Outcome)
 	glyph := StateGlyph(n.State, n.Run.Outcome)
-	// Right-hand facts in fixed columns, dropped from the least needed as
-	// the pane narrows.
 	var right []string
 	var styles []func(...string) string
-	if w >= 48 {
-		right, styles = append(right, PadRight(StateLabel(n.State, n.Run.Outcome), 12)), append(styles, st.Render)
-	}
-	if w >= 60 {
-		steps := ""
-		if n.Run.StatsKnown {
-			steps = Thousands(int64(n.Run.Steps)) + " st"
+	for _, c := range visibleAgentColumns(w) {
+		var cell string
+		style := t.Muted.Render
+		switch c.title {
+		case "STATE":
+			cell, style = StateLabel(n.State, n.Run.Outcome), st.Render
+		case "STEPS":
+			if n.Own.Known {
+				cell = textfmt.Thousands(int64(n.Own.Steps)) + " st"
+			}
+		case "TOKENS":
+			cell = "…"
+			if n.Own.Known {
+				cell = textfmt.Tokens(n.Own.Tokens)
+			}
 		}
-		right, styles = append(right, PadLeft(steps, 7)), append(styles, t.Muted.Render)
-	}
-	if w >= 36 {
-		tokens := "…"
-		if n.Run.StatsKnown {
-			tokens = Tokens(n.Run.Tokens)
+		if c.right {
+			cell = textfmt.PadLeft(cell, c.width)
+		} else {
+			cell = textfmt.PadRight(cell, c.width)
 		}
-		right, styles = append(right, PadLeft(tokens, 6)), append(styles, t.Muted.Render)
+		right, styles = append(right, cell), append(styles, style)
 	}
 	mark := ""
 	if n.Marked {
@@ -233,16 +253,16 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 			mark = fmt.Sprintf("◆%d", n.Waiting)
 		}
 	}
-	right, styles = append(right, PadRight(mark, 3)), append(styles, t.Waiting.Render)
+	right, styles = append(right, textfmt.PadRight(mark, markWidth)), append(styles, t.Waiting.Render)
 	rightW := 0
 	for _, r := range right {
-		rightW += cellWidth(r) + 1
+		rightW += textfmt.Width(r) + 1
 	}
 	head := glyph + " #" + sanitize.Line(store.DisplayID(n.Run.ID)) + " "
-	goalW := max(w-gw-cellWidth(head)-rightW, 4)
-	goal := PadRight(sanitize.Line(n.Run.Goal), goalW)
+	goalW := max(w-gw-textfmt.Width(head)-rightW, 4)
+	goal := textfmt.PadRight(sanitize.Line(n.Run.Goal), goalW)
 	if selected {
-		return guide + selectStyle(t, focused).Render(Fit(head+goal+" "+strings.Join(right, " "), w-gw))
+		return guide + selectStyle(t, focused).Render(textfmt.Fit(head+goal+" "+strings.Join(right, " "), w-gw))
 	}
 	var b strings.Builder
 	b.WriteString(guide + st.Render(glyph) + t.Text.Render(strings.TrimPrefix(head, glyph)+goal))
@@ -250,4 +270,54 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 		b.WriteString(" " + styles[i](r))
 	}
 	return b.String()
+}
+
+// agentColumns are the facts right of each agent's goal, in fixed columns,
+// dropped from the least needed as the pane narrows (minW is the inner
+// width from which one is shown). The counts are the agent's own.
+var agentColumns = []column{
+	{"STATE", 12, false, 48, false},
+	{"STEPS", 7, true, 60, false},
+	{"TOKENS", 6, true, 36, false},
+}
+
+// markWidth is the waiting mark's column, always shown: ◆2.
+const markWidth = 3
+
+func visibleAgentColumns(w int) []column {
+	var cols []column
+	for _, c := range agentColumns {
+		if w >= c.minW {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// agentHeader titles the count columns over the tree's lines, tagged as
+// each agent's own. The state needs no title: its words say what they are.
+func agentHeader(w int) string {
+	cols := visibleAgentColumns(w)
+	rightW := markWidth + 1
+	for _, c := range cols {
+		rightW += c.width + 1
+	}
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", max(w-rightW, 0)))
+	scoped := -1
+	for _, c := range cols {
+		b.WriteByte(' ')
+		title := c.title
+		if title == "STATE" {
+			title = ""
+		} else if scoped < 0 {
+			scoped = textfmt.Width(b.String())
+		}
+		if c.right {
+			b.WriteString(textfmt.PadLeft(title, c.width))
+		} else {
+			b.WriteString(textfmt.PadRight(title, c.width))
+		}
+	}
+	return scopeTag(b.String(), scoped, AgentScope)
 }

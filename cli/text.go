@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
+	"github.com/vigil-run/vigil/store"
+)
+
+// Text helpers. Every string from a store goes through clean (one line) or
+// sanitize.Text before it reaches a terminal.
+
+func clean(s string) string { return sanitize.Line(s) }
+
+func cleanCut(s string, w int) string { return textfmt.Cut(sanitize.Line(s), w) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *app) fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(a.loc).Format("2006-01-02 15:04:05")
+}
+
+// stepsText and tokensText are a count as a table cell: "-" while unknown,
+// never the floor a partial count would show.
+func stepsText(c runmodel.Counts) string {
+	if !c.Known {
+		return "-"
+	}
+	return strconv.Itoa(c.Steps)
+}
+
+func tokensText(c runmodel.Counts, format func(int64) string) string {
+	if !c.Known {
+		return "-"
+	}
+	return format(c.Tokens)
+}
+
+// stateName is a state as the CLI prints it.
+func stateName(st store.State) string {
+	if st == store.StateUnknown {
+		return "unknown"
+	}
+	return st.String()
+}
+
+func deliveryName(d store.Delivery) string {
+	switch d {
+	case store.Deliverable:
+		return "deliverable"
+	case store.DeliveryUnknown:
+		return "unknown"
+	case store.Deferred:
+		return "deferred"
+	case store.NotLive:
+		return "not_live"
+	case store.Closed:
+		return "closed"
+	case store.Orphaned:
+		return "orphaned"
+	}
+	return "unknown"
+}
+
+// table writes aligned columns (the header row only when there is one);
+// the last column is not padded.
+type table struct {
+	header []string
+	rows   [][]string
+	right  map[int]bool // right-aligned columns
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer, indent string) {
+	all := t.rows
+	if t.header != nil {
+		all = append([][]string{t.header}, t.rows...)
+	}
+	var widths []int
+	for _, row := range all {
+		for i, c := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], textfmt.Width(c))
+		}
+	}
+	var b strings.Builder
+	for _, row := range all {
+		b.Reset()
+		b.WriteString(indent)
+		for i, c := range row {
+			last := i == len(row)-1
+			switch {
+			case t.right[i]:
+				b.WriteString(textfmt.PadLeft(c, widths[i]))
+			case last:
+				b.WriteString(c)
+			default:
+				b.WriteString(textfmt.PadRight(c, widths[i]))
+			}
+			if !last {
+				b.WriteString("  ")
+			}
+		}
+		io.WriteString(w, strings.TrimRight(b.String(), " ")+"\n")
+	}
+}

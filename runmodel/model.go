@@ -1,0 +1,279 @@
+package runmodel
+
+import (
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// Model is the run model. It is not safe for concurrent use: one goroutine
+// (the explorer's update loop, a command) owns it.
+type Model struct {
+	recordsLeases bool
+	runs          map[string]*store.Run
+	leased        map[string]bool // runs holding a lease now
+	requests      map[store.RequestKey]*Request
+
+	// Steps and tokens of runs without a summary are counted by RunStats;
+	// rows that arrive while a count is on its way wait in pendingStats
+	// and are added only if the count did not include them.
+	statsThrough map[string]int64
+	pendingStats map[string][]store.StepRow
+
+	// Each derived view has its own flag, so a burst of step commits (which
+	// only moves counts) never rebuilds the forest.
+	shapeStale, sumsStale, leasesStale bool
+	f                                  forest
+	s                                  sums
+	l                                  leases
+}
+
+// Request is an undecided request and when it was first seen: its asked
+// time, or (approvals carry no time of their own) when the model first
+// held it.
+type Request struct {
+	store.Request
+	FirstSeen time.Time
+}
+
+// Changed says what folding one Changes touched.
+type Changed struct {
+	Runs     bool // a run started, ended or changed state
+	Tree     bool // a run joined or moved in the forest
+	Counts   bool // steps or tokens counted, leases renewed
+	Requests bool // a request arrived or was decided
+	// Recount are runs whose counts came from a summary that no longer
+	// holds (a resume reopened the run: store.Run.Reopened): ask RunStats
+	// for them again.
+	Recount []string
+}
+
+// countedAll marks a run whose counts come from its summary: no step row
+// adds to them.
+const countedAll = 1<<62 - 1
+
+// New makes an empty model; recordsLeases says whether the store records
+// leases at all (without them liveness cannot be told).
+func New(recordsLeases bool) *Model {
+	m := &Model{recordsLeases: recordsLeases}
+	m.SetRuns(nil)
+	m.requests = map[store.RequestKey]*Request{}
+	return m
+}
+
+// RecordsLeases reports whether the store records leases.
+func (m *Model) RecordsLeases() bool { return m.recordsLeases }
+
+// SetRecordsLeases says again whether the store records leases: a source
+// learns a table a newer harness adds (run_leases after an upgrade) as it
+// tails.
+func (m *Model) SetRecordsLeases(v bool) {
+	if v != m.recordsLeases {
+		m.recordsLeases, m.leasesStale = v, true
+	}
+}
+
+// SetRuns replaces every run (a load).
+func (m *Model) SetRuns(runs []store.Run) {
+	m.runs = make(map[string]*store.Run, len(runs))
+	m.leased = map[string]bool{}
+	m.statsThrough = map[string]int64{}
+	m.pendingStats = map[string][]store.StepRow{}
+	for i := range runs {
+		r := runs[i]
+		m.runs[r.ID] = &r
+		if r.Lease != nil {
+			m.leased[r.ID] = true
+		}
+		if r.StatsKnown {
+			m.statsThrough[r.ID] = countedAll
+		}
+	}
+	m.shapeStale = true
+}
+
+// SetRequests replaces the undecided requests (a load); resolved ones are
+// left out.
+func (m *Model) SetRequests(reqs []store.Request, now time.Time) {
+	m.requests = make(map[store.RequestKey]*Request, len(reqs))
+	for _, r := range reqs {
+		if !r.Resolved {
+			m.requests[r.Key()] = &Request{Request: r, FirstSeen: firstSeen(r, now)}
+		}
+	}
+	m.sumsStale = true
+}
+
+func firstSeen(r store.Request, now time.Time) time.Time {
+	if !r.AskedAt.IsZero() && r.AskedAt.Before(now) {
+		return r.AskedAt
+	}
+	return now
+}
+
+// Unknown lists the runs whose counts are not known yet: what RunStats is
+// asked for.
+func (m *Model) Unknown() []string {
+	var ids []string
+	for id, r := range m.runs {
+		if !r.StatsKnown {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// ApplyStats takes a RunStats count.
+func (m *Model) ApplyStats(stats map[string]store.RunStats) {
+	for id, st := range stats {
+		r := m.runs[id]
+		if r == nil || r.Summary != nil {
+			continue
+		}
+		r.Steps, r.Tokens, r.StatsKnown = st.Steps, st.Tokens, true
+		m.statsThrough[id] = st.Through
+		for _, row := range m.pendingStats[id] {
+			m.countRow(r, row)
+		}
+		delete(m.pendingStats, id)
+	}
+	m.sumsStale = true
+}
+
+func (m *Model) countRow(r *store.Run, row store.StepRow) {
+	if row.RowID <= m.statsThrough[r.ID] {
+		return
+	}
+	r.Tokens += row.Tokens
+	r.Steps = max(r.Steps, row.Number)
+	m.statsThrough[r.ID] = row.RowID
+}
+
+// Apply folds one refresh's runs, leases, step counts and requests into
+// the model, in O(changes). What else a refresh carries (timeline rows,
+// context samples, tree events) is the reader's to fold.
+func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
+	var c Changed
+	for _, r := range ch.Runs {
+		m.applyRun(r, &c)
+	}
+	if ch.LeasesChanged {
+		m.applyLeases(ch.Leases)
+		c.Counts = true
+	}
+	for _, row := range ch.Steps {
+		r := m.runs[row.RunID]
+		switch {
+		case r == nil:
+		case !r.StatsKnown:
+			m.pendingStats[r.ID] = append(m.pendingStats[r.ID], row)
+		case r.Summary == nil:
+			m.countRow(r, row)
+			m.sumsStale, c.Counts = true, true
+		}
+	}
+	for _, q := range ch.Requests {
+		if m.applyRequest(q, now) {
+			m.sumsStale, c.Requests = true, true
+		}
+	}
+	return c
+}
+
+func (m *Model) applyRun(r store.Run, c *Changed) {
+	old := m.runs[r.ID]
+	switch {
+	case old != nil && r.Summary == nil && old.Summary != nil:
+		// The summary the counts came from no longer holds (a resume
+		// reopened the run): its steps are counted again.
+		r.StatsKnown = false
+		delete(m.statsThrough, r.ID)
+		delete(m.pendingStats, r.ID)
+		c.Recount = append(c.Recount, r.ID)
+	case old != nil && r.Summary == nil:
+		// A row re-read for a status change carries no counts: keep ours.
+		r.Steps, r.Tokens, r.StatsKnown = old.Steps, old.Tokens, old.StatsKnown
+	}
+	if old != nil && r.Lease == nil {
+		r.Lease = old.Lease
+	}
+	switch {
+	case r.Summary != nil:
+		m.statsThrough[r.ID] = countedAll
+	case old == nil:
+		// A run born after the cursor: every step it has will come
+		// through Changes, so it starts counted at zero.
+		r.StatsKnown = true
+		m.statsThrough[r.ID] = 0
+	}
+	if r.Lease != nil {
+		m.leased[r.ID] = true
+	}
+	if old == nil {
+		m.runs[r.ID] = &r
+		m.shapeStale, c.Tree = true, true
+	} else {
+		if old.ParentID != r.ParentID || !old.StartedAt.Equal(r.StartedAt) {
+			m.shapeStale, c.Tree = true, true // a move, or a new place in the age order
+		}
+		*old = r // in place: the forest keeps pointers to runs
+	}
+	m.sumsStale, m.leasesStale, c.Runs = true, true, true
+}
+
+// applyLeases takes the whole new lease table. Only runs that held a lease
+// or hold one now are touched: O(leases), not O(runs).
+func (m *Model) applyLeases(leases map[string]store.Lease) {
+	for id := range m.leased {
+		if r := m.runs[id]; r != nil {
+			r.Lease = nil
+		}
+	}
+	m.leased = make(map[string]bool, len(leases))
+	for id, l := range leases {
+		if r := m.runs[id]; r != nil {
+			l := l
+			r.Lease = &l
+			m.leased[id] = true
+		}
+	}
+	m.leasesStale = true
+}
+
+// applyRequest folds one request and reports whether anything changed.
+func (m *Model) applyRequest(q store.Request, now time.Time) bool {
+	key := q.Key()
+	known, ok := m.requests[key]
+	switch {
+	case q.Resolved && !ok:
+		return false
+	case q.Resolved:
+		delete(m.requests, key)
+	case ok:
+		known.Request = q // a source may re-send a request with more to say
+	default:
+		m.requests[key] = &Request{Request: q, FirstSeen: firstSeen(q, now)}
+	}
+	return true
+}
+
+// Decided drops a request a decision has just settled, before the store's
+// next refresh says so.
+func (m *Model) Decided(key store.RequestKey) {
+	if _, ok := m.requests[key]; ok {
+		delete(m.requests, key)
+		m.sumsStale = true
+	}
+}
+
+// Len is the number of runs.
+func (m *Model) Len() int { return len(m.runs) }
+
+// Run is a run as the model holds it (counts folded in).
+func (m *Model) Run(id string) (store.Run, bool) {
+	r := m.runs[id]
+	if r == nil {
+		return store.Run{}, false
+	}
+	return *r, true
+}

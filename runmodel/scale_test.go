@@ -1,0 +1,85 @@
+package runmodel
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// answerAll asks what `vigil runs` and the explorer's first frame ask of
+// every run: its state, both counts, its lease, its root, its duration.
+func answerAll(m *Model, now time.Time) {
+	for _, id := range m.Newest() {
+		m.State(id, now)
+		m.Agent(id)
+		m.Tree(id)
+		m.Lease(id)
+		m.RootOf(id)
+		m.Duration(id, now)
+	}
+}
+
+// TestScale builds a 100 000-deep chain of sub-agents and a 100 000-wide
+// tree and answers every question of every run, each well within a second
+// (issue 12 D4: the per-run ancestor walks never finished on the chain).
+func TestScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 100 000 runs")
+	}
+	const n = 100_000
+	limit := time.Second * raceSlowdown
+	for name, runs := range map[string][]store.Run{"chain": chain(n), "wide": wide(n)} {
+		t.Run(name, func(t *testing.T) {
+			runs[0].Lease = liveLease()
+			start := time.Now()
+			m := modelOf(t, runs...)
+			m.SetRequests([]store.Request{{Kind: store.Question, ID: "1", RunID: strconv.Itoa(n)}}, t0)
+			answerAll(m, t0)
+			took := time.Since(start)
+			t.Logf("%d runs, %s: built and answered in %v", n, name, took)
+			if took > limit {
+				t.Errorf("took %v, want at most %v", took, limit)
+			}
+			if got := m.Tree("1"); got != (Counts{n, 10 * n, true}) {
+				t.Errorf("root's tree counts %+v", got)
+			}
+			if m.TreeWaiting("1") != 1 || m.State("1", t0) != store.StateWaiting {
+				t.Errorf("the deepest run's question does not reach the root: %d, %v", m.TreeWaiting("1"), m.State("1", t0))
+			}
+			if l, holder := m.Lease(strconv.Itoa(n)); l == nil || holder != "1" {
+				t.Errorf("the last run's lease %v held by %q", l, holder)
+			}
+			if name == "chain" && len(m.Ancestry(strconv.Itoa(n))) != n {
+				t.Errorf("ancestry of the deepest run has %d runs", len(m.Ancestry(strconv.Itoa(n))))
+			}
+		})
+	}
+}
+
+func BenchmarkBuildAndAnswer(b *testing.B) {
+	for name, runs := range map[string][]store.Run{"chain=100k": chain(100_000), "wide=100k": wide(100_000)} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				m := New(true)
+				m.SetRuns(runs)
+				answerAll(m, t0)
+			}
+		})
+	}
+}
+
+// BenchmarkApplyStep folds one step row into a model of 100 000 runs: the
+// bookkeeping is O(changes), whatever the store's size.
+func BenchmarkApplyStep(b *testing.B) {
+	m := modelOf(b, chain(100_000)...)
+	answerAll(m, t0)
+	row := store.StepRow{RunID: "50000", Number: 2, Tokens: 1}
+	ch := &store.Changes{Steps: []store.StepRow{row}}
+	for i := 0; b.Loop(); i++ {
+		row.RowID = int64(i + 1)
+		ch.Steps[0] = row
+		m.Apply(ch, t0)
+	}
+}
