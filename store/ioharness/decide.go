@@ -97,15 +97,19 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		}
 		// The request's standing and the run's readings, from the store as
 		// it is under this transaction's write lock. In browse mode the read
-		// connection sees the same (nobody else can commit meanwhile), and
-		// its learned row bounds make this cheap; a writer's one connection
-		// is this transaction, read as it is.
-		q, bounded := queryer(tx), s.mode == modeBrowse
+		// connection sees the same (nobody else can commit meanwhile, and
+		// this transaction has written nothing yet), with its prepared
+		// statements and learned row bounds; a writer's one connection is
+		// this transaction, read as it is.
+		q, bounded := queryer(tx), false
+		if s.mode == modeBrowse {
+			q, bounded = s.read, true
+		}
 		reqs := []store.Request{req}
-		if err := s.annotate(ctx, q, bounded, reqs); err != nil {
+		if err := s.annotateWith(ctx, q, bounded, reqs, map[int64]store.Run{runNum(run.ID): run}); err != nil {
 			return err
 		}
-		if err := s.dressOne(ctx, q, bounded, &run); err != nil {
+		if err := s.leaselessOne(ctx, q, bounded, &run); err != nil {
 			return err
 		}
 		if dl, why := s.Classify(reqs[0], run, lease, time.Now()); !dl.Writable() {
@@ -130,6 +134,12 @@ func (s *Store) dressOne(ctx context.Context, q queryer, bounded bool, run *stor
 		return err
 	}
 	run.Recovery = att[runNum(run.ID)]
+	return s.leaselessOne(ctx, q, bounded, run)
+}
+
+// leaselessOne says whether a leaseless resume drives one (parked) run:
+// what delivery needs (a run's recovery is the state's, not the delivery's).
+func (s *Store) leaselessOne(ctx context.Context, q queryer, bounded bool, run *store.Run) error {
 	if !run.Parked() {
 		return nil
 	}

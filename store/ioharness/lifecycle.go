@@ -173,15 +173,12 @@ func (s *Store) resumedDecisions(ctx context.Context, q queryer, bounded bool, r
 // few chunks is looked up through its learned row bounds instead (bounded),
 // or by reading on to the start.
 func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []int64, into map[int64]*runLife) error {
-	var top int64
-	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&top); err != nil {
-		return err
-	}
 	pending := map[int64]bool{}
 	for _, r := range runs {
 		pending[r] = true
 	}
 	seen := map[int64]bool{}
+	var visitRow func(run int64, step int, decision string) error
 	visit := func(r *sql.Rows) error {
 		var id, run int64
 		var step int
@@ -189,6 +186,9 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		if err := r.Scan(&id, &run, &step, &decision); err != nil {
 			return err
 		}
+		return visitRow(run, step, decision)
+	}
+	visitRow = func(run int64, step int, decision string) error {
 		if !pending[run] {
 			return nil
 		}
@@ -206,8 +206,30 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		return s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, substr(decision, 1, 64) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) ORDER BY id DESC",
 			sqlitex.IDList(ids)), visit, lo, hi)
 	}
-	hi := top
-	for n := 0; hi > 0 && len(pending) > 0; n++ {
+	// The newest chunk first, in one read with the table's end; most runs
+	// asked for are there.
+	var top int64
+	err := s.eachRowQ(ctx, q, fmt.Sprintf(`SELECT s.id, s.run_id, s.step, substr(s.decision, 1, 64), t.top FROM steps s,
+		(SELECT COALESCE(MAX(id), 0) AS top FROM steps) t WHERE s.id > t.top - %d AND s.run_id IN (%s) ORDER BY s.id DESC`,
+		scanChunk, sqlitex.IDList(runs)), func(r *sql.Rows) error {
+		var id, run int64
+		var step int
+		var decision string
+		if err := r.Scan(&id, &run, &step, &decision, &top); err != nil {
+			return err
+		}
+		return visitRow(run, step, decision)
+	})
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	if top == 0 {
+		if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&top); err != nil {
+			return err
+		}
+	}
+	hi := top - scanChunk
+	for n := 1; hi > 0 && len(pending) > 0; n++ {
 		if bounded && n == 4 {
 			break
 		}
@@ -375,6 +397,12 @@ func leaselessDriver(run store.Run, life *runLife, reqs []*store.Request, resolv
 // annotate sets Standing on the undecided requests in reqs, reading their
 // runs' records through q.
 func (s *Store) annotate(ctx context.Context, q queryer, bounded bool, reqs []store.Request) error {
+	return s.annotateWith(ctx, q, bounded, reqs, nil)
+}
+
+// annotateWith is annotate with the runs' status and outcome already read
+// (known; nil to read them).
+func (s *Store) annotateWith(ctx context.Context, q queryer, bounded bool, reqs []store.Request, known map[int64]store.Run) error {
 	byRun := map[int64][]*store.Request{}
 	for i := range reqs {
 		if !reqs[i].Resolved {
@@ -391,9 +419,11 @@ func (s *Store) annotate(ctx context.Context, q queryer, bounded bool, reqs []st
 	if err != nil {
 		return err
 	}
-	runs, err := s.runRows(ctx, q, ids)
-	if err != nil {
-		return err
+	runs := known
+	if runs == nil {
+		if runs, err = s.runRows(ctx, q, ids); err != nil {
+			return err
+		}
 	}
 	lives, err := s.lives(ctx, q, bounded, false, ids)
 	if err != nil {
