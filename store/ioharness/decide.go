@@ -81,38 +81,61 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	if !ok {
 		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, d.Key.String(), nil)
 	}
+	// In browse mode the request's standing and its run's readings are
+	// worked out before the write lock is taken (they read the steps and
+	// policy tables), together with a mark of every table they read rows
+	// of; under the lock one read of those marks says whether anything
+	// was written since, and only then are they worked out again. A
+	// decision then holds the lock for a few short reads.
+	var pre *decisionFacts
+	if s.mode == modeBrowse {
+		if pre, err = s.factsFor(ctx, preparedReads{s}, true, d.Key, id); err != nil {
+			return store.DecideResult{}, err
+		}
+	}
 	var result store.DecideResult
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		req, err := requestInTx(ctx, tx, d.Key, id)
-		if err != nil {
-			return err
-		}
-		if req.Resolved {
-			result = store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}
-			return nil
-		}
-		run, lease, err := s.runAndLease(ctx, tx, req.RunID)
-		if err != nil {
-			return err
-		}
-		// The request's standing and the run's readings, from the store as
-		// it is under this transaction's write lock. In browse mode the read
-		// connection sees the same (nobody else can commit meanwhile, and
-		// this transaction has written nothing yet), with its prepared
+		// What the decision depends on is read from the store as it is under
+		// this transaction's write lock. In browse mode the read connection
+		// sees the same (nobody else can commit meanwhile, and this
+		// transaction has written nothing yet), through its prepared
 		// statements and learned row bounds; a writer's one connection is
 		// this transaction, read as it is.
 		q, bounded := queryer(tx), false
 		if s.mode == modeBrowse {
-			q, bounded = s.read, true
+			q, bounded = preparedReads{s}, true
 		}
-		reqs := []store.Request{req}
-		if err := s.annotateWith(ctx, q, bounded, reqs, map[int64]store.Run{runNum(run.ID): run}); err != nil {
-			return err
+		facts := pre
+		if facts != nil {
+			marks, err := s.factMarks(ctx, q)
+			if err != nil {
+				return err
+			}
+			if marks != facts.marks {
+				facts = nil // written since: work it out again, under the lock
+			}
 		}
-		if err := s.leaselessOne(ctx, q, bounded, &run); err != nil {
-			return err
+		if facts != nil {
+			status, outcome := facts.run.Status, facts.run.Outcome
+			if err := facts.reread(ctx, s, q, d.Key, id); err != nil {
+				return err
+			}
+			if facts.run.Status != status || facts.run.Outcome != outcome {
+				facts = nil // the run parked or ended since: its standing may differ
+			}
 		}
-		if dl, why := s.Classify(reqs[0], run, lease, time.Now()); !dl.Writable() {
+		if facts == nil {
+			var err error
+			if facts, err = s.factsFor(ctx, q, bounded, d.Key, id); err != nil {
+				return err
+			}
+		}
+		req, run, lease := facts.req, facts.run, facts.lease
+		if req.Resolved {
+			result = store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}
+			return nil
+		}
+		if dl, why := s.Classify(req, run, lease, time.Now()); !dl.Writable() {
 			return &store.RefusedError{Key: d.Key, Reason: why, Delivery: dl}
 		}
 		res, err := tx.ExecContext(ctx, update, append(args, id)...)
@@ -124,6 +147,78 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		return nil
 	})
 	return result, err
+}
+
+// decisionFacts are what a decision is judged on: the request (its
+// standing read), its run (status, outcome, its own lease, whether a
+// leaseless resume drives it), the run's effective lease, and the marks of
+// the tables the standing and readings were read from.
+type decisionFacts struct {
+	req   store.Request
+	run   store.Run
+	lease *store.Lease
+	marks factMarks
+}
+
+// factMarks are the top row ids of the tables a standing and a leaseless
+// reading are read from: rows are only ever added above them (every one is
+// AUTOINCREMENT), so equal marks mean no row was added since.
+type factMarks struct{ steps, approvals, questions, plans, policy int64 }
+
+func (s *Store) factMarks(ctx context.Context, q queryer) (factMarks, error) {
+	top := func(t string) string {
+		if !s.si().has(t) {
+			return "0"
+		}
+		return "(SELECT COALESCE(MAX(id), 0) FROM " + t + ")"
+	}
+	var m factMarks
+	err := q.QueryRowContext(ctx, "SELECT "+top("steps")+", "+top("pending_approvals")+", "+top("pending_questions")+", "+
+		top("plans")+", "+top("policy_events")).Scan(&m.steps, &m.approvals, &m.questions, &m.plans, &m.policy)
+	return m, err
+}
+
+// factsFor reads a decision's facts through q.
+func (s *Store) factsFor(ctx context.Context, q queryer, bounded bool, key store.RequestKey, id int64) (*decisionFacts, error) {
+	f := &decisionFacts{}
+	var err error
+	if f.marks, err = s.factMarks(ctx, q); err != nil {
+		return nil, err
+	}
+	if err := f.reread(ctx, s, q, key, id); err != nil {
+		return nil, err
+	}
+	if f.req.Resolved {
+		return f, nil
+	}
+	reqs := []store.Request{f.req}
+	if err := s.annotateWith(ctx, q, bounded, reqs, map[int64]store.Run{runNum(f.run.ID): f.run}); err != nil {
+		return nil, err
+	}
+	f.req.Standing, f.req.StandingReason = reqs[0].Standing, reqs[0].StandingReason
+	if err := s.leaselessOne(ctx, q, bounded, &f.run); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// reread reads again what rows updated in place can change — the request
+// (decided since?), the run (its status and outcome) and the leases — and
+// keeps the standing and leaseless reading, which only added rows (and the
+// run's status and outcome, which the caller compares) change.
+func (f *decisionFacts) reread(ctx context.Context, s *Store, q queryer, key store.RequestKey, id int64) error {
+	req, err := requestInTx(ctx, q, key, id)
+	if err != nil {
+		return err
+	}
+	req.Standing, req.StandingReason = f.req.Standing, f.req.StandingReason
+	run, lease, err := s.runAndLease(ctx, q, req.RunID)
+	if err != nil {
+		return err
+	}
+	run.LeaselessDriver = f.run.LeaselessDriver && run.Parked()
+	f.req, f.run, f.lease = req, run, lease
+	return nil
 }
 
 // dressOne adds to one run (as runAndLease read it) its open tool attempt
@@ -175,8 +270,27 @@ func decisionUpdate(d store.Decision) (string, []any, error) {
 	return "", nil, fmt.Errorf("unknown request kind %v", d.Key.Kind)
 }
 
+// preparedReads reads through the read connection's prepared statements.
+type preparedReads struct{ s *Store }
+
+func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (p preparedReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := p.s.prepared(ctx, q)
+	if err != nil {
+		return p.s.read.QueryRowContext(ctx, q, args...) // the same error, as a Row
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // requestInTx reads one request inside the deciding transaction.
-func requestInTx(ctx context.Context, tx *sql.Tx, key store.RequestKey, id int64) (store.Request, error) {
+func requestInTx(ctx context.Context, tx queryer, key store.RequestKey, id int64) (store.Request, error) {
 	var q string
 	switch key.Kind {
 	case store.Approval:

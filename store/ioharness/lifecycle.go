@@ -274,6 +274,9 @@ func (s *Store) eachRowQ(ctx context.Context, q queryer, query string, fn func(*
 	if db, ok := q.(*sql.DB); ok && db == s.read {
 		return s.stmts.EachRow(ctx, s.read, query, args, fn)
 	}
+	if _, ok := q.(preparedReads); ok {
+		return s.stmts.EachRow(ctx, s.read, query, args, fn)
+	}
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
