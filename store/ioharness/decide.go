@@ -93,6 +93,9 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 			return store.DecideResult{}, err
 		}
 	}
+	if beforeDecideLock != nil {
+		beforeDecideLock()
+	}
 	var result store.DecideResult
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		// What the decision depends on is read from the store as it is under
@@ -148,6 +151,10 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	})
 	return result, err
 }
+
+// beforeDecideLock, when set (tests), runs between a decision's reading of
+// its facts and its taking the write lock: where another writer can land.
+var beforeDecideLock func()
 
 // decisionFacts are what a decision is judged on: the request (its
 // standing read), its run (status, outcome, its own lease, whether a
