@@ -42,15 +42,15 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill at a random moment once the child is creating stores: a fixed
-		// delay from its start lands before the first Create on a loaded
-		// machine (a race-built binary starts slowly), and tests nothing.
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(dir, "0.sqlite3")); err == nil || time.Now().After(deadline) {
-				break
-			}
+		// The kill lands at a random point of a later create: wait until the
+		// child is creating (on a loaded machine it can take a while to
+		// start), so every trial tests something.
+		if !waitForFile(filepath.Join(dir, "0.sqlite3"), 30*time.Second) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("kill %d: the child created no store in 30 s", k)
 		}
-		time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(200)) * time.Millisecond)
 		cmd.Process.Kill()
 		cmd.Wait()
 		entries, _ := os.ReadDir(dir)
@@ -78,4 +78,13 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 		t.Fatal("no store was created before any kill: the kill points test nothing")
 	}
 	t.Logf("%d stores checked after %d kills", checked, kills)
+}
+
+func waitForFile(path string, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+	}
+	return false
 }
