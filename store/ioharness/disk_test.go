@@ -34,7 +34,7 @@ func TestDiskFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := must[string](t)(w.PutPending(ctx, run, 20, "exec", "make release", nil))
+	id := must[string](t)(w.PutPending(ctx, run, 21, "exec", "make release", nil)) // asked at step 21, not yet committed
 	if err := w.Close(); err != nil { // the driver stays (this process holds the lease)
 		t.Fatal(err)
 	}

@@ -76,7 +76,8 @@ func TestEmbeddedWriterAndBrowserBesideForeignParties(t *testing.T) {
 	// Decisions: this process approves through Open while Python denies, at
 	// the same moment, and the harness reads what won through its own handle.
 	for round := 0; round < 6; round++ {
-		id := must[string](t)(w.PutPending(ctx, run, step, "exec", fmt.Sprintf("make step-%d", round), nil))
+		// Asked at the step it is about, which commits once the request is decided.
+		id := must[string](t)(w.PutPending(ctx, run, step+1, "exec", fmt.Sprintf("make step-%d", round), nil))
 		key := store.RequestKey{Kind: store.Approval, ID: id}
 		at := time.Now().Add(200 * time.Millisecond)
 		pyOut := make(chan string, 1)

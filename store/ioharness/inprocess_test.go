@@ -45,7 +45,7 @@ func TestBrowseThenWriteInOneProcess(t *testing.T) {
 	if err := w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "first"}); err != nil {
 		t.Fatalf("a write after browsing in the same process: %v", err)
 	}
-	id := must[string](t)(w.PutPending(ctx, run, 1, "exec", "make", nil))
+	id := must[string](t)(w.PutPending(ctx, run, 2, "exec", "make", nil)) // asked at step 2, not yet committed
 	ch, _, err := r.Changes(ctx, cur)
 	if err != nil || len(ch.Steps) != 1 || len(ch.Runs) == 0 {
 		t.Fatalf("the browser does not see the write: %+v %v", ch, err)
