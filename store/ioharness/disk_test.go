@@ -35,7 +35,7 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	id := must[string](t)(w.PutPending(ctx, run, 21, "exec", "make release", nil)) // asked at step 21, not yet committed
-	if err := w.Close(); err != nil { // the driver stays (this process holds the lease)
+	if err := w.Close(); err != nil {                                              // the driver stays (this process holds the lease)
 		t.Fatal(err)
 	}
 	foreign.FillDisk(t, dir)
