@@ -35,7 +35,8 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	id := must[string](t)(w.PutPending(ctx, run, 21, "exec", "make release", nil)) // asked at step 21, not yet committed
-	if err := w.Close(); err != nil {                                              // the driver stays (this process holds the lease)
+	// The driver stays: this process holds the lease.
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	foreign.FillDisk(t, dir)
