@@ -189,17 +189,27 @@ type signalMsg struct{ sig watch.Signal }
 type watchClosedMsg struct{}
 
 // waitSignal blocks on the watcher for its next signal (none without one:
-// tests send signals themselves).
-func waitSignal(w *watch.Watcher) tea.Cmd {
+// tests send signals themselves). Driven headless (see Settle) it waits
+// only as long as a timer would.
+func (m *Model) waitSignal(w *watch.Watcher) tea.Cmd {
 	if w == nil {
 		return nil
 	}
+	headless := m.headless
 	return func() tea.Msg {
-		sig, ok := <-w.C()
-		if !ok {
-			return watchClosedMsg{}
+		var timeout <-chan time.Time
+		if headless > 0 {
+			timeout = time.After(headless)
 		}
-		return signalMsg{sig}
+		select {
+		case sig, ok := <-w.C():
+			if !ok {
+				return watchClosedMsg{}
+			}
+			return signalMsg{sig}
+		case <-timeout:
+			return nil
+		}
 	}
 }
 
@@ -223,6 +233,6 @@ type tickMsg time.Time
 
 // tick redraws once a second: ages, leases and the misfire guard move with
 // the clock, not with the store.
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+func (m *Model) tick() tea.Cmd {
+	return m.after(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
 }

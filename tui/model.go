@@ -88,6 +88,8 @@ type Model struct {
 	reopening  bool // a reopen is running
 	tries      int  // failed reopens or reads in a row: the back-off of the next retry
 
+	headless time.Duration // driven without a terminal (Settle): timers longer than this never fire
+
 	detailSeq  int
 	detailWant int64
 
@@ -118,7 +120,7 @@ func New(opt Options) *Model {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{loadAll(m.src), tea.RequestBackgroundColor}
 	if !m.opt.NoTick {
-		cmds = append(cmds, tick())
+		cmds = append(cmds, m.tick())
 	}
 	if !m.opt.NoWatch {
 		cmds = append(cmds, m.startWatch())
@@ -135,7 +137,7 @@ func (m *Model) startWatch() tea.Cmd {
 	}
 	m.watcher = w
 	m.watchNote = ""
-	return waitSignal(w)
+	return m.waitSignal(w)
 }
 
 // Close stops the watcher.
@@ -176,7 +178,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.opt.NoTick {
 			return m, nil
 		}
-		return m, tick()
+		return m, m.tick()
 	case loadedMsg:
 		return m, m.onLoaded(msg)
 	case statsMsg:
@@ -318,7 +320,7 @@ func (m *Model) retryLater() tea.Cmd {
 	m.tries++
 	d := retryMin << min(m.tries-1, 4)
 	try := m.tries
-	return tea.Tick(d, func(time.Time) tea.Msg { return retryMsg{try: try} })
+	return m.after(d, func(time.Time) tea.Msg { return retryMsg{try: try} })
 }
 
 const retryMin = time.Second
@@ -447,11 +449,11 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	}
 	m.detailSeq++
 	seq := m.detailSeq
-	return tea.Tick(detailDelay, func(time.Time) tea.Msg { return detailDueMsg{seq: seq} })
+	return m.after(detailDelay, func(time.Time) tea.Msg { return detailDueMsg{seq: seq} })
 }
 
 func (m *Model) onSignal(sig watch.Signal) tea.Cmd {
-	next := waitSignal(m.watcher)
+	next := m.waitSignal(m.watcher)
 	switch sig.Kind {
 	case watch.Changed:
 		if m.reopenWant {

@@ -34,7 +34,8 @@ type inodeKey struct{ dev, ino uint64 }
 type onInode struct {
 	writers int                // read-write connections open
 	opening bool               // a read-write connection is opening: browsing ones wait
-	readers map[*reader]int    // browsing connections open, per reader
+	roOpen  int                // browsing connections open with readonly_shm
+	tainted map[*reader]int    // browsing connections, per reader, whose -shm mapping may be read-only
 	evicted map[*reader]uint64 // a reader's connections numbered below this must go
 }
 
@@ -60,14 +61,14 @@ func inodeOf(abs string) (inodeKey, bool) {
 func heldOn(k inodeKey) *onInode {
 	o := held.m[k]
 	if o == nil {
-		o = &onInode{readers: map[*reader]int{}, evicted: map[*reader]uint64{}}
+		o = &onInode{tainted: map[*reader]int{}, evicted: map[*reader]uint64{}}
 		held.m[k] = o
 	}
 	return o
 }
 
 func forget(k inodeKey, o *onInode) {
-	if o.writers == 0 && !o.opening && len(o.readers) == 0 {
+	if o.writers == 0 && !o.opening && len(o.tainted) == 0 {
 		delete(held.m, k)
 	}
 }
@@ -76,19 +77,19 @@ func forget(k inodeKey, o *onInode) {
 // connections to let go (each finishes the short read it is in).
 const evictWait = 5 * time.Second
 
-// writerOpening registers a read-write connection about to open k: this
-// process's browsing connections on k are closed first (one in the middle
-// of a read when it finishes it), and new ones wait meanwhile, then open
-// sharing the writer's -shm mapping. done unregisters the connection when
-// it closes.
+// writerOpening registers a read-write connection about to open k. If a
+// browsing connection of this process may have mapped the file's -shm
+// read-only, those connections are closed first (one in the middle of a
+// read when it finishes it) and new ones wait meanwhile, then open sharing
+// the writer's mapping. done unregisters the connection when it closes.
 func writerOpening(k inodeKey) (done func()) {
 	held.Lock()
 	o := heldOn(k)
 	o.writers++
 	var readers []*reader
-	if len(o.readers) > 0 {
+	if len(o.tainted) > 0 {
 		o.opening = true
-		for r := range o.readers {
+		for r := range o.tainted {
 			readers = append(readers, r)
 			o.evicted[r] = r.seq.Load() + 1
 		}
@@ -101,7 +102,7 @@ func writerOpening(k inodeKey) (done func()) {
 		deadline := time.Now().Add(evictWait)
 		for {
 			held.Lock()
-			n := len(o.readers)
+			n := len(o.tainted)
 			if n == 0 || time.Now().After(deadline) {
 				o.opening = false
 				held.cond.Broadcast()
@@ -123,9 +124,11 @@ func writerOpening(k inodeKey) (done func()) {
 	}
 }
 
-// readerOpening registers a browsing connection of r about to open k, once
-// no read-write connection is opening there, and says whether it may use
-// readonly_shm. done unregisters it when it closes (or fails to open).
+// readerOpening registers a browsing connection of r that maps k's -shm,
+// once no read-write connection is opening there, and says whether it may
+// open -shm read-only. A connection that does, or that opens while one that
+// did is open (it then shares that read-only mapping), is one a writer must
+// wait out. done unregisters it when it closes (or fails to open).
 func readerOpening(k inodeKey, shm string, r *reader) (roShm bool, done func()) {
 	held.Lock()
 	defer held.Unlock()
@@ -133,16 +136,27 @@ func readerOpening(k inodeKey, shm string, r *reader) (roShm bool, done func()) 
 	for o.opening {
 		held.cond.Wait()
 	}
-	o.readers[r]++
 	roShm = o.writers == 0 && !otherProcessLocks(shm)
+	tainted := roShm || o.roOpen > 0
+	if roShm {
+		o.roOpen++
+	}
+	if tainted {
+		o.tainted[r]++
+	}
 	var once sync.Once
 	return roShm, func() {
 		once.Do(func() {
 			held.Lock()
 			defer held.Unlock()
-			if o.readers[r]--; o.readers[r] <= 0 {
-				delete(o.readers, r)
-				delete(o.evicted, r)
+			if roShm {
+				o.roOpen--
+			}
+			if tainted {
+				if o.tainted[r]--; o.tainted[r] <= 0 {
+					delete(o.tainted, r)
+					delete(o.evicted, r)
+				}
 			}
 			forget(k, o)
 		})

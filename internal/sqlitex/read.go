@@ -129,12 +129,18 @@ type reader struct {
 // checkpointing or creating a byte beside the file (see readMode). It
 // pings, so a bad file fails here. Errors are the driver's or a
 // *store.Error, for the caller to name (MapErr).
-func OpenRead(abs string) (*sql.DB, *Reading, error) {
+//
+// head, when not nil, is the file's header as Preflight just read it, so
+// the first connection need not read it again.
+func OpenRead(abs string, head []byte) (*sql.DB, *Reading, error) {
 	base, err := sqlite.NewConnector(DSN(abs, "mode=ro"))
 	if err != nil {
 		return nil, nil, err
 	}
 	r := &reader{abs: abs, base: base}
+	if head != nil {
+		r.head, r.walHdr = statFiles(abs), WALHeader(head)
+	}
 	db := sql.OpenDB(r)
 	r.db = db
 	Pin(db)
@@ -165,20 +171,27 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	roShm, done := readerOpening(keyOf(f), r.abs+"-shm", r)
-	if mode == readShared && roShm && !walHasFrames(r.abs+"-wal", f.walSize) {
-		// Nobody has the store open and its WAL holds no frame (no valid
-		// header, or a header alone: a writer killed as it began), so the
-		// main file is the whole store. A reader that may not rebuild -shm
-		// would retry on such a WAL until it gave up (SQLITE_PROTOCOL,
-		// after ten seconds; C SQLite does the same).
-		mode = readSnapshot
+	roShm, done := false, func() {}
+	if mode == readShared {
+		roShm, done = readerOpening(keyOf(f), r.abs+"-shm", r)
+		if roShm && !walHasFrames(r.abs+"-wal", f.walSize) {
+			// Nobody has the store open and its WAL holds no frame (no
+			// valid header, or a header alone: a writer killed as it
+			// began), so the main file is the whole store. A reader that
+			// may not rebuild -shm would retry on such a WAL until it gave
+			// up (SQLITE_PROTOCOL, after ten seconds; C SQLite does too).
+			mode, roShm = readSnapshot, false
+			done()
+			done = func() {}
+		}
 	}
 	c, err := r.open(ctx, mode, roShm)
 	if err != nil && mode == readShared && (IsReadOnly(err) || isCantOpen(err) || isProtocol(err)) {
 		// A read-only mount, a -shm this user cannot read, a hot journal a
 		// reader may not roll back: the file as it stands is what can be read.
 		mode, note = readSnapshot, r.snapshotNote(err)
+		done()
+		done = func() {}
 		c, err = r.open(ctx, mode, false)
 	}
 	if err != nil {

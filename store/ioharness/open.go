@@ -59,12 +59,12 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	abs, err := checkStoreFile(path)
+	abs, head, err := checkStoreFile(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{path: abs, mode: modeBrowse, readOnly: o.ReadOnly}
-	if err := s.openRead(); err != nil {
+	if err := s.openRead(head); err != nil {
 		return nil, err
 	}
 	s.decideWritable()
@@ -184,7 +184,7 @@ func placeNoClobber(tmp, abs string) error {
 // to the current schema, in one transaction, as io-harness's own open would
 // (migrate.go): every write then finds the tables and columns it needs.
 func OpenWriter(path string) (*Store, error) {
-	abs, err := checkStoreFile(path)
+	abs, _, err := checkStoreFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -254,15 +254,16 @@ func initSchema(ctx context.Context, db *sql.DB) error {
 
 // checkStoreFile answers the cheap questions before SQLite sees the path:
 // missing, a directory, empty, not SQLite, or stamped by a newer io-harness.
-func checkStoreFile(path string) (string, error) {
+// It returns the header too.
+func checkStoreFile(path string) (string, []byte, error) {
 	abs, head, err := sqlitex.Preflight{}.Check(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if v := sqlitex.UserVersion(head); v > FormatVersion {
-		return "", storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+		return "", nil, storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
 	}
-	return abs, nil
+	return abs, head, nil
 }
 
 func newerDetail(v int64) string {
@@ -272,8 +273,8 @@ func newerDetail(v int64) string {
 // openRead opens the read connection: read-only, it can never write,
 // checkpoint or delete the WAL, creates nothing beside the file, and fails
 // instead of creating a file at a wrong path (sqlitex.OpenRead).
-func (s *Store) openRead() error {
-	db, reading, err := sqlitex.OpenRead(s.path)
+func (s *Store) openRead(head []byte) error {
+	db, reading, err := sqlitex.OpenRead(s.path, head)
 	if err != nil {
 		return mapDriverErr(s.path, err)
 	}

@@ -105,12 +105,12 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	abs, err := checkFile(path)
+	abs, head, err := checkFile(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{path: abs, readOnly: o.ReadOnly, meta: map[string]runMeta{}, claims: map[string]claimRec{}}
-	if err := s.openRead(); err != nil {
+	if err := s.openRead(head); err != nil {
 		return nil, err
 	}
 	s.decideWritable()
@@ -125,11 +125,11 @@ func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options
 // that is SQLite, the schema, through a browsing connection that creates
 // nothing beside the file.
 func Detect(path string) bool {
-	abs, err := checkFile(path)
+	abs, head, err := checkFile(path)
 	if err != nil {
 		return false
 	}
-	db, _, err := sqlitex.OpenRead(abs)
+	db, _, err := sqlitex.OpenRead(abs, head)
 	if err != nil {
 		return false
 	}
@@ -147,15 +147,14 @@ var preflight = sqlitex.Preflight{
 
 // checkFile answers what the file system and the 100-byte header can:
 // missing, a directory, empty, not SQLite, truncated.
-func checkFile(path string) (string, error) {
-	abs, _, err := preflight.Check(path)
-	return abs, err
+func checkFile(path string) (string, []byte, error) {
+	return preflight.Check(path)
 }
 
 // openRead opens the browsing connection: read-only, it can never write,
 // checkpoint or delete the WAL, and creates nothing beside the file.
-func (s *Store) openRead() error {
-	db, reading, err := sqlitex.OpenRead(s.path)
+func (s *Store) openRead(head []byte) error {
+	db, reading, err := sqlitex.OpenRead(s.path, head)
 	if err != nil {
 		return mapErr(s.path, err)
 	}
