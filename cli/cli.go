@@ -120,14 +120,14 @@ func (a *app) run(ctx context.Context, args []string) int {
 	var nf *notFoundError
 	if errors.As(err, &nf) {
 		// The one message that is several lines: where vigil looked.
-		fmt.Fprint(a.stderr, nf.report())
+		fmt.Fprint(a.errOut(), nf.report())
 		return code
 	}
 	msg := sanitize.Line(err.Error())
 	if code == ExitUsage {
 		msg += usageHint(root, args)
 	}
-	fmt.Fprintln(a.stderr, "vigil: "+msg)
+	fmt.Fprintln(a.errOut(), "vigil: "+msg)
 	return code
 }
 

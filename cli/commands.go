@@ -251,20 +251,22 @@ func (o *decideOpts) flags(c *cobra.Command) {
 
 func (a *app) traceCmd() *cobra.Command {
 	var store string
+	var raw bool
 	c := &cobra.Command{
 		Use:   "trace RUN",
 		Short: "Print a run's canonical trace",
 		Long: `trace prints io-harness's canonical trace of a run: a line per step row
 (retries included) ordered by step, then a line per context event, without
-ids or timestamps, so two runs of the same task compare line by line. When
-standard output is not a terminal it is written byte for byte; on a terminal
-control characters are made visible.`,
+ids or timestamps, so two runs of the same task compare line by line.
+Control characters in it (a model's escape sequences) are shown as visible
+stand-ins, wherever the output goes; --raw writes the trace byte for byte.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0]) })
+			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
 		},
 	}
 	c.Flags().StringVar(&store, "store", "", storeHelp)
+	c.Flags().BoolVar(&raw, "raw", false, "write the trace byte for byte, control characters and all (for a file, not a terminal)")
 	return c
 }
 

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -142,10 +146,52 @@ type jsonShow struct {
 	Requests []jsonRequest `json:"requests"`
 }
 
+// writeJSON writes v indented, with every character a terminal could act
+// on escaped as \uXXXX. encoding/json escapes C0 controls and the line
+// separators but passes DEL, the C1 controls (U+0080–U+009F: a lone CSI or
+// OSC) and bidi controls raw, and `vigil runs --json` is read on terminals.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONControls(buf.Bytes()))
+	return err
+}
+
+// escapeJSONControls rewrites encoded JSON so that it holds no DEL, C1 or
+// bidi control (sanitize.Hazard). They can only be inside strings (JSON's
+// own syntax is printable ASCII), where \uXXXX means the same character.
+func escapeJSONControls(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if sanitize.Hazard(r) {
+			break
+		}
+		i += size
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, size := utf8.DecodeRune(b[i:])
+		if sanitize.Hazard(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

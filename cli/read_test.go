@@ -158,10 +158,20 @@ func TestTraceEqualsCanonicalTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := newHarness(t).run("trace", id, "--store", p)
+		r := newHarness(t).run("trace", id, "--raw", "--store", p)
 		r.wantCode(t, 0)
 		if r.stdout != want {
-			t.Fatalf("trace %s:\n%q\nwant\n%q", id, r.stdout, want)
+			t.Fatalf("trace %s --raw:\n%q\nwant\n%q", id, r.stdout, want)
+		}
+		// Without --raw, the same trace with its controls made visible
+		// (run 5's decision tries to set the window title).
+		r = newHarness(t).run("trace", id, "--store", p)
+		r.wantCode(t, 0)
+		if r.stdout != sanitize.Text(want) || !sanitize.Safe(r.stdout) {
+			t.Fatalf("trace %s:\n%q\nwant\n%q", id, r.stdout, sanitize.Text(want))
+		}
+		if id == "5" && r.stdout == want {
+			t.Fatal("the fixture's run 5 should hold escape sequences")
 		}
 	}
 	newHarness(t).run("trace", "99", "--store", p).wantCode(t, ExitError)

@@ -28,7 +28,7 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 		return writeJSON(a.stdout, out)
 	}
 	if md.Len() == 0 {
-		fmt.Fprintf(a.stdout, "no runs in %s\n", clean(s.src.Path()))
+		fmt.Fprintf(a.out(), "no runs in %s\n", clean(s.src.Path()))
 		return nil
 	}
 	// Counts in both scopes: the agent's own (its timeline) and its whole
@@ -52,6 +52,6 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 			stepsText(agent), tokensText(agent, textfmt.Tokens), stepsText(tree), tokensText(tree, textfmt.Tokens),
 			started, dur, cleanCut(r.Goal, goalWidth))
 	}
-	t.write(a.stdout, "")
+	t.write(a.out(), "")
 	return nil
 }

@@ -58,9 +58,9 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 	case asJSON:
 		return writeJSON(a.stdout, sh.json())
 	case markdown:
-		a.showMarkdown(a.stdout, sh)
+		a.showMarkdown(a.out(), sh)
 	default:
-		a.showText(a.stdout, sh)
+		a.showText(a.out(), sh)
 	}
 	return nil
 }

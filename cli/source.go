@@ -21,7 +21,7 @@ import (
 func (a *app) warnProblems(src store.Source) {
 	if p, ok := src.(store.ProblemReporter); ok {
 		for _, err := range p.Problems() {
-			fmt.Fprintln(a.stderr, "vigil: warning:", sanitize.Line(err.Error()))
+			fmt.Fprintln(a.errOut(), "vigil: warning:", sanitize.Line(err.Error()))
 		}
 	}
 }

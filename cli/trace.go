@@ -40,17 +40,18 @@ func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]
 	return out, nil
 }
 
-func (a *app) trace(ctx context.Context, s *session, id string) error {
+func (a *app) trace(ctx context.Context, s *session, id string, raw bool) error {
 	tr, err := canonicalTrace(ctx, s.src, id)
 	if err != nil {
 		return err
 	}
-	// Byte for byte for files and pipes; on a terminal nothing in it may act.
-	out := tr[0]
-	if isTerminal(a.stdout) {
-		out = sanitize.Text(out)
+	// Made safe wherever it goes (`vigil trace | less` is a terminal too);
+	// byte for byte only when asked.
+	if raw {
+		_, err = io.WriteString(a.stdout, tr[0])
+		return err
 	}
-	_, err = io.WriteString(a.stdout, out)
+	_, err = io.WriteString(a.out(), sanitize.Text(tr[0]))
 	return err
 }
 
@@ -131,7 +132,7 @@ func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
 	if err != nil {
 		return err
 	}
-	w := a.stdout
+	w := a.out()
 	if trs[0] == trs[1] {
 		n := 0
 		for _, r := range parseTrace(trs[0]) {

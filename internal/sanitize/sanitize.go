@@ -2,11 +2,21 @@
 //
 // Everything a run store holds is untrusted: model output and tool results
 // can carry escape sequences that recolour the screen, move the cursor,
-// rewrite the window title (OSC), or talk to the terminal (DCS), and bidi
-// controls that reorder what a person reads. Every string from a store goes
-// through Text or Line before it is rendered. Nothing is interpreted: each
-// control character becomes a visible stand-in, so a person can see that
-// something was there without the terminal acting on it.
+// rewrite the window title (OSC, or APC in tmux), or talk to the terminal
+// (DCS), a carriage return that draws over what is already on the line,
+// and bidi controls that reorder what a person reads. Every string from a
+// store goes through Text or Line before it is rendered. Nothing is
+// interpreted: each control character becomes a visible stand-in, so a
+// person can see that something was there without the terminal acting on
+// it.
+//
+// Text and Line also take out what terminals disagree on the width of
+// (Unambiguous), so that the width vigil lays a line out with is the width
+// the terminal draws it with, and borders stay where they belong.
+//
+// Frame is the last line of defence: the explorer passes every frame it
+// draws through it, and it lets nothing through but text, line breaks and
+// the frame's own colours (SGR), whatever a pane did.
 package sanitize
 
 import (
@@ -60,12 +70,46 @@ func clean(s string, oneLine bool) string {
 			// C1 controls (a lone CSI or OSC byte as a code point), bidi
 			// overrides and isolates, and Unicode line separators.
 			b.WriteRune('\uFFFD')
+		case widthJoiner(r):
+			// Dropped: see Unambiguous.
+		case isRegional(r):
+			// Regional indicators draw as a flag in pairs; one left over
+			// is a cell to some terminals and two to others.
+			if next, n := utf8.DecodeRuneInString(s[i:]); isRegional(next) {
+				b.WriteRune(r)
+				b.WriteRune(next)
+				i += n
+			} else {
+				b.WriteRune('\uFFFD')
+			}
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
+
+// widthJoiner reports the code points that join or restyle the character
+// before them into one glyph whose width terminals disagree on: the zero
+// width joiner of emoji sequences (one glyph of two cells to tmux and to
+// grapheme-aware terminals, one glyph per emoji to wcwidth), emoji skin-tone
+// modifiers (two cells of their own to wcwidth and tmux, none to
+// grapheme-aware terminals), the text and emoji presentation selectors (❤️
+// is one cell to wcwidth and tmux, two to others) and the soft hyphen (a
+// cell to tmux, none to wcwidth). Without them every terminal and every
+// width function agrees: a family emoji becomes its members, a thumbs-up
+// loses its skin tone, a word its invisible hyphenation point.
+func widthJoiner(r rune) bool {
+	switch {
+	case r == '\u200D', r == '\uFE0E', r == '\uFE0F', r == '\u00AD':
+		return true
+	case r >= 0x1F3FB && r <= 0x1F3FF:
+		return true
+	}
+	return false
+}
+
+func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
 
 // safeASCII reports text made only of printable ASCII and (unless oneLine)
 // line breaks, which needs no work.
@@ -77,6 +121,15 @@ func safeASCII(s string, oneLine bool) bool {
 		}
 	}
 	return true
+}
+
+// Hazard reports the characters above the C0 range that a terminal acts on
+// or that reorder what a person reads: DEL, the C1 controls (U+0080–U+009F:
+// a lone CSI, OSC, DCS or ST), bidi embeddings, overrides, isolates and
+// marks, and the Unicode line and paragraph separators. Writers of escaped
+// output (JSON) escape these as well as C0.
+func Hazard(r rune) bool {
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || r == '\u2028' || r == '\u2029'
 }
 
 func isBidiControl(r rune) bool {
@@ -91,9 +144,26 @@ func Safe(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) {
+		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || r == '\u2028' || r == '\u2029' {
 			return false
 		}
 	}
 	return true
+}
+
+// Unambiguous reports whether text holds nothing whose width terminals
+// disagree on (what Text and Line take out). Tests use it.
+func Unambiguous(s string) bool {
+	prevRegional := false
+	for _, r := range s {
+		if widthJoiner(r) {
+			return false
+		}
+		if isRegional(r) {
+			prevRegional = !prevRegional
+		} else if prevRegional {
+			return false
+		}
+	}
+	return !prevRegional
 }
