@@ -159,7 +159,7 @@ stable JSON document; --markdown a readable export.`,
 			if o.json && o.markdown {
 				return usagef("--json and --markdown cannot be used together")
 			}
-			return a.withSource(o.store, func(s *session) error {
+			return a.openSession(o.store, false, func(s *session) error {
 				return a.show(cmd.Context(), s, args[0], o.json, o.markdown)
 			})
 		},

@@ -57,7 +57,7 @@ func (s *sources) close() {
 
 func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 	ss := &sources{path: o.store, readOnly: o.readOnly}
-	defer ss.close()
+	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	}
 
 	ss := &sources{path: path}
-	defer ss.close()
+	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
 	if err != nil {
 		stop()

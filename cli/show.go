@@ -51,6 +51,7 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 
 func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown bool) error {
 	sh, err := a.loadShown(ctx, s.src, id)
+	s.warn(err) // the run's own damage is the error, not a warning too
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -174,7 +173,7 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	bad := func(why string) error {
 		return newErr(p, store.ErrCorrupt, fmt.Sprintf("step row %d: %s; reopen the source", r.id, why), nil)
 	}
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return nil, nil, statErr(p, err)
 	}
