@@ -4,7 +4,7 @@
 // store layer, later a Leviath journal adapter) receives a [Signal] from
 // [Watcher.C], re-reads whatever it tails, and calls [Watcher.Ack] to say
 // whether it found anything new. The measurements behind every choice below
-// are in docs/sqlite-tailing.md (§1, §2, §3, §7).
+// are in docs/tailing.md.
 //
 // # Why the directory is watched, not the file
 //

@@ -3,7 +3,8 @@
 // format: what its tables mean.
 //
 // Everything here serves one promise: browsing a store never writes a byte
-// to it and never changes it in any way its owner could notice.
+// to it and never changes it in any way its owner could notice. The
+// measurements behind these choices are in docs/tailing.md.
 //
 //   - Preflight judges a path from the file system and the 100-byte header
 //     before SQLite sees it. Opening a WAL database nobody else has open

@@ -1,7 +1,8 @@
 // Package ioharness reads and writes io-harness's SQLite run store: the Go
 // twin of io-harness's Store, over the same schema, so vigil can browse and
 // tail what io-harness writes, decide what its runs wait on, and (the demo
-// does) write runs io-harness itself can open and resume.
+// does) write runs io-harness itself can open and resume. The format notes
+// it follows are docs/formats/io-harness.md.
 //
 // # Reading
 //

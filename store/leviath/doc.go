@@ -1,16 +1,16 @@
 // Package leviath reads Leviath run directories as a store.Source: a runs
 // directory (~/.leviath/runs, $LEVIATH_RUNS_DIR) holding one directory per
-// run, each with meta.json and run.lvr. It is built from the format fact
-// sheet (docs/formats/leviath.md, L1–L7 and the v0.4.0 differences) and is
-// read-only: it opens every file O_RDONLY, creates nothing, and refuses
-// every decision.
+// run, each with meta.json and run.lvr. It is built from the format notes
+// in docs/formats/leviath.md (Leviath 0.1.x to 0.4.0) and is read-only: it
+// opens every file O_RDONLY, creates nothing, and refuses every decision.
 //
 // # What is read
 //
 //   - run.lvr, the journal: "LVR1", a u16 big-endian version (1; a newer one
 //     is refused, naming both versions), then frames of a u64 big-endian
 //     length and a compact JSON RunRecord (externally tagged). The fold
-//     follows L3: Header, OwnershipChanged, ContextCheckpoint, ContextDiff,
+//     follows Leviath's (docs/formats/leviath.md, "Records and the fold"):
+//     Header, OwnershipChanged, ContextCheckpoint, ContextDiff,
 //     Progress (RunMeta + ContextDelta with Set/Append/Clear/Remove),
 //     Checkpoint, StatusChanged, Message, Inference, ToolBatch, and at HEAD
 //     InferenceUsage and ToolCallDone. Unknown variants (records and region
@@ -70,15 +70,16 @@
 //
 // # Timeline
 //
-// One row (a Step) per transcript entry, taken as L5 says from the
-// `conversation` region (or a `history`-kind region): UserMessage, one
-// AssistantTurn (its tool calls in ToolCall), each ToolResult. Sliding
-// windows evict, compactions rewrite and restarts re-checkpoint, so a
-// window that is replaced (Set, ContextCheckpoint, Checkpoint) is matched
-// in order against what the region held: entries seen before keep their
-// row, only new ones add rows. Rows are also added for Message records, for
-// journaled status changes ("status: waiting_input", "status: error — …"),
-// for daemon restarts (OwnershipChanged) and for journal damage.
+// One row (a Step) per transcript entry, taken from the `conversation` region
+// (or a `history`-kind region; docs/formats/leviath.md, "Timeline"):
+// UserMessage, one AssistantTurn (its tool calls in ToolCall), each
+// ToolResult. Sliding windows evict, compactions rewrite and restarts
+// re-checkpoint, so a window that is replaced (Set, ContextCheckpoint,
+// Checkpoint) is matched in order against what the region held: entries seen
+// before keep their row, only new ones add rows. Rows are also added for
+// Message records, for journaled status changes ("status: waiting_input",
+// "status: error — …"), for daemon restarts (OwnershipChanged) and for
+// journal damage.
 //
 //   - Number is the assistant turn the row belongs to: a turn increments it;
 //     a tool result takes its call's turn; other rows the current one (0

@@ -111,8 +111,9 @@ func (w *window) find(name string) (int, *region) {
 	return -1, nil
 }
 
-// isTranscript says whether a region holds the conversation (L5: the
-// `conversation` region; a blueprint's `history`-kind region too).
+// isTranscript says whether a region holds the conversation: the
+// `conversation` region, and a blueprint's `history`-kind region too
+// (docs/formats/leviath.md, "Timeline").
 func isTranscript(name, kind string) bool { return name == "conversation" || kind == "history" }
 
 // fileSig identifies a file's state cheaply.
@@ -268,7 +269,7 @@ func (l *ledger) add(e event) {
 	l.log = append(l.log, e)
 }
 
-// apply folds one record (fact sheet L3 "Fold").
+// apply folds one record (docs/formats/leviath.md, "Records and the fold").
 func (rs *runState) apply(l *ledger, off int64, rec *runRecord) {
 	rs.records++
 	if at := rec.at(); at > rs.lastAt {
@@ -467,8 +468,8 @@ func (rs *runState) takeRegion(l *ledger, off int64, ri int, rsn *regionSnapshot
 	return r
 }
 
-// applyDelta applies a ContextDelta (fact sheet L4 delta rules); a delta
-// naming an unknown region is skipped.
+// applyDelta applies a ContextDelta (docs/formats/leviath.md, "Context
+// windows and deltas"); a delta naming an unknown region is skipped.
 func (rs *runState) applyDelta(l *ledger, off int64, d *contextDelta, at int64) {
 	rs.win.stage, rs.win.total, rs.win.max = d.StageName, d.TotalTokens, d.MaxTokens
 	for ri := range d.Regions {

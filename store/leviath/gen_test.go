@@ -10,8 +10,9 @@ import (
 )
 
 // This file is a tiny Leviath persistence lane for tests, written from the
-// fact sheet (L1–L7): it keeps a run's RunMeta and context window, and
-// appends run.lvr frames and rewrites meta.json the way the daemon does.
+// format notes (docs/formats/leviath.md): it keeps a run's RunMeta and
+// context window, and appends run.lvr frames and rewrites meta.json the way
+// the daemon does.
 // Nothing binary is committed: every fixture is generated here.
 
 // ordered is a JSON object whose keys keep their order (serde writes
@@ -307,7 +308,8 @@ func (r *genRun) checkpointFrame() []byte {
 }
 
 // A delta is built by the helpers below, which change the generator's own
-// window the same way (fact sheet L4 delta rules).
+// window the same way (docs/formats/leviath.md, "Context windows and
+// deltas").
 func (r *genRun) appendD(name string, es ...genEntry) ordered {
 	g := r.region(name)
 	g.entries = append(g.entries, es...)
@@ -548,7 +550,7 @@ func (fx *fixture) buildLinks(t testing.TB) {
 	r.progress(t0 + 35)
 }
 
-// The child parked on the operator (L6's example run): waiting_input, with
+// The child parked on the operator: waiting_input, with
 // an interaction sidecar.
 func (fx *fixture) buildVersion(t testing.TB) {
 	m := baseMeta(idVersion, "version-checker", "LVACC-CHILD-2: confirm the 2.4.0 version bump with the operator", t0+63)

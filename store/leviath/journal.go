@@ -11,9 +11,10 @@ import (
 	"os"
 )
 
-// run.lvr (fact sheet L2): "LVR1", a u16 big-endian format version, then
-// frames of a u64 big-endian length and that many bytes of compact JSON
-// (one RunRecord each). No checksum, index or padding; append-only.
+// run.lvr (docs/formats/leviath.md, "Framing"): "LVR1", a u16 big-endian
+// format version, then frames of a u64 big-endian length and that many
+// bytes of compact JSON (one RunRecord each). No checksum, index or
+// padding; append-only.
 const (
 	journalMagic = "LVR1"
 	preambleLen  = 6

@@ -43,10 +43,10 @@ type interaction struct {
 // maxSidecar caps how much of a sidecar is read.
 const maxSidecar = 1 << 20
 
-// parseInteractions reads interactions.json leniently: the fact sheet names
-// InteractionPointState {cursor, round, body, …} but not the file's outer
-// shape, so the first object holding "body" (at any of the top levels) is
-// taken.
+// parseInteractions reads interactions.json leniently: Leviath's
+// InteractionPointState is {cursor, round, body, …}, but the file's outer
+// shape is not known (docs/formats/leviath.md, "Waiting on a human"), so
+// the first object holding "body" (at any of the top levels) is taken.
 func parseInteractions(b []byte) *interaction {
 	var v any
 	if json.Unmarshal(b, &v) != nil {

@@ -244,7 +244,8 @@ func readCapped(p string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// readMachineID reads <runs>/../machine-id (fact sheet L1).
+// readMachineID reads <runs>/../machine-id (docs/formats/leviath.md,
+// "Finding runs").
 func readMachineID(root string) string {
 	b, err := readCapped(filepath.Join(filepath.Dir(root), "machine-id"), 256)
 	if err != nil {

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 )
 
-// The types below mirror the serde shapes of the fact sheet (L3, L4, L7).
+// The types below mirror Leviath's serde shapes (docs/formats/leviath.md:
+// "Records and the fold", "Context windows and deltas"; 0.4.0's additions).
 // They are decoded with encoding/json, which ignores keys a struct does not
 // declare: RunMeta's callback_secret (and callback_url and the free-form
 // metadata map) have no field here, so the secret is never decoded into

@@ -32,8 +32,8 @@ func (f *fx) resume(session, run string) *runB {
 	return r
 }
 
-// cliApprove writes what `starweaver approval approve` writes (S6), from
-// another connection.
+// cliApprove writes what `starweaver approval approve` writes
+// (docs/formats/starweaver.md, "Deciding"), from another connection.
 func (f *fx) cliApprove(session, run, id, callID, tool string, args J, created string) {
 	decided := "2026-07-13T10:20:00.5Z"
 	p := J{"approval_id", id, "session_id", session, "run_id", run, "action_id", callID, "action_name", tool,

@@ -21,15 +21,16 @@ const DecidedBy = "vigil"
 var now = time.Now
 
 // Decide writes a decision the way Starweaver's own decide_approval does
-// (fact sheet S6) — status and decision set, updated_at moved, every
-// other field kept in place — as a compare-and-set on the pending record
-// inside one BEGIN IMMEDIATE transaction on a separate read-write
-// connection. Before writing it refuses, with a *store.RefusedError, a run
-// a resume claim holds (the resume has taken its decisions and will
-// overwrite the records) and a run that has ended or been continued. A
-// request someone else decided first comes back as Won false with what
-// won. An approval is decided approve or deny (Text, when given, is the
-// reason); a deferred tool (a Question) is answered with its result.
+// (docs/formats/starweaver.md, "Deciding") — status and decision set,
+// updated_at moved, every other field kept in place — as a compare-and-set
+// on the pending record inside one BEGIN IMMEDIATE transaction on a
+// separate read-write connection. Before writing it refuses, with a
+// *store.RefusedError, a run a resume claim holds (the resume has taken its
+// decisions and will overwrite the records) and a run that has ended or
+// been continued. A request someone else decided first comes back as Won
+// false with what won. An approval is decided approve or deny (Text, when
+// given, is the reason); a deferred tool (a Question) is answered with its
+// result.
 func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	switch d.Key.Kind {
 	case store.Approval:

@@ -1,6 +1,6 @@
 // Package starweaver reads Starweaver session databases (starweaver.sqlite,
 // SQLite, Starweaver 0.7.0 through 0.15.0) as a store.Source. It is built
-// from the format fact sheet (docs/formats/starweaver.md, S1–S9).
+// from the format notes in docs/formats/starweaver.md.
 //
 // # Opening
 //
@@ -98,8 +98,9 @@
 // on nobody, is left out of Requests(unresolvedOnly) and comes through
 // Changes as closed when its run ends.
 //
-// Decide writes what Starweaver's decide_approval writes (S6): status
-// approved or denied, decision {status, decided_by "vigil", decided_at,
+// Decide writes what Starweaver's decide_approval writes
+// (docs/formats/starweaver.md, "Deciding"): status approved or denied,
+// decision {status, decided_by "vigil", decided_at,
 // reason?}, updated_at (record and column), 0.15's revision incremented,
 // every other field and its order kept — as a compare-and-set on the
 // pending record inside BEGIN IMMEDIATE, on a read-write connection

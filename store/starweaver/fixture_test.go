@@ -1,8 +1,8 @@
 package starweaver
 
-// The fixture generator: Starweaver session databases built from the fact
-// sheet (S1 schema and migrations, S2 tables and columns, S4 envelopes, S5
-// payload shapes, S7 examples as the scenario, S9 for the 0.15 variant).
+// The fixture generator: Starweaver session databases built from the format
+// notes (docs/formats/starweaver.md: migrations, tables, record envelopes,
+// payload shapes, and the 0.15 variant).
 // Nothing binary is committed; every test builds its own file.
 
 import (
@@ -74,7 +74,8 @@ func env(schema string, version int, payload any) string {
 	return string(mj(J{"schema", schema, "version", version, "payload", payload}))
 }
 
-// Times: JSON carries the Z form, relational columns the +00:00 form (S3).
+// Times: JSON carries the Z form, relational columns the +00:00 form
+// (docs/formats/starweaver.md, "Timestamps").
 var t0 = time.Date(2026, 7, 13, 9, 0, 0, 0, time.UTC)
 
 func at(s string) time.Time {
@@ -254,9 +255,10 @@ var migrationRows = [][3]string{
 	{"20260712_000004_evidence_outbox_and_resume_claims", "add sealed evidence digests, transactional stream publication outbox, and exclusive HITL resume claims", "evidence-digest-backfill-v2"},
 }
 
-// 0.15.0's migrations 5–19: only 5 and 19 are named by the fact sheet;
-// the others are stand-ins with the same shape, and their tables carry the
-// columns the fact sheet names (a basic viewer reads none of them).
+// 0.15.0's migrations 5–19: only 5 and 19 have ids vigil pins
+// (docs/formats/starweaver.md, "Opening and migrations"); the others are
+// stand-ins with the same shape, and their tables carry the columns 0.15's
+// tables have (a basic viewer reads none of them).
 var migrations015 = []struct{ id, desc, sql string }{
 	{"20260714_000005_agent_session_management", "session revision and idempotency receipts, and a deletion fence",
 		"CREATE TABLE session_idempotency_receipts (session_id TEXT NOT NULL, key TEXT NOT NULL, record TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (session_id, key));"},
@@ -346,7 +348,7 @@ func (f *fx) close() {
 	}
 }
 
-// ---- the scenario (S7), ids as the fact sheet spells them ----
+// ---- the scenario (ids in Starweaver's shapes: docs/formats/starweaver.md) ----
 
 const (
 	sessA = "session_8b5ac991-e588-4a84-8555-ec914a07ba58"
@@ -402,7 +404,7 @@ func toolReturnEv(step int, id, name string, content any) J {
 }
 
 // hitlReturn is a tool return that asks for a human: approval_required or
-// call_deferred (S5 ToolReturnPart).
+// call_deferred (a ToolReturnPart whose metadata.control_flow says which).
 func hitlReturn(step int, id, name, flow string, payload J) J {
 	key := "approval"
 	if flow == "call_deferred" {
@@ -544,7 +546,7 @@ func buildV07(t testing.TB, dir string) string {
 	path := filepath.Join(dir, "starweaver.sqlite")
 	f := newDB(t, path, false)
 
-	// Session A: the billing migration (S7).
+	// Session A: the billing migration.
 	f.session(sessA, 1, J{"session_id", sessA, "title", "SWACC-SESSION-1: billing service ORM migration", "workspace", "/work/billing",
 		"profile", "general", "status", "active",
 		"state", J{"agent_id", "main", "run_id", runR2, "conversation_id", "conv_4d4f8747-5988-425f-979a-e59beb76e22e",
@@ -590,7 +592,7 @@ func buildV07(t testing.TB, dir string) string {
 	r1.display("RUN_CANCELLED", J{"node", "tool_return", "reason", "hitl_control_flow"}, "hitl_control_flow", at("09:00:12.6"))
 	r1.committed(at("09:00:12.611020774"))
 
-	// R2: the continuation (S7's run record), parked on write_file and CI;
+	// R2: the continuation, parked on write_file and CI;
 	// an SDK resume claims it now.
 	r2 := f.run(sessA, runR2, 1, 2, J{"session_id", sessA, "run_id", runR2, "conversation_id", "conv_4d4f8747-5988-425f-979a-e59beb76e22e",
 		"input", A{J{"kind", "text", "text", "SWACC-RUN-2: continue the migration\n\nResuming from run " + runR1 + " with any persisted approval and deferred-tool decisions."}},
@@ -723,7 +725,7 @@ func buildV07(t testing.TB, dir string) string {
 	return path
 }
 
-// ---- the 0.15.0 variant (S9) ----
+// ---- the 0.15.0 variant ----
 
 const (
 	sessD   = "session_d0d0d0d0-1111-4222-8333-444455556666"

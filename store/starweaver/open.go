@@ -32,8 +32,9 @@ func errf(path string, kind error, cause error, format string, args ...any) *sto
 	return store.Errorf(path, kind, cause, format, args...)
 }
 
-// Migrations vigil knows (fact sheet S1): 1–4 are Starweaver 0.7.0, and
-// 0.15.0 has 19 with 1–4 unchanged. Only the ids of 1–5 and 19 are pinned;
+// Migrations vigil knows (docs/formats/starweaver.md, "Opening and
+// migrations"): 1–4 are Starweaver 0.7.0, and 0.15.0 has 19 with 1–4
+// unchanged. Only the ids of 1–5 and 19 are pinned;
 // 6–18 are recognised by their number.
 const maxMigration = 19
 

@@ -520,7 +520,8 @@ func TestEnvelopes(t *testing.T) {
 			t.Errorf("unwrap(%s) ok = %v", c.raw, ok)
 		}
 	}
-	// S3: the shortest exact fraction of 0, 3, 6 or 9 digits.
+	// The shortest exact fraction of 0, 3, 6 or 9 digits
+	// (docs/formats/starweaver.md, "Timestamps").
 	for in, want := range map[string]string{
 		"2026-07-11T00:00:00Z":           "2026-07-11T00:00:00Z",
 		"2026-07-13T09:05:20.6Z":         "2026-07-13T09:05:20.600Z",

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Schema ids of the record envelopes vigil reads (fact sheet S4).
+// Schema ids of the record envelopes vigil reads (docs/formats/starweaver.md,
+// "Record envelopes").
 const (
 	schemaSession    = "starweaver.session.session_record"
 	schemaRun        = "starweaver.session.run_record"
@@ -174,7 +175,7 @@ func (r *streamRec) source() (merged bool, runID string) {
 }
 
 // streamEvent is the event of a stream record; which fields are set depends
-// on its kind (fact sheet S5).
+// on its kind (docs/formats/starweaver.md, "Timeline").
 type streamEvent struct {
 	Kind       string          `json:"kind"`
 	Step       int             `json:"step"`
@@ -341,8 +342,9 @@ type displayEvent struct {
 	} `json:"event"`
 }
 
-// parseTS reads both timestamp forms (S3): "…Z" inside JSON and "…+00:00"
-// in relational columns, with 0–9 fraction digits. Anything else is zero.
+// parseTS reads both timestamp forms (docs/formats/starweaver.md,
+// "Timestamps"): "…Z" inside JSON and "…+00:00" in relational columns, with
+// 0–9 fraction digits. Anything else is zero.
 func parseTS(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
