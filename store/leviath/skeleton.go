@@ -2,8 +2,8 @@ package leviath
 
 import (
 	"bytes"
-	"encoding/binary"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"hash/maphash"
 	"io"
