@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -216,4 +218,48 @@ func TestDiff(t *testing.T) {
 	r.wantCode(t, 0)
 	contains(t, r.stdout, "first divergence: step 1 (tokens, decision, tool_call, result)", "@@ step 3 @@  only in run 1\n")
 	h.run("diff", "1", "99", "--store", p).wantCode(t, ExitError)
+}
+
+// show --json is written a member at a time: byte for byte what encoding
+// the whole jsonShow would write.
+func TestShowJSONStreamed(t *testing.T) {
+	p := fixtureStore(t)
+	a := newApp(strings.NewReader(""), io.Discard, io.Discard, nil)
+	src, err := openSource(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for _, id := range []string{"1", "4", "7"} {
+		sh, err := a.loadShown(context.Background(), src, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole, streamed bytes.Buffer
+		if err := writeJSON(&whole, sh.json()); err != nil {
+			t.Fatal(err)
+		}
+		if err := sh.writeJSON(&streamed); err != nil {
+			t.Fatal(err)
+		}
+		if whole.String() != streamed.String() {
+			t.Fatalf("run %s: streamed\n%s\nwhole\n%s", id, streamed.String(), whole.String())
+		}
+	}
+}
+
+// indentJSON indents as encoding/json does.
+func TestIndentJSON(t *testing.T) {
+	vals := []any{nil, 1, "s", []int{}, map[string]any{}, []any{1, "a\\\"b", map[string]any{"k": []any{}, "e": map[string]any{}}},
+		map[string]any{"x": "y:{,}[]", "n": []any{[]any{}, []any{1}}, "\u2028": "<>&"}}
+	for _, s := range []string{"\x1b]0;t\x07", "a\"b\\c", "\\\"", "{\"nested\": [1, 2]}"} {
+		vals = append(vals, map[string]string{s: s}, []string{s, s})
+	}
+	for _, v := range vals {
+		want, _ := json.MarshalIndent(v, "    ", "  ")
+		compact, _ := json.Marshal(v)
+		if got := indentJSON(nil, compact, "    "); string(got) != string(want) {
+			t.Errorf("indentJSON(%s) =\n%s\nwant\n%s", compact, got, want)
+		}
+	}
 }

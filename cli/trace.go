@@ -51,8 +51,7 @@ func (a *app) trace(ctx context.Context, s *session, id string, raw bool) error 
 		_, err = io.WriteString(a.stdout, tr[0])
 		return err
 	}
-	_, err = io.WriteString(a.out(), sanitize.Text(tr[0]))
-	return err
+	return sanitize.WriteText(a.out(), tr[0])
 }
 
 // traceRecord is one record of a canonical trace: a step row or a context

@@ -20,6 +20,7 @@
 package sanitize
 
 import (
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -166,4 +167,24 @@ func Unambiguous(s string) bool {
 		}
 	}
 	return !prevRegional
+}
+
+// WriteText writes Text(s) to w a piece at a time, so that a trace holding
+// a 200 MB tool result is not copied whole to be made safe.
+func WriteText(w io.Writer, s string) error {
+	const piece = 64 << 10
+	for len(s) > 0 {
+		n := min(len(s), piece)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		if n < len(s) && s[n-1] == '\r' && s[n] == '\n' {
+			n++ // keep a CRLF line break together
+		}
+		if _, err := io.WriteString(w, Text(s[:n])); err != nil {
+			return err
+		}
+		s = s[n:]
+	}
+	return nil
 }

@@ -177,3 +177,15 @@ func BenchmarkFrame(b *testing.B) {
 		}
 	}
 }
+
+// WriteText writes what Text returns, whatever the pieces.
+func TestWriteText(t *testing.T) {
+	s := strings.Repeat("line\r\n\x1b[2J é 日本 \r", 20000)
+	var b strings.Builder
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != Text(s) {
+		t.Fatal("WriteText and Text differ")
+	}
+}
