@@ -3,8 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
