@@ -48,7 +48,7 @@ func BuildIOHarness(dir string) (string, error) {
 			Tokens: 10, Turn: &ioharness.Turn{Text: &s}}))
 		must(w.RecordRetry(ctx, root, 2, 1, s, time.Second, s))
 		must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 2, Decision: s, ToolCall: s, Result: s, Tokens: 20}))
-		must(w.RecordObservations(ctx, root, 1, []store.Observation{{Kind: s, Target: s, Text: s}}))
+		must(w.RecordObservations(ctx, root, []store.Observation{{Step: 1, Kind: s, Target: s, Text: s}}))
 		must(w.RecordEdit(ctx, root, 1, store.Edit{Tool: s, Path: s, Hunk: s}))
 		must(w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: root, Step: 1, Kind: store.PolicyRefusal, Act: s, Target: s, Rule: s, Layer: s}))
 		must(w.RecordAgentEvent(ctx, store.AgentEvent{RunID: root, Step: 1, Kind: store.AgentSpawnRefused, Detail: s}))
