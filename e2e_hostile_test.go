@@ -152,6 +152,9 @@ func hostileOutcomes(t *testing.T, dir string) string {
 		{"UPDATE run_outcomes SET outcome = ? WHERE run_id = 1", []any{"\x1b_PWNED\x1b\\"}},
 		{"UPDATE runs SET outcome = ?, goal = ? WHERE id = 2", []any{"\x1b[41;5mblink", "\r│✓  success \u202Egnp.exe"}},
 		{"UPDATE run_outcomes SET outcome = ? WHERE run_id = 2", []any{"\x1b[41;5mblink"}},
+		// Text whose width terminals disagree on: a ZWJ family, a skin
+		// tone, soft hyphens, an emoji presentation selector.
+		{"UPDATE runs SET goal = ? WHERE id = 3", []any{"Rotate 👨\u200d👩\u200d👧 👍🏽 de\u00adploy ❤️ keys"}},
 	} {
 		if _, err := db.Exec(q.sql, q.args...); err != nil {
 			t.Fatal(err)
@@ -180,6 +183,15 @@ func TestHostileOutcomeInTmux(t *testing.T) {
 	}
 	if screen := s.run("capture-pane", "-p", "-e", "-t", "e2e"); blinks(screen) {
 		t.Errorf("something on screen blinks:\n%q", screen)
+	}
+	// Every pane's right border is where tmux draws the line's end: the
+	// width vigil measured is the width tmux gave the text.
+	s.waitFor("Rotate 👨👩👧 👍")
+	lines := strings.Split(s.screen(), "\n")
+	for i, l := range lines[:len(lines)-1] { // the status bar has no border
+		if l = strings.TrimRight(l, " "); !strings.HasSuffix(l, "│") && !strings.HasSuffix(l, "╮") && !strings.HasSuffix(l, "╯") {
+			t.Errorf("line %d lost its right border in tmux:\n%s", i, l)
+		}
 	}
 	s.run("send-keys", "-t", "e2e", "q")
 	s.waitFor("EXITED")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vigil-run/vigil/store"
 )
 
 const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the usual places)"
@@ -70,6 +72,12 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 	return root
 }
 
+// exists reports whether anything is at p (a dangling symbolic link too).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // looksLikeCommand tells a mistyped command from a store path: no file by
 // that name, and nothing that makes it look like a path.
 func looksLikeCommand(arg string) bool {
@@ -108,7 +116,15 @@ The store is temporary (deleted on exit) unless --store names a new file to
 keep. --no-tui prints the demo's log instead of opening the explorer; decide
 its requests from another terminal with vigil approve/deny/answer --store.`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Refused before anything starts or is printed: one line.
+			if o.store != "" {
+				if p := a.expandHome(o.store); exists(p) {
+					return store.Errorf(abs(p), store.ErrExists, nil, "%s", store.Because(store.ErrExists, "refusing to create a store over it"))
+				}
+			}
+			return a.runDemo(cmd.Context(), o)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.store, "store", "", "write the demo store to this new file and keep it (default: a temporary file)")
