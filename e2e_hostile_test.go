@@ -312,6 +312,24 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	}
 }
 
+// syncBuffer is a buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestExitsWithinASecond: SIGTERM ends a following command (tail) and the
 // explorer within a second, and q ends the explorer, on a store with FIFOs
 // in it.
@@ -325,7 +343,7 @@ func TestExitsWithinASecond(t *testing.T) {
 
 	// tail follows the live run until it ends, which it never does.
 	cmd := exec.Command(bin, "tail", "4", "--store", live)
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
