@@ -259,12 +259,11 @@ func checkExplorer(t testing.TB, path string, o Options) int {
 			roots++
 		}
 	}
-	for i := 0; i < roots; i++ {
-		x.press("1", "g")
-		for range i {
-			x.press("j")
-		}
-		x.press("enter", "2", "g", "j", "j", "3", "g", "j", "j", "G", "4", "G", "g", "pgdown", "5", "j", "6", "j", "j", "k")
+	// Each root in turn: open it, its agents, its timeline, a step, its
+	// drift and the queue, then back to the Runs pane and down one.
+	x.press("1", "g")
+	for range roots {
+		x.press("enter", "2", "j", "3", "j", "G", "4", "pgdown", "5", "6", "j", "1", "j")
 	}
 	x.press("?")
 	x.press("?", "1", "/", "x", "esc", "s", "s", "s")
