@@ -188,3 +188,42 @@ func WriteText(w io.Writer, s string) error {
 	}
 	return nil
 }
+
+// TextWriter is a writer that passes Text of what it is given on to w,
+// whatever the pieces: a character or a CRLF split between two writes is
+// joined first. Close writes what is held back.
+func TextWriter(w io.Writer) io.WriteCloser { return &textWriter{w: w} }
+
+type textWriter struct {
+	w    io.Writer
+	held []byte // the end of the last write: part of a character, or a CR
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	b := append(t.held, p...)
+	// Hold back an incomplete character at the end, and a CR that may be
+	// the first half of a CRLF.
+	end := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				end = i
+			}
+			break
+		}
+	}
+	if end > 0 && b[end-1] == '\r' {
+		end--
+	}
+	if err := WriteText(t.w, string(b[:end])); err != nil {
+		return 0, err
+	}
+	t.held = append(t.held[:0:0], b[end:]...)
+	return len(p), nil
+}
+
+func (t *textWriter) Close() error {
+	err := WriteText(t.w, string(t.held))
+	t.held = nil
+	return err
+}

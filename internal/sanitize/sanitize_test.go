@@ -189,3 +189,19 @@ func TestWriteText(t *testing.T) {
 		t.Fatal("WriteText and Text differ")
 	}
 }
+
+// TextWriter writes what Text returns, however the text is cut into writes.
+func TestTextWriter(t *testing.T) {
+	s := "a\r\nb é日\x1b[2J\r\r\n" + strings.Repeat("x\r\ny\u202e", 100) + "\r"
+	for _, size := range []int{1, 2, 3, 5, 64} {
+		var b strings.Builder
+		w := TextWriter(&b)
+		for i := 0; i < len(s); i += size {
+			w.Write([]byte(s[i:min(i+size, len(s))]))
+		}
+		w.Close()
+		if b.String() != Text(s) {
+			t.Fatalf("pieces of %d: %q, want %q", size, b.String(), Text(s))
+		}
+	}
+}
