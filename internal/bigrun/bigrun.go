@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package bigrun runs the real vigil binary on large stores for the memory
 // and time bounds (issue 12): it builds the binary once, runs one command
 // line, and reports how long it took and its peak resident set (the
