@@ -49,15 +49,61 @@ var Version = ""
 // Execute runs vigil with the process's arguments and standard streams and
 // returns the exit code. SIGINT and SIGTERM cancel the running command; a
 // second one kills the process.
+//
+// A command that does not return within stopGrace of the signal — a read
+// the kernel will not interrupt (a hung network file system) — is left
+// behind: Execute says so in one line and returns, and the process exits.
+// The explorer has put the terminal back by then (Bubble Tea stops on the
+// cancelled context whatever its commands are doing).
 func Execute() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal gets the default behaviour
-	}()
-	return RunContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	return runUntilStopped(ctx, stop, os.Stderr, func(ctx context.Context) int {
+		return RunContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	})
 }
+
+// runUntilStopped runs fn, and returns its code — or, once ctx is done,
+// ExitError after stopGrace if fn has not returned by then.
+func runUntilStopped(ctx context.Context, stop func(), stderr io.Writer, fn func(context.Context) int) int {
+	done := make(chan int, 1)
+	go func() { done <- fn(ctx) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+	}
+	stop() // a second signal gets the default behaviour
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(stopGrace):
+		fmt.Fprintln(stderr, "vigil: stopped by a signal while a read of the store had not finished")
+		return ExitError
+	}
+}
+
+// stopGrace is how long a cancelled command has to return on its own: every
+// command and the explorer exit within a second of SIGTERM.
+const stopGrace = 600 * time.Millisecond
+
+// closeWithin runs close, waiting at most d for it: closing a store waits
+// for a read in flight, which may never finish (the process is about to
+// exit, and the kernel releases what close would have).
+func closeWithin(d time.Duration, fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// closeWait bounds every close of a store at exit.
+const closeWait = 300 * time.Millisecond
 
 // Run runs one vigil command line (without the program name) and returns
 // its exit code. env is the environment as os.Environ gives it.
@@ -120,14 +166,14 @@ func (a *app) run(ctx context.Context, args []string) int {
 	var nf *notFoundError
 	if errors.As(err, &nf) {
 		// The one message that is several lines: where vigil looked.
-		fmt.Fprint(a.stderr, nf.report())
+		fmt.Fprint(a.errOut(), nf.report())
 		return code
 	}
 	msg := sanitize.Line(err.Error())
 	if code == ExitUsage {
 		msg += usageHint(root, args)
 	}
-	fmt.Fprintln(a.stderr, "vigil: "+msg)
+	fmt.Fprintln(a.errOut(), "vigil: "+msg)
 	return code
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vigil-run/vigil/store"
 )
 
 const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the usual places)"
@@ -70,6 +72,12 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 	return root
 }
 
+// exists reports whether anything is at p (a dangling symbolic link too).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // looksLikeCommand tells a mistyped command from a store path: no file by
 // that name, and nothing that makes it look like a path.
 func looksLikeCommand(arg string) bool {
@@ -108,7 +116,15 @@ The store is temporary (deleted on exit) unless --store names a new file to
 keep. --no-tui prints the demo's log instead of opening the explorer; decide
 its requests from another terminal with vigil approve/deny/answer --store.`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Refused before anything starts or is printed: one line.
+			if o.store != "" {
+				if p := a.expandHome(o.store); exists(p) {
+					return store.Errorf(abs(p), store.ErrExists, nil, "%s", store.Because(store.ErrExists, "refusing to create a store over it"))
+				}
+			}
+			return a.runDemo(cmd.Context(), o)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.store, "store", "", "write the demo store to this new file and keep it (default: a temporary file)")
@@ -159,7 +175,7 @@ stable JSON document; --markdown a readable export.`,
 			if o.json && o.markdown {
 				return usagef("--json and --markdown cannot be used together")
 			}
-			return a.withSource(o.store, func(s *session) error {
+			return a.openSession(o.store, false, func(s *session) error {
 				return a.show(cmd.Context(), s, args[0], o.json, o.markdown)
 			})
 		},
@@ -251,20 +267,22 @@ func (o *decideOpts) flags(c *cobra.Command) {
 
 func (a *app) traceCmd() *cobra.Command {
 	var store string
+	var raw bool
 	c := &cobra.Command{
 		Use:   "trace RUN",
 		Short: "Print a run's canonical trace",
 		Long: `trace prints io-harness's canonical trace of a run: a line per step row
 (retries included) ordered by step, then a line per context event, without
-ids or timestamps, so two runs of the same task compare line by line. When
-standard output is not a terminal it is written byte for byte; on a terminal
-control characters are made visible.`,
+ids or timestamps, so two runs of the same task compare line by line.
+Control characters in it (a model's escape sequences) are shown as visible
+stand-ins, wherever the output goes; --raw writes the trace byte for byte.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0]) })
+			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
 		},
 	}
 	c.Flags().StringVar(&store, "store", "", storeHelp)
+	c.Flags().BoolVar(&raw, "raw", false, "write the trace byte for byte, control characters and all (for a file, not a terminal)")
 	return c
 }
 

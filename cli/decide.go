@@ -143,7 +143,7 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 		}
 		return &decisionError{fmt.Sprintf("%s was already decided: %s", key, won)}
 	}
-	fmt.Fprintln(a.stdout, decidedLine(d, q))
+	fmt.Fprintln(a.out(), decidedLine(d, q))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sqliteExec runs statements on a SQLite file through the driver the store
@@ -259,4 +261,38 @@ func leviathRun(t *testing.T, runs, id, task string) {
 	binary.Write(&b, binary.BigEndian, uint64(len(frame)))
 	b.WriteString(frame)
 	writeFile(t, filepath.Join(dir, "run.lvr"), b.String())
+}
+
+// A command stuck in a read the kernel will not interrupt is left behind
+// once it has had stopGrace after the signal: the process still exits
+// within a second.
+func TestStopWithinASecond(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb strings.Builder
+	stuck := make(chan struct{})
+	defer close(stuck)
+	got := make(chan int, 1)
+	go func() {
+		got <- runUntilStopped(ctx, cancel, &errb, func(context.Context) int { <-stuck; return 0 })
+	}()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case code := <-got:
+		if took := time.Since(start); took > time.Second || code != ExitError {
+			t.Fatalf("exit %d after %v", code, took)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a stuck command kept the process from exiting")
+	}
+	if !strings.Contains(errb.String(), "stopped by a signal") {
+		t.Errorf("stderr: %q", errb.String())
+	}
+	// A command that stops on the signal gives its own code.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if code := runUntilStopped(ctx2, cancel2, &errb, func(ctx context.Context) int { <-ctx.Done(); return 0 }); code != 0 {
+		t.Errorf("exit %d", code)
+	}
 }

@@ -57,7 +57,7 @@ func (s *sources) close() {
 
 func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 	ss := &sources{path: o.store, readOnly: o.readOnly}
-	defer ss.close()
+	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
 	if err != nil {
 		return err
@@ -79,6 +79,10 @@ func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 		NoColor: a.getenv("NO_COLOR") != ""})
 }
 
+// XTWINOPS 22;2 and 23;2: push the window title on the terminal's title
+// stack, and pop it back.
+const pushTitle, popTitle = "\x1b[22;2t", "\x1b[23;2t"
+
 // teaExplore runs the explorer on the terminal until the user quits it or
 // ctx is cancelled.
 func teaExplore(ctx context.Context, a *app, opt tui.Options) error {
@@ -90,6 +94,12 @@ func teaExplore(ctx context.Context, a *app, opt tui.Options) error {
 	}
 	if a.stdout != io.Writer(os.Stdout) {
 		opts = append(opts, tea.WithOutput(a.stdout))
+	}
+	// Bubble Tea sets the title and blanks it at exit: keep the one the
+	// terminal had on its title stack (XTWINOPS 22/23) and put it back.
+	if isTerminal(a.stdout) {
+		io.WriteString(a.stdout, pushTitle)
+		defer io.WriteString(a.stdout, popTitle)
 	}
 	_, err := tea.NewProgram(m, opts...).Run()
 	switch {
@@ -140,7 +150,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		a.demoReady(path)
 	}
 	ss := &sources{path: path}
-	defer ss.close()
+	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
 	if err != nil {
 		h.stop()
@@ -169,7 +179,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 // here reads the store), its log on stdout, until it ends or ctx is
 // cancelled.
 func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts) error {
-	fmt.Fprintf(a.stderr, "vigil: demo store %s; decide what it waits on with: vigil approve|deny|answer REQ --store %s\n",
+	fmt.Fprintf(a.errOut(), "vigil: demo store %s; decide what it waits on with: vigil approve|deny|answer REQ --store %s\n",
 		clean(abs(path)), clean(abs(path)))
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()

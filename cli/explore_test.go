@@ -143,6 +143,14 @@ func TestDemoKeptStore(t *testing.T) {
 	r := h.run("demo", "--store", p)
 	r.wantCode(t, ExitError)
 	r.oneLine(t, p+": a file already exists there")
+	// --no-tui too: one line, nothing printed before it (it printed the
+	// store's banner first).
+	r = h.run("demo", "--store", p, "--no-tui")
+	r.wantCode(t, ExitError)
+	r.oneLine(t, p+": a file already exists there")
+	if r.stdout != "" {
+		t.Errorf("stdout: %q", r.stdout)
+	}
 }
 
 func TestDemoNoTUI(t *testing.T) {

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -155,10 +160,180 @@ type jsonShow struct {
 	Requests []jsonRequest `json:"requests"`
 }
 
+// writeJSON writes v indented, with every character a terminal could act
+// on escaped as \uXXXX. encoding/json escapes C0 controls and the line
+// separators but passes DEL, the C1 controls (U+0080–U+009F: a lone CSI or
+// OSC) and bidi controls raw, and `vigil runs --json` is read on terminals.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONControls(buf.Bytes()))
+	return err
+}
+
+// jsonDoc writes one top-level JSON object the way writeJSON would write
+// it (indented by two spaces, ending in a newline), member by member, so
+// that a list of 100 000 runs is never held encoded at once.
+type jsonDoc struct {
+	w     *bufio.Writer
+	first bool
+	err   error
+	buf   []byte // the value being written, indented
+}
+
+func newJSONDoc(w io.Writer) *jsonDoc {
+	d := &jsonDoc{w: bufio.NewWriterSize(w, 64<<10), first: true}
+	d.raw([]byte("{"))
+	return d
+}
+
+func (d *jsonDoc) raw(b []byte) {
+	if d.err == nil {
+		_, d.err = d.w.Write(escapeJSONControls(b))
+	}
+}
+
+func (d *jsonDoc) key(name string) {
+	if !d.first {
+		d.raw([]byte(","))
+	}
+	d.first = false
+	k, _ := json.Marshal(name)
+	d.raw(append(append([]byte("\n  "), k...), ": "...))
+}
+
+func (d *jsonDoc) value(v any, prefix string) {
+	if d.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		d.err = err
+		return
+	}
+	d.buf = indentJSON(d.buf[:0], b, prefix)
+	d.raw(d.buf)
+}
+
+// indentJSON is json.Indent(dst, src, prefix, "  ") for the compact output
+// of json.Marshal, several times faster (encoding/json runs its full
+// scanner over every byte): outside strings the compact form has no
+// spaces, so each structural byte says where a line breaks.
+func indentJSON(dst, src []byte, prefix string) []byte {
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, "  "...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			dst = append(dst, src[i:min(j+1, len(src))]...)
+			i = j
+		case '{', '[':
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, c, src[i+1])
+				i++
+				continue
+			}
+			dst = append(dst, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// field writes one member.
+func (d *jsonDoc) field(name string, v any) {
+	d.key(name)
+	d.value(v, "  ")
+}
+
+// list writes a member that is a list of n values, elem(i) each.
+func (d *jsonDoc) list(name string, n int, elem func(i int) any) {
+	d.key(name)
+	if n == 0 {
+		d.raw([]byte("[]"))
+		return
+	}
+	d.raw([]byte("["))
+	for i := 0; i < n && d.err == nil; i++ {
+		if i > 0 {
+			d.raw([]byte(","))
+		}
+		d.raw([]byte("\n    "))
+		d.value(elem(i), "    ")
+	}
+	d.raw([]byte("\n  ]"))
+}
+
+// close ends the object.
+func (d *jsonDoc) close() error {
+	d.raw([]byte("\n}\n"))
+	if d.err != nil {
+		return d.err
+	}
+	return d.w.Flush()
+}
+
+// escapeJSONControls rewrites encoded JSON so that it holds no DEL, C1 or
+// bidi control (sanitize.Hazard). They can only be inside strings (JSON's
+// own syntax is printable ASCII), where \uXXXX means the same character.
+func escapeJSONControls(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if sanitize.Hazard(r) {
+			break
+		}
+		i += size
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, size := utf8.DecodeRune(b[i:])
+		if sanitize.Hazard(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -158,10 +160,20 @@ func TestTraceEqualsCanonicalTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := newHarness(t).run("trace", id, "--store", p)
+		r := newHarness(t).run("trace", id, "--raw", "--store", p)
 		r.wantCode(t, 0)
 		if r.stdout != want {
-			t.Fatalf("trace %s:\n%q\nwant\n%q", id, r.stdout, want)
+			t.Fatalf("trace %s --raw:\n%q\nwant\n%q", id, r.stdout, want)
+		}
+		// Without --raw, the same trace with its controls made visible
+		// (run 5's decision tries to set the window title).
+		r = newHarness(t).run("trace", id, "--store", p)
+		r.wantCode(t, 0)
+		if r.stdout != sanitize.Text(want) || !sanitize.Safe(r.stdout) {
+			t.Fatalf("trace %s:\n%q\nwant\n%q", id, r.stdout, sanitize.Text(want))
+		}
+		if id == "5" && r.stdout == want {
+			t.Fatal("the fixture's run 5 should hold escape sequences")
 		}
 	}
 	newHarness(t).run("trace", "99", "--store", p).wantCode(t, ExitError)
@@ -206,4 +218,48 @@ func TestDiff(t *testing.T) {
 	r.wantCode(t, 0)
 	contains(t, r.stdout, "first divergence: step 1 (tokens, decision, tool_call, result)", "@@ step 3 @@  only in run 1\n")
 	h.run("diff", "1", "99", "--store", p).wantCode(t, ExitError)
+}
+
+// show --json is written a member at a time: byte for byte what encoding
+// the whole jsonShow would write.
+func TestShowJSONStreamed(t *testing.T) {
+	p := fixtureStore(t)
+	a := newApp(strings.NewReader(""), io.Discard, io.Discard, nil)
+	src, err := openSource(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for _, id := range []string{"1", "4", "7"} {
+		sh, err := a.loadShown(context.Background(), src, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole, streamed bytes.Buffer
+		if err := writeJSON(&whole, sh.json()); err != nil {
+			t.Fatal(err)
+		}
+		if err := sh.writeJSON(&streamed); err != nil {
+			t.Fatal(err)
+		}
+		if whole.String() != streamed.String() {
+			t.Fatalf("run %s: streamed\n%s\nwhole\n%s", id, streamed.String(), whole.String())
+		}
+	}
+}
+
+// indentJSON indents as encoding/json does.
+func TestIndentJSON(t *testing.T) {
+	vals := []any{nil, 1, "s", []int{}, map[string]any{}, []any{1, "a\\\"b", map[string]any{"k": []any{}, "e": map[string]any{}}},
+		map[string]any{"x": "y:{,}[]", "n": []any{[]any{}, []any{1}}, "\u2028": "<>&"}}
+	for _, s := range []string{"\x1b]0;t\x07", "a\"b\\c", "\\\"", "{\"nested\": [1, 2]}"} {
+		vals = append(vals, map[string]string{s: s}, []string{s, s})
+	}
+	for _, v := range vals {
+		want, _ := json.MarshalIndent(v, "    ", "  ")
+		compact, _ := json.Marshal(v)
+		if got := indentJSON(nil, compact, "    "); string(got) != string(want) {
+			t.Errorf("indentJSON(%s) =\n%s\nwant\n%s", compact, got, want)
+		}
+	}
 }

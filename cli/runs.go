@@ -18,17 +18,18 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 	}
 	md := rd.md
 	if asJSON {
-		out := jsonRuns{Store: storeJSON(s.src), At: jsonTime(rd.now), Runs: []jsonRun{}, Requests: []jsonRequest{}}
-		for _, id := range md.Newest() {
-			out.Runs = append(out.Runs, rd.runJSON(id))
-		}
-		for _, q := range rd.openRequests(nil) {
-			out.Requests = append(out.Requests, rd.requestJSON(q))
-		}
-		return writeJSON(a.stdout, out)
+		// The shape is jsonRuns, written a run at a time.
+		d := newJSONDoc(a.stdout)
+		d.field("store", storeJSON(s.src))
+		d.field("at", jsonTime(rd.now))
+		ids := md.Newest()
+		d.list("runs", len(ids), func(i int) any { return rd.runJSON(ids[i]) })
+		reqs := rd.openRequests(nil)
+		d.list("requests", len(reqs), func(i int) any { return rd.requestJSON(reqs[i]) })
+		return d.close()
 	}
 	if md.Len() == 0 {
-		fmt.Fprintf(a.stdout, "no runs in %s\n", clean(s.src.Path()))
+		fmt.Fprintf(a.out(), "no runs in %s\n", clean(s.src.Path()))
 		return nil
 	}
 	// Counts in both scopes: the agent's own (its timeline) and its whole
@@ -52,6 +53,6 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 			stepsText(agent), tokensText(agent, textfmt.Tokens), stepsText(tree), tokensText(tree, textfmt.Tokens),
 			started, dur, cleanCut(r.Goal, goalWidth))
 	}
-	t.write(a.stdout, "")
+	t.write(a.out(), "")
 	return nil
 }

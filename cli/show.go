@@ -51,16 +51,17 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 
 func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown bool) error {
 	sh, err := a.loadShown(ctx, s.src, id)
+	s.warn(err) // the run's own damage is the error, not a warning too
 	if err != nil {
 		return err
 	}
 	switch {
 	case asJSON:
-		return writeJSON(a.stdout, sh.json())
+		return sh.writeJSON(a.stdout)
 	case markdown:
-		a.showMarkdown(a.stdout, sh)
+		a.showMarkdown(a.out(), sh)
 	default:
-		a.showText(a.stdout, sh)
+		a.showText(a.out(), sh)
 	}
 	return nil
 }
@@ -79,13 +80,34 @@ func (sh *shown) json() jsonShow {
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
 	}
-	d := runmodel.ComputeDrift(sh.samples)
-	out.Drift = jsonDrift{Turns: d.Turns, Missing: d.Missing, Estimated: d.SumEst, Reported: d.SumReported, Gap: d.SumGap}
-	if d.SumReported != 0 {
-		out.Drift.Cumulative = ptr(d.Cumulative)
-	}
+	out.Drift = sh.drift()
 	for _, q := range sh.requests {
 		out.Requests = append(out.Requests, rd.requestJSON(q))
+	}
+	return out
+}
+
+// writeJSON writes sh.json(), a tree member and a step at a time.
+func (sh *shown) writeJSON(w io.Writer) error {
+	rd := sh.rd
+	d := newJSONDoc(w)
+	d.field("store", storeJSON(rd.src))
+	d.field("at", jsonTime(rd.now))
+	d.field("run", rd.runJSON(sh.id))
+	d.field("ancestry", rd.md.Ancestry(sh.id))
+	d.list("tree", len(sh.tree), func(i int) any { return rd.runJSON(sh.tree[i]) })
+	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i]) })
+	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
+	d.field("drift", sh.drift())
+	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
+	return d.close()
+}
+
+func (sh *shown) drift() jsonDrift {
+	d := runmodel.ComputeDrift(sh.samples)
+	out := jsonDrift{Turns: d.Turns, Missing: d.Missing, Estimated: d.SumEst, Reported: d.SumReported, Gap: d.SumGap}
+	if d.SumReported != 0 {
+		out.Cumulative = ptr(d.Cumulative)
 	}
 	return out
 }

@@ -17,24 +17,43 @@ import (
 	_ "github.com/vigil-run/vigil/store/starweaver"
 )
 
-// warnProblems says, one line each, what a source opened without.
-func (a *app) warnProblems(src store.Source) {
-	if p, ok := src.(store.ProblemReporter); ok {
-		for _, err := range p.Problems() {
-			fmt.Fprintln(a.stderr, "vigil: warning:", sanitize.Line(err.Error()))
+// session is an open store for one command.
+type session struct {
+	a      *app
+	src    store.Source
+	path   string // as the user named it (or as discovery found it)
+	warned bool
+}
+
+// warn says, one line each, what the source opened without — once, and
+// without the problem the command is about to report as its error (show
+// of a damaged run would otherwise say it twice).
+func (s *session) warn(except error) {
+	if s.warned {
+		return
+	}
+	s.warned = true
+	p, ok := s.src.(store.ProblemReporter)
+	if !ok {
+		return
+	}
+	for _, err := range p.Problems() {
+		if except != nil && err.Error() == except.Error() {
+			continue
 		}
+		fmt.Fprintln(s.a.errOut(), "vigil: warning:", sanitize.Line(err.Error()))
 	}
 }
 
-// session is an open store for one command.
-type session struct {
-	src  store.Source
-	path string // as the user named it (or as discovery found it)
+// withSource resolves the store a command reads, opens it, says what it
+// opened without, runs fn and closes the store.
+func (a *app) withSource(flag string, fn func(*session) error) error {
+	return a.openSession(flag, true, fn)
 }
 
-// withSource resolves the store a command reads, opens it, and closes it
-// when fn returns.
-func (a *app) withSource(flag string, fn func(*session) error) error {
+// openSession is withSource; with warnFirst false, fn calls s.warn itself
+// once it knows its error (or finds none).
+func (a *app) openSession(flag string, warnFirst bool, fn func(*session) error) error {
 	path, err := a.resolveStore(flag)
 	if err != nil {
 		return err
@@ -43,9 +62,14 @@ func (a *app) withSource(flag string, fn func(*session) error) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	a.warnProblems(src)
-	return fn(&session{src: src, path: path})
+	defer closeWithin(closeWait, func() { src.Close() })
+	s := &session{a: a, src: src, path: path}
+	if warnFirst {
+		s.warn(nil)
+	}
+	err = fn(s)
+	s.warn(err)
+	return err
 }
 
 // resolveStore picks the store: the one named, else $VIGIL_STORE, else the

@@ -76,7 +76,7 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 			case watch.Replaced:
 				return fmt.Errorf("%s: the store was replaced while tailing", s.src.Path())
 			case watch.ModeChanged:
-				fmt.Fprintln(t.a.stderr, "vigil: "+clean(sig.Reason))
+				fmt.Fprintln(t.a.errOut(), "vigil: "+clean(sig.Reason))
 			}
 		}
 	}
@@ -161,7 +161,7 @@ func (t *tailer) print(rows []tailRow) error {
 		}
 		t.seen[r.rowID] = true
 		if r.aux {
-			fmt.Fprintf(t.a.stdout, "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
+			fmt.Fprintf(t.a.out(), "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
 			continue
 		}
 		result := strings.TrimSpace(r.result)
@@ -171,7 +171,7 @@ func (t *tailer) print(rows []tailRow) error {
 		}
 		line += fmt.Sprintf("  (%d tokens)", r.tokens)
 		// One write per line: a pipe or a log file gets whole lines as they come.
-		if _, err := fmt.Fprintln(t.a.stdout, line); err != nil {
+		if _, err := fmt.Fprintln(t.a.out(), line); err != nil {
 			return err
 		}
 	}
@@ -204,7 +204,7 @@ func (t *tailer) last() error {
 		}
 		line += ")"
 	}
-	_, err := fmt.Fprintln(t.a.stdout, line)
+	_, err := fmt.Fprintln(t.a.out(), line)
 	return err
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -18,18 +19,10 @@ func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]
 	if !ok {
 		return nil, fmt.Errorf("%s: canonical traces are an io-harness feature; not supported for %s stores", src.Path(), src.Format())
 	}
-	runs, err := src.Runs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	known := map[string]bool{}
-	for _, r := range runs {
-		known[r.ID] = true
-	}
 	var out []string
 	for _, id := range runIDs {
-		if !known[id] {
-			return nil, noSuchRun(src, id)
+		if err := knownRun(ctx, src, id); err != nil {
+			return nil, err
 		}
 		tr, err := t.CanonicalTrace(ctx, id)
 		if err != nil {
@@ -40,18 +33,58 @@ func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]
 	return out, nil
 }
 
-func (a *app) trace(ctx context.Context, s *session, id string) error {
+// knownRun says no such run unless the store has id.
+func knownRun(ctx context.Context, src store.Source, id string) error {
+	if g, ok := src.(store.RunGetter); ok {
+		if _, err := g.Run(ctx, id); err != nil {
+			if errors.Is(err, store.ErrNoSuchRun) {
+				return noSuchRun(src, id)
+			}
+			return err
+		}
+		return nil
+	}
+	runs, err := src.Runs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return nil
+		}
+	}
+	return noSuchRun(src, id)
+}
+
+func (a *app) trace(ctx context.Context, s *session, id string, raw bool) error {
+	if tw, ok := s.src.(store.TraceWriter); ok {
+		// Written as it is read: a trace with a 200 MB result is not held.
+		if _, err := canonicalTrace(ctx, s.src); err != nil {
+			return err
+		}
+		if err := knownRun(ctx, s.src, id); err != nil {
+			return err
+		}
+		if raw {
+			return tw.WriteCanonicalTrace(ctx, id, a.stdout)
+		}
+		w := sanitize.TextWriter(a.out())
+		if err := tw.WriteCanonicalTrace(ctx, id, w); err != nil {
+			return err
+		}
+		return w.Close()
+	}
 	tr, err := canonicalTrace(ctx, s.src, id)
 	if err != nil {
 		return err
 	}
-	// Byte for byte for files and pipes; on a terminal nothing in it may act.
-	out := tr[0]
-	if isTerminal(a.stdout) {
-		out = sanitize.Text(out)
+	// Made safe wherever it goes (`vigil trace | less` is a terminal too);
+	// byte for byte only when asked.
+	if raw {
+		_, err = io.WriteString(a.stdout, tr[0])
+		return err
 	}
-	_, err = io.WriteString(a.stdout, out)
-	return err
+	return sanitize.WriteText(a.out(), tr[0])
 }
 
 // traceRecord is one record of a canonical trace: a step row or a context
@@ -131,7 +164,7 @@ func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
 	if err != nil {
 		return err
 	}
-	w := a.stdout
+	w := a.out()
 	if trs[0] == trs[1] {
 		n := 0
 		for _, r := range parseTrace(trs[0]) {

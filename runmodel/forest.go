@@ -3,6 +3,7 @@ package runmodel
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -24,17 +25,25 @@ type forest struct {
 	root   []int32  // its tree's root
 }
 
+// ageKey is a run with what the age order compares, worked out once per
+// run rather than per comparison (an id's number is parsed from its text).
+type ageKey struct {
+	at  time.Time
+	num int64
+	r   *store.Run
+}
+
 // olderFirst orders runs by age: start time, then numeric id, then id
 // text (formats whose ids are not numbers rely on the time). A run with no
 // start time counts as oldest, so the order is total.
-func olderFirst(a, b *store.Run) int {
-	if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+func olderFirst(a, b ageKey) int {
+	if c := a.at.Compare(b.at); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(store.IDNumber(a.ID), store.IDNumber(b.ID)); c != 0 {
+	if c := cmp.Compare(a.num, b.num); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.ID, b.ID)
+	return cmp.Compare(a.r.ID, b.r.ID)
 }
 
 // smallerID is the loop-cutting order: numeric ids by value, others by text.
@@ -50,10 +59,14 @@ func smallerID(a, b string) bool {
 func buildForest(runs map[string]*store.Run) forest {
 	n := len(runs)
 	f := forest{runs: make([]*store.Run, 0, n), index: make(map[string]int32, n), parent: make([]int32, n)}
+	keyed := make([]ageKey, 0, n)
 	for _, r := range runs {
-		f.runs = append(f.runs, r)
+		keyed = append(keyed, ageKey{r.StartedAt, store.IDNumber(r.ID), r})
 	}
-	slices.SortFunc(f.runs, olderFirst)
+	slices.SortFunc(keyed, olderFirst)
+	for _, k := range keyed {
+		f.runs = append(f.runs, k.r)
+	}
 	for i, r := range f.runs {
 		f.index[r.ID] = int32(i)
 	}

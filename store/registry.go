@@ -78,11 +78,18 @@ func Detect(path string) (Format, bool) {
 	return Format{}, false
 }
 
-// Open opens path in whichever registered format detects it. A path none
+// Open opens path in whichever registered format detects it; a path that
+// is neither a regular file nor a directory (a FIFO, a device) is refused
+// before any format looks at it. A path none
 // detects goes to the fallback format, which says why it cannot read it —
 // except a directory that holds a store under a usual name, which is
 // refused with a pointer to that file.
 func Open(path string, opts Options) (Source, error) {
+	// Nothing a format does may open a FIFO (it blocks until a writer
+	// comes) or a device (/dev/zero reads forever): say what it is.
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, NotRegular(absPath(path), fi.Mode())
+	}
 	formats := Formats()
 	for _, f := range formats {
 		if !f.Fallback && f.Detect(path) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -80,6 +81,13 @@ type WatchSpec struct {
 // available for the format.
 type Tracer interface {
 	CanonicalTrace(ctx context.Context, runID string) (string, error)
+}
+
+// TraceWriter is a Tracer that writes the trace as it builds it, holding no
+// more of it than one row: a trace with a 200 MB tool result is not built
+// as one string. Without it, a caller writes CanonicalTrace's string.
+type TraceWriter interface {
+	WriteCanonicalTrace(ctx context.Context, runID string, w io.Writer) error
 }
 
 // RequestGetter is a source that reads one request by its key. Without it,

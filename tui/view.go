@@ -23,14 +23,21 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
-	// The title is ours alone: nothing from the store reaches it.
-	v.WindowTitle = "vigil — " + filepath.Base(m.src.Path())
+	// The title is ours alone: nothing from the store reaches it (and the
+	// store's file name could hold anything).
+	v.WindowTitle = "vigil — " + sanitize.Line(filepath.Base(m.src.Path()))
 	return v
 }
 
-// Render is the screen as a string (tests and screenshots use it). It only
-// draws: where each pane goes was worked out by relayout.
-func (m *Model) Render() string {
+// Render is the screen as a string (tests and screenshots use it): every
+// frame passes sanitize.Frame, the one place all text goes through on its
+// way to the terminal, so that nothing but text and the frame's own colours
+// reaches it whatever a pane drew.
+func (m *Model) Render() string { return sanitize.Frame(m.render()) }
+
+// render draws the screen. It only draws: where each pane goes was worked
+// out by relayout.
+func (m *Model) render() string {
 	w, h := m.w, m.h
 	if w == 0 || h == 0 {
 		return ""
@@ -204,5 +211,5 @@ func (m *Model) RenderPane(i, w, h int) string {
 	p := m.panes[i]
 	p.SetSize(w, h)
 	defer m.relayout()
-	return p.View(true)
+	return sanitize.Frame(p.View(true))
 }

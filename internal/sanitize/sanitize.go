@@ -2,14 +2,25 @@
 //
 // Everything a run store holds is untrusted: model output and tool results
 // can carry escape sequences that recolour the screen, move the cursor,
-// rewrite the window title (OSC), or talk to the terminal (DCS), and bidi
-// controls that reorder what a person reads. Every string from a store goes
-// through Text or Line before it is rendered. Nothing is interpreted: each
-// control character becomes a visible stand-in, so a person can see that
-// something was there without the terminal acting on it.
+// rewrite the window title (OSC, or APC in tmux), or talk to the terminal
+// (DCS), a carriage return that draws over what is already on the line,
+// and bidi controls that reorder what a person reads. Every string from a
+// store goes through Text or Line before it is rendered. Nothing is
+// interpreted: each control character becomes a visible stand-in, so a
+// person can see that something was there without the terminal acting on
+// it.
+//
+// Text and Line also take out what terminals disagree on the width of
+// (Unambiguous), so that the width vigil lays a line out with is the width
+// the terminal draws it with, and borders stay where they belong.
+//
+// Frame is the last line of defence: the explorer passes every frame it
+// draws through it, and it lets nothing through but text, line breaks and
+// the frame's own colours (SGR), whatever a pane did.
 package sanitize
 
 import (
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,12 +71,46 @@ func clean(s string, oneLine bool) string {
 			// C1 controls (a lone CSI or OSC byte as a code point), bidi
 			// overrides and isolates, and Unicode line separators.
 			b.WriteRune('\uFFFD')
+		case widthJoiner(r):
+			// Dropped: see Unambiguous.
+		case isRegional(r):
+			// Regional indicators draw as a flag in pairs; one left over
+			// is a cell to some terminals and two to others.
+			if next, n := utf8.DecodeRuneInString(s[i:]); isRegional(next) {
+				b.WriteRune(r)
+				b.WriteRune(next)
+				i += n
+			} else {
+				b.WriteRune('\uFFFD')
+			}
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
+
+// widthJoiner reports the code points that join or restyle the character
+// before them into one glyph whose width terminals disagree on: the zero
+// width joiner of emoji sequences (one glyph of two cells to tmux and to
+// grapheme-aware terminals, one glyph per emoji to wcwidth), emoji skin-tone
+// modifiers (two cells of their own to wcwidth and tmux, none to
+// grapheme-aware terminals), the text and emoji presentation selectors (❤️
+// is one cell to wcwidth and tmux, two to others) and the soft hyphen (a
+// cell to tmux, none to wcwidth). Without them every terminal and every
+// width function agrees: a family emoji becomes its members, a thumbs-up
+// loses its skin tone, a word its invisible hyphenation point.
+func widthJoiner(r rune) bool {
+	switch {
+	case r == '\u200D', r == '\uFE0E', r == '\uFE0F', r == '\u00AD':
+		return true
+	case r >= 0x1F3FB && r <= 0x1F3FF:
+		return true
+	}
+	return false
+}
+
+func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
 
 // safeASCII reports text made only of printable ASCII and (unless oneLine)
 // line breaks, which needs no work.
@@ -77,6 +122,15 @@ func safeASCII(s string, oneLine bool) bool {
 		}
 	}
 	return true
+}
+
+// Hazard reports the characters above the C0 range that a terminal acts on
+// or that reorder what a person reads: DEL, the C1 controls (U+0080–U+009F:
+// a lone CSI, OSC, DCS or ST), bidi embeddings, overrides, isolates and
+// marks, and the Unicode line and paragraph separators. Writers of escaped
+// output (JSON) escape these as well as C0.
+func Hazard(r rune) bool {
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || r == '\u2028' || r == '\u2029'
 }
 
 func isBidiControl(r rune) bool {
@@ -91,9 +145,85 @@ func Safe(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) {
+		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || r == '\u2028' || r == '\u2029' {
 			return false
 		}
 	}
 	return true
+}
+
+// Unambiguous reports whether text holds nothing whose width terminals
+// disagree on (what Text and Line take out). Tests use it.
+func Unambiguous(s string) bool {
+	prevRegional := false
+	for _, r := range s {
+		if widthJoiner(r) {
+			return false
+		}
+		if isRegional(r) {
+			prevRegional = !prevRegional
+		} else if prevRegional {
+			return false
+		}
+	}
+	return !prevRegional
+}
+
+// WriteText writes Text(s) to w a piece at a time, so that a trace holding
+// a 200 MB tool result is not copied whole to be made safe.
+func WriteText(w io.Writer, s string) error {
+	const piece = 64 << 10
+	for len(s) > 0 {
+		n := min(len(s), piece)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		if n < len(s) && s[n-1] == '\r' && s[n] == '\n' {
+			n++ // keep a CRLF line break together
+		}
+		if _, err := io.WriteString(w, Text(s[:n])); err != nil {
+			return err
+		}
+		s = s[n:]
+	}
+	return nil
+}
+
+// TextWriter is a writer that passes Text of what it is given on to w,
+// whatever the pieces: a character or a CRLF split between two writes is
+// joined first. Close writes what is held back.
+func TextWriter(w io.Writer) io.WriteCloser { return &textWriter{w: w} }
+
+type textWriter struct {
+	w    io.Writer
+	held []byte // the end of the last write: part of a character, or a CR
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	b := append(t.held, p...)
+	// Hold back an incomplete character at the end, and a CR that may be
+	// the first half of a CRLF.
+	end := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				end = i
+			}
+			break
+		}
+	}
+	if end > 0 && b[end-1] == '\r' {
+		end--
+	}
+	if err := WriteText(t.w, string(b[:end])); err != nil {
+		return 0, err
+	}
+	t.held = append(t.held[:0:0], b[end:]...)
+	return len(p), nil
+}
+
+func (t *textWriter) Close() error {
+	err := WriteText(t.w, string(t.held))
+	t.held = nil
+	return err
 }

@@ -65,3 +65,143 @@ func TestSafe(t *testing.T) {
 		t.Error("Safe rejected clean text")
 	}
 }
+
+// Width-ambiguous text loses what terminals disagree on, so that the width
+// vigil measures is the width the terminal draws.
+func TestUnambiguous(t *testing.T) {
+	for in, want := range map[string]string{
+		"family \U0001F468\u200d\U0001F469\u200d\U0001F467": "family \U0001F468\U0001F469\U0001F467",
+		"thumbs \U0001F44D\U0001F3FD up":                    "thumbs \U0001F44D up",
+		"soft\u00adhyphen":                                  "softhyphen",
+		"heart \u2764\ufe0f text \u2764\ufe0e":              "heart \u2764 text \u2764",
+		"flag \U0001F1FA\U0001F1F8 lone \U0001F1FA.":        "flag \U0001F1FA\U0001F1F8 lone \uFFFD.",
+		"three \U0001F1FA\U0001F1F8\U0001F1E6":              "three \U0001F1FA\U0001F1F8\uFFFD",
+		"keycap 1\ufe0f\u20e3":                              "keycap 1\u20e3",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+		if Unambiguous(in) {
+			t.Errorf("Unambiguous(%q) = true", in)
+		}
+		if !Unambiguous(Line(in)) || !Unambiguous(Text(in)) {
+			t.Errorf("Line(%q) is still ambiguous", in)
+		}
+	}
+	if !Unambiguous("plain ✓ 日本語 \U0001F1FA\U0001F1F8") {
+		t.Error("Unambiguous refused clean text")
+	}
+}
+
+// hostileSeqs are what a frame must never pass: every kind of escape
+// sequence and control a store could carry.
+var hostileSeqs = []string{
+	"\x1b_PWNED\x1b\\", "\x1b]0;pwned\x07", "\x1b]2;pwned\x1b\\", "\x1bP+q544e\x1b\\", "\x1b^pm\x1b\\", "\x1bXsos\x1b\\",
+	"\x1b[41;5m", "\x1b[5m", "\x1b[8m", "\x1b[6m", "\x1b[2J", "\x1b[H", "\x1b[10;10H", "\x1b[?1049l", "\x1bc", "\x1b7", "\x1b(0",
+	"\r│✓  success", "\x9b31m", "\x9d0;t\x9c", "\u0085", "\u0090", "\x07", "\x00", "\x7f", "\u202Eexe", "\u2066x\u2069", "\xff",
+	"\x1b[38;5;1;5m", "\x1b[38;2;1;2m", "\x1b[4:3;5m", "\x1b[1;2;3;4;5m", "\x1b[999m", "\x1b[31", "\x1b[",
+}
+
+func TestFrame(t *testing.T) {
+	ok := []string{
+		"", "plain\nlines", "\x1b[1m\x1b[38;5;135mbold\x1b[0m", "\x1b[m", "\x1b[48;2;10;20;30mtc\x1b[39;49m",
+		"\x1b[4:3mcurly\x1b[24m", "\x1b[38:5:12mcolon\x1b[0m", "✓ 日本語 ╭─╮", "\x1b[22;23;27;29m",
+	}
+	for _, s := range ok {
+		if got := Frame(s); got != s {
+			t.Errorf("Frame(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	for _, s := range hostileSeqs {
+		got := Frame("a" + s + "b")
+		if !frameClean(got) {
+			t.Errorf("Frame(%q) = %q: a control passed", s, got)
+		}
+		if !strings.HasPrefix(got, "a") || !strings.HasSuffix(got, "b") {
+			t.Errorf("Frame(%q) = %q lost the text around it", s, got)
+		}
+	}
+	if got := Frame("x\x1b]0;t\x07y"); got != "x␛]0;t␇y" {
+		t.Errorf("Frame kept no visible trace: %q", got)
+	}
+}
+
+// frameClean: after the SGR sequences Frame keeps, nothing a terminal acts on.
+func frameClean(s string) bool {
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			n := sgrLen(s[i:])
+			if n == 0 {
+				return false
+			}
+			i += n
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !Safe(string(r)) || (r == utf8.RuneError && size == 1) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// FuzzFrame: whatever a pane draws, the frame passes nothing but text, line
+// breaks and its own kinds of SGR; and a safe frame is left alone.
+func FuzzFrame(f *testing.F) {
+	for _, s := range hostileSeqs {
+		f.Add(s)
+	}
+	f.Add("\x1b[1mok\x1b[0m\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Frame(s)
+		if !frameClean(out) {
+			t.Fatalf("Frame(%q) = %q", s, out)
+		}
+		if Frame(out) != out {
+			t.Fatalf("Frame is not idempotent on %q", s)
+		}
+		if strings.Count(out, "\n") != strings.Count(s, "\n") {
+			t.Fatalf("Frame changed the line count of %q", s)
+		}
+	})
+}
+
+func BenchmarkFrame(b *testing.B) {
+	line := "\x1b[38;5;135m│\x1b[1m\x1b[38;5;195m\x1b[48;5;23m✗  crashed ◆4   #4   Coordinate the v2.0 rele…     10   27.4k \x1b[0m\x1b[38;5;135m\x1b[49m│"
+	frame := strings.Repeat(line+"\n", 70)
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if Frame(frame) != frame {
+			b.Fatal("changed")
+		}
+	}
+}
+
+// WriteText writes what Text returns, whatever the pieces.
+func TestWriteText(t *testing.T) {
+	s := strings.Repeat("line\r\n\x1b[2J é 日本 \r", 20000)
+	var b strings.Builder
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != Text(s) {
+		t.Fatal("WriteText and Text differ")
+	}
+}
+
+// TextWriter writes what Text returns, however the text is cut into writes.
+func TestTextWriter(t *testing.T) {
+	s := "a\r\nb é日\x1b[2J\r\r\n" + strings.Repeat("x\r\ny\u202e", 100) + "\r"
+	for _, size := range []int{1, 2, 3, 5, 64} {
+		var b strings.Builder
+		w := TextWriter(&b)
+		for i := 0; i < len(s); i += size {
+			w.Write([]byte(s[i:min(i+size, len(s))]))
+		}
+		w.Close()
+		if b.String() != Text(s) {
+			t.Fatalf("pieces of %d: %q, want %q", size, b.String(), Text(s))
+		}
+	}
+}

@@ -7,10 +7,35 @@ import (
 )
 
 // Width is how many terminal cells a (possibly styled) string takes.
-func Width(s string) int { return ansi.StringWidth(s) }
+func Width(s string) int {
+	if plainASCII(s) {
+		return len(s) // one cell a byte: most of what a table holds
+	}
+	return ansi.StringWidth(s)
+}
+
+// plainASCII reports printable ASCII only (no escape sequence, no
+// control): a byte is a cell.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
 
 // Fit cuts or pads a (possibly styled) line to exactly w cells.
 func Fit(line string, w int) string {
+	if plainASCII(line) {
+		switch {
+		case len(line) > w:
+			return Cut(line, w)
+		case len(line) < w:
+			return line + strings.Repeat(" ", w-len(line))
+		}
+		return line
+	}
 	lw := ansi.StringWidth(line)
 	if lw > w {
 		line = ansi.Truncate(line, w, "…")
@@ -27,6 +52,12 @@ func Cut(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	if plainASCII(s) {
+		if len(s) <= w {
+			return s
+		}
+		return s[:w-1] + "…"
+	}
 	if ansi.StringWidth(s) <= w {
 		return s
 	}
@@ -39,7 +70,7 @@ func PadRight(s string, w int) string { return Fit(Cut(s, w), w) }
 // PadLeft right-aligns a plain string in w cells.
 func PadLeft(s string, w int) string {
 	s = Cut(s, w)
-	if d := w - ansi.StringWidth(s); d > 0 {
+	if d := w - Width(s); d > 0 {
 		return strings.Repeat(" ", d) + s
 	}
 	return s

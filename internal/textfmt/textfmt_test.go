@@ -1,8 +1,11 @@
 package textfmt
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestNumbers(t *testing.T) {
@@ -69,5 +72,29 @@ func TestCells(t *testing.T) {
 	}
 	if got := Width("日本"); got != 2*2 {
 		t.Errorf("Width of wide runes = %d", got)
+	}
+}
+
+// The plain-ASCII fast paths agree with the general ones.
+func TestCellsASCII(t *testing.T) {
+	for _, s := range []string{"", "a", "hello world", "exactly ten", strings.Repeat("x", 50), "tab\there", "é accent", "\x1b[1mbold\x1b[0m"} {
+		for w := 0; w <= 14; w++ {
+			if got, want := Width(s), ansi.StringWidth(s); got != want {
+				t.Fatalf("Width(%q) = %d, want %d", s, got, want)
+			}
+			want := ""
+			if w > 0 {
+				want = s
+				if ansi.StringWidth(s) > w {
+					want = ansi.Truncate(s, w, "…")
+				}
+			}
+			if got := Cut(s, w); got != want {
+				t.Fatalf("Cut(%q, %d) = %q, want %q", s, w, got, want)
+			}
+			if got := Fit(s, w); ansi.StringWidth(got) != w {
+				t.Fatalf("Fit(%q, %d) = %q", s, w, got)
+			}
+		}
 	}
 }

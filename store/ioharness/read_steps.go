@@ -15,8 +15,11 @@ import (
 const toolCallSummaryBytes = 240
 
 // stepRowCols are the columns a StepRow is read from, after id, run_id and
-// step: text is cut in SQL so a huge prompt or result is never loaded.
-var stepRowCols = fmt.Sprintf("decision, substr(tool_call, 1, %d), substr(ltrim(result, char(10, 13, 32)), 1, %d), tokens",
+// step: text is cut in SQL so a huge prompt or result is never loaded. The
+// result is cut before it is trimmed: ltrim of the whole column would copy
+// a 200 MB result to take its first line (a result that starts with more
+// than 64 KiB of blanks shows an empty head).
+var stepRowCols = fmt.Sprintf("decision, substr(tool_call, 1, %d), substr(ltrim(substr(result, 1, 65536), char(10, 13, 32)), 1, %d), tokens",
 	toolCallSummaryBytes, toolCallSummaryBytes)
 
 // headLine keeps a result's first line.

@@ -1,11 +1,15 @@
 package ioharness
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+
+	"github.com/vigil-run/vigil/internal/sqlitex"
 )
 
 // CanonicalTrace is io-harness's comparable form of a run, byte for byte
@@ -16,33 +20,75 @@ import (
 // other table, so two runs of the same task compare line by line. Every row
 // of the run is read (rows.go), wherever in the table it sits.
 func (s *Store) CanonicalTrace(ctx context.Context, runID string) (string, error) {
-	run, err := s.runKey(runID)
-	if err != nil {
+	var b strings.Builder
+	if err := s.WriteCanonicalTrace(ctx, runID, &b); err != nil {
 		return "", err
 	}
-	type stepLine struct {
-		id   int64
-		step int64
-		text string
+	return b.String(), nil
+}
+
+// traceBatch is how many step rows WriteCanonicalTrace holds at once.
+const traceBatch = 256
+
+// WriteCanonicalTrace writes CanonicalTrace's text to w: the rows' ids and
+// steps are read first, then their text traceBatch rows at a time in trace
+// order, each batch written and let go, so a trace with a 200 MB result
+// holds that result once, not the whole trace twice (store.TraceWriter).
+func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writer) error {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return err
 	}
-	steps, err := readRuns(ctx, s, runSpec{table: "steps", runs: []int64{run},
-		cols: "tokens, decision, tool_call, prompt, result"},
-		func(r *sql.Rows) (stepLine, error) {
-			var l stepLine
-			var run, tokens int64
-			var decision, tool, prompt, result string
-			err := r.Scan(&l.id, &run, &l.step, &tokens, &decision, &tool, &prompt, &result)
-			l.text = fmt.Sprintf("step %d | tokens %d | decision %s | tool_call %s | prompt %s | result %s\n",
-				uint32(l.step), uint64(tokens), decision, tool, prompt, result)
+	type stepRow struct{ id, step int64 }
+	steps, err := readRuns(ctx, s, runSpec{table: "steps", runs: []int64{run}},
+		func(r *sql.Rows) (stepRow, error) {
+			var l stepRow
+			var run int64
+			err := r.Scan(&l.id, &run, &l.step)
 			return l, err
 		})
 	if err != nil {
-		return "", mapDriverErr(s.path, err)
+		return mapDriverErr(s.path, err)
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
-	var b strings.Builder
-	for _, l := range steps {
-		b.WriteString(l.text)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	// The rows' text in batches of traceBatch rows, in trace order: a batch
+	// is held while it is written, then let go.
+	type text struct {
+		tokens                         int64
+		decision, tool, prompt, result string
+	}
+	for at := 0; at < len(steps); at += traceBatch {
+		batch := steps[at:min(at+traceBatch, len(steps))]
+		ids := make([]int64, len(batch))
+		for i, l := range batch {
+			ids[i] = l.id
+		}
+		texts := make(map[int64]*text, len(batch))
+		err := s.eachRow(ctx, fmt.Sprintf("SELECT id, tokens, decision, tool_call, prompt, result FROM steps WHERE id IN (%s)", sqlitex.IDList(ids)), nil,
+			func(r *sql.Rows) error {
+				var id int64
+				t := &text{}
+				err := r.Scan(&id, &t.tokens, &t.decision, &t.tool, &t.prompt, &t.result)
+				texts[id] = t
+				return err
+			})
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		for _, l := range batch {
+			t := texts[l.id]
+			if t == nil {
+				continue // deleted since the ids were read
+			}
+			fmt.Fprintf(bw, "step %d | tokens %d | decision ", uint32(l.step), uint64(t.tokens))
+			for _, part := range []string{t.decision, " | tool_call ", t.tool, " | prompt ", t.prompt, " | result ", t.result, "\n"} {
+				if _, err := bw.WriteString(part); err != nil {
+					return err
+				}
+			}
+			delete(texts, l.id)
+		}
 	}
 	if s.si().has("context_events") {
 		lines, err := readRuns(ctx, s, runSpec{table: "context_events", runs: []int64{run}, cols: "kind, detail"},
@@ -54,11 +100,13 @@ func (s *Store) CanonicalTrace(ctx context.Context, runID string) (string, error
 				return fmt.Sprintf("context %d | %s | %s\n", uint32(step), kind, detail.String), err
 			})
 		if err != nil {
-			return "", mapDriverErr(s.path, err)
+			return mapDriverErr(s.path, err)
 		}
 		for _, l := range lines {
-			b.WriteString(l)
+			if _, err := bw.WriteString(l); err != nil {
+				return err
+			}
 		}
 	}
-	return b.String(), nil
+	return bw.Flush()
 }

@@ -1,16 +1,17 @@
 package leviath
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -49,6 +50,16 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 			p    *string
 		}{name, p})
 	}
+	// An entry's text is decoded no further than the detail shows.
+	var partial []string
+	setText := func(name string, p *string, v text) {
+		s, whole := v.head(store.MaxDetailBytes + utf8.UTFMax)
+		set(name, p, s)
+		if !whole && len(s) <= store.MaxDetailBytes {
+			*p = s + "…"
+			partial = append(partial, name) // cut before the cap (a long frame's head)
+		}
+	}
 	switch r.kind {
 	case rowStatus, rowRestart, rowJournal:
 		d.Decision = r.note
@@ -60,25 +71,25 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		}
 		switch m.Role {
 		case "assistant":
-			set("turn", &d.TurnText, m.Content)
+			setText("turn", &d.TurnText, m.Content)
 			d.HasTurnText = true
 		case "tool":
-			set("result", &d.Result, m.Content)
+			setText("result", &d.Result, m.Content)
 		default:
-			set("prompt", &d.Prompt, m.Content)
+			setText("prompt", &d.Prompt, m.Content)
 		}
 	case rowUser:
 		e, _, err := s.readEntry(rs, r)
 		if err != nil {
 			return store.StepDetail{}, err
 		}
-		set("prompt", &d.Prompt, e.Content)
+		setText("prompt", &d.Prompt, e.Content)
 	case rowAssistant:
 		e, _, err := s.readEntry(rs, r)
 		if err != nil {
 			return store.StepDetail{}, err
 		}
-		set("turn", &d.TurnText, e.Content)
+		setText("turn", &d.TurnText, e.Content)
 		d.HasTurnText = true
 		var lines []string
 		for _, c := range e.Kind.ToolCalls {
@@ -98,7 +109,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		if err != nil {
 			return store.StepDetail{}, err
 		}
-		set("result", &d.Result, e.Content)
+		setText("result", &d.Result, e.Content)
 		if call, ok := s.callFor(rs, i, r.callID); ok {
 			set("tool call", &d.ToolCallFull, call)
 		}
@@ -112,6 +123,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 			d.Truncated = append(d.Truncated, f.name)
 		}
 	}
+	d.Truncated = append(d.Truncated, partial...)
 	d.ToolCall = d.ToolCallFull
 	if d.ToolCall == "" {
 		d.ToolCall = r.toolCall
@@ -174,7 +186,7 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	bad := func(why string) error {
 		return newErr(p, store.ErrCorrupt, fmt.Sprintf("step row %d: %s; reopen the source", r.id, why), nil)
 	}
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return nil, nil, statErr(p, err)
 	}
@@ -190,9 +202,19 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	if l > maxFrame {
 		return nil, nil, bad("its frame has changed")
 	}
-	payload := make([]byte, l)
-	if _, err := f.ReadAt(payload, r.loc.off+8); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, bad("cannot read its frame")
+	var payload []byte
+	if l > skeletonFrames {
+		// A long frame is streamed, its strings cut past what a detail shows.
+		var skel bytes.Buffer
+		if err := skeleton(io.NewSectionReader(f, r.loc.off+8, int64(l)), int64(l), store.MaxDetailBytes+64, &skel); err != nil {
+			return nil, nil, bad("cannot read its frame")
+		}
+		payload = skel.Bytes()
+	} else {
+		payload = make([]byte, l)
+		if _, err := f.ReadAt(payload, r.loc.off+8); err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, bad("cannot read its frame")
+		}
 	}
 	var rec runRecord
 	if v, _ := decodeFrame(payload, &rec); v != frameOK {
@@ -200,7 +222,7 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	}
 	if rec.Message != nil {
 		m := rec.Message.Message
-		if fingerprint("Message", m.Role, m.Content, nil, "") != r.fp {
+		if fingerprint("Message", m.Role, m.Content.hash, nil, "") != r.fp {
 			return nil, nil, bad("its frame has changed")
 		}
 		return nil, &m, nil

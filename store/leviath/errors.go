@@ -1,6 +1,7 @@
 package leviath
 
 import (
+	"os"
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
@@ -18,4 +19,18 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// checkRegular keeps f only if it is a regular file.
+func checkRegular(f *os.File) (*os.File, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, store.NotRegular(f.Name(), fi.Mode())
+	}
+	return f, nil
 }

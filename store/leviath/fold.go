@@ -2,7 +2,6 @@ package leviath
 
 import (
 	"fmt"
-	"hash/fnv"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -317,8 +316,8 @@ func (rs *runState) apply(l *ledger, off int64, rec *runRecord) {
 	case rec.Message != nil:
 		m := rec.Message
 		r := row{kind: rowMessage, number: rs.turns, at: m.At, loc: entryLoc{off: off}, name: m.Message.Role,
-			fp:       fingerprint("Message", m.Message.Role, m.Message.Content, nil, ""),
-			decision: orText(m.Message.Role, "message") + ": " + firstLine(m.Message.Content)}
+			fp:       fingerprint("Message", m.Message.Role, m.Message.Content.hash, nil, ""),
+			decision: orText(m.Message.Role, "message") + ": " + firstLineOf(m.Message.Content)}
 		rs.addRow(l, r)
 	case rec.StatusChanged != nil:
 		sc := rec.StatusChanged
@@ -357,6 +356,14 @@ func (rs *runState) apply(l *ledger, off int64, rec *runRecord) {
 func (rs *runState) setMeta(l *ledger, m *runMeta, at int64) {
 	prev := rs.jstatus
 	rs.jmeta, rs.hasJMeta = *m, true
+	// A field longer than the fold keeps (a long frame's skeleton cut it)
+	// keeps its head.
+	jm := &rs.jmeta
+	jm.Task, jm.Workdir, jm.CurrentStage = cutMarks(jm.Task), cutMarks(jm.Workdir), cutMarks(jm.CurrentStage)
+	if jm.Error != nil {
+		e := cutMarks(*jm.Error)
+		jm.Error = &e
+	}
 	rs.jstatus = m.Status
 	if prev != "" && m.Status != prev {
 		text := "status: " + m.Status
@@ -521,7 +528,7 @@ func (rs *runState) entryRow(l *ledger, e *entrySnapshot, fp uint64, loc entryLo
 	switch e.Kind.Type {
 	case kindUser:
 		r.kind, r.number = rowUser, rs.turns
-		r.decision = "user: " + firstLine(e.Content)
+		r.decision = "user: " + firstLineOf(e.Content)
 	case kindAssistant:
 		rs.turns++
 		r.kind, r.number = rowAssistant, rs.turns
@@ -539,7 +546,7 @@ func (rs *runState) entryRow(l *ledger, e *entrySnapshot, fp uint64, loc entryLo
 				rs.callTurn[c.ID] = rs.turns
 			}
 		}
-		switch line := firstLine(e.Content); {
+		switch line := firstLineOf(e.Content); {
 		case line != "":
 			r.decision = "assistant: " + line
 		case len(names) > 0:
@@ -554,7 +561,7 @@ func (rs *runState) entryRow(l *ledger, e *entrySnapshot, fp uint64, loc entryLo
 		if n, ok := rs.callTurn[e.Kind.ToolCallID]; ok {
 			r.number = n
 		}
-		r.name, r.callID, r.head = e.Kind.ToolName, e.Kind.ToolCallID, firstLine(e.Content)
+		r.name, r.callID, r.head = e.Kind.ToolName, e.Kind.ToolCallID, firstLineOf(e.Content)
 		verb := "result"
 		if e.Kind.IsError {
 			verb = "error"
@@ -577,16 +584,7 @@ func entryFP(e *entrySnapshot) uint64 {
 	for _, c := range e.Kind.ToolCalls {
 		ids = append(ids, c.ID+"\x1f"+c.Name)
 	}
-	return fingerprint(orText(e.Kind.Type, kindText), e.Kind.ToolCallID, e.Content, ids, orNil(e.Key))
-}
-
-func fingerprint(kind, id, content string, more []string, key string) uint64 {
-	h := fnv.New64a()
-	for _, s := range append([]string{kind, id, key, content}, more...) {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return h.Sum64()
+	return fingerprint(orText(e.Kind.Type, kindText), e.Kind.ToolCallID, e.Content.hash, ids, orNil(e.Key))
 }
 
 func orNil(p *string) string {

@@ -51,6 +51,7 @@ func readFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailSta
 	br := bufio.NewReaderSize(cr, 64<<10)
 	var lenBuf [8]byte
 	var buf []byte
+	var skel bytes.Buffer
 	next = off
 	for {
 		left := size - next
@@ -70,14 +71,26 @@ func readFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailSta
 		if int64(l) > left-8 {
 			return next, tailTorn, cr.n, nil
 		}
-		if cap(buf) < int(l) {
-			buf = make([]byte, l)
+		payload := buf
+		if l > skeletonFrames {
+			// A long frame is streamed: only its skeleton is held.
+			if err := skeleton(br, int64(l), foldStringLimit, &skel); err != nil {
+				return next, tailTorn, cr.n, ioErr(err)
+			}
+			payload = skel.Bytes()
+			if skel.Cap() > 4<<20 {
+				skel = bytes.Buffer{} // a frame of many short strings: not kept for the next
+			}
+		} else {
+			if cap(buf) < int(l) {
+				buf = make([]byte, l)
+			}
+			payload = buf[:l]
+			if _, err := io.ReadFull(br, payload); err != nil {
+				return next, tailTorn, cr.n, ioErr(err)
+			}
 		}
-		buf = buf[:l]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return next, tailTorn, cr.n, ioErr(err)
-		}
-		if !fn(next, buf) {
+		if !fn(next, payload) {
 			return next, tailBad, cr.n, nil
 		}
 		next += 8 + int64(l)

@@ -137,7 +137,7 @@ func readHeader(p string) *struct {
 	Identity runIdentity `json:"identity"`
 	Meta     runMeta     `json:"meta"`
 } {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (s *Store) readJournal(rs *runState) *runState {
 		rs.lvr = sig
 		return rs
 	}
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		rs.jerr = statErr(p, err)
 		return rs

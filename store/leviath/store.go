@@ -179,7 +179,7 @@ func looksLikeRun(dir string) bool {
 }
 
 func hasMagic(p string) bool {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return false
 	}
@@ -215,7 +215,10 @@ func isDirEntry(parent string, e fs.DirEntry) bool {
 }
 
 func statErr(p string, err error) error {
+	var se *store.Error
 	switch {
+	case errors.As(err, &se):
+		return se // already says what is wrong (a FIFO, a device)
 	case errors.Is(err, fs.ErrNotExist):
 		return newErr(p, store.ErrNotFound, "no such file or directory", err)
 	case errors.Is(err, fs.ErrPermission):
@@ -226,7 +229,7 @@ func statErr(p string, err error) error {
 
 // readCapped reads a small file whole, refusing one larger than limit.
 func readCapped(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ type regionSnapshot struct {
 // entrySnapshot is RegionEntrySnapshot (tokens, metadata and taint are
 // not read).
 type entrySnapshot struct {
-	Content string    `json:"content"`
+	Content text      `json:"content"`
 	Kind    entryKind `json:"kind"`
 	Key     *string   `json:"key"`
 }
@@ -176,7 +176,7 @@ type toolCallRecord struct {
 // messageRecord is MessageRecord.
 type messageRecord struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content text   `json:"content"`
 }
 
 // runRecord is RunRecord, externally tagged: exactly one field is set for a

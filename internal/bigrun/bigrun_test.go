@@ -1,0 +1,140 @@
+//go:build unix
+
+package bigrun
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/store/ioharness"
+)
+
+// tree writes an io-harness store of n runs, each the child of the one
+// before it (a chain) or all children of run 1 (wide), every one running.
+func tree(t *testing.T, n int, chain bool) string {
+	t.Helper()
+	kind := "wide"
+	if chain {
+		kind = "chain"
+	}
+	dir := CacheDir(t, fmt.Sprintf("%s-%d", kind, n))
+	path := filepath.Join(dir, "runs.sqlite3")
+	if _, err := os.Stat(path + ".done"); err == nil {
+		return path
+	}
+	os.Remove(path)
+	s, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: "_pragma=synchronous(OFF)"}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tx.Prepare(`INSERT INTO runs (id, goal, file, provider, parent_run_id, depth, status, started_at) VALUES (?, ?, '/w', 'p', ?, ?, 'running', '2026-11-29T12:00:00.000Z')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		var parent any
+		depth := 0
+		switch {
+		case i == 1:
+		case chain:
+			parent, depth = i-1, i-1
+		default:
+			parent, depth = 1, 1
+		}
+		if _, err := st.Exec(i, fmt.Sprintf("goal %d", i), parent, depth); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".done", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func measure(t *testing.T, limit time.Duration, rss int64, args ...string) {
+	t.Helper()
+	r := Run(t, args...)
+	t.Logf("vigil %-40s %6.2fs  %4d MB  exit %d", strings.Join(args[:len(args)-2], " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code)
+	if r.Code != 0 {
+		t.Errorf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if r.Took > limit || r.MaxRSS > rss {
+		t.Errorf("vigil %s: %v, %d MB (bounds %v, %d MB)", strings.Join(args, " "), r.Took, r.MaxRSS>>20, limit, rss>>20)
+	}
+}
+
+// TestBigTrees: a chain of 100 000 runs and a tree 100 000 wide: runs and
+// show ROOT within a second each, the explorer's rows on screen promptly,
+// each in at most 200 MB. (VIGIL_BIG=1)
+func TestBigTrees(t *testing.T) {
+	Skip(t)
+	for _, chain := range []bool{true, false} {
+		p := tree(t, 100_000, chain)
+		t.Logf("%s", p)
+		for _, args := range [][]string{{"runs"}, {"runs", "--json"}, {"show", "1"}, {"show", "1", "--json"}} {
+			measure(t, time.Second, 200<<20, append(args, "--store", p)...)
+		}
+		first, hwm := Explore(t, "goal 1", 2*time.Second, "--store", p)
+		t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
+		if first > 2*time.Second || hwm > 200<<20 {
+			t.Errorf("explorer: rows after %v, %d MB", first, hwm>>20)
+		}
+	}
+}
+
+// TestBigField: a step whose result is 200 MB: trace, show and the
+// explorer in bounded memory. (VIGIL_BIG=1)
+func TestBigField(t *testing.T) {
+	Skip(t)
+	dir := CacheDir(t, "field-200m")
+	path := filepath.Join(dir, "runs.sqlite3")
+	if _, err := os.Stat(path + ".done"); err != nil {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+		if path, err = fixture.Build(dir); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: path}).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := strings.Repeat(strings.Repeat("0123456789abcdef", 64)+"\n", 200<<20/1025)
+		if _, err := db.Exec("UPDATE steps SET result = ? WHERE id = (SELECT MIN(id) FROM steps WHERE run_id = 1)", big); err != nil {
+			t.Fatal(err)
+		}
+		db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		db.Close()
+		os.WriteFile(path+".done", nil, 0o644)
+	}
+	for _, args := range [][]string{{"trace", "1"}, {"trace", "1", "--raw"}, {"show", "1"}, {"show", "1", "--json"}} {
+		measure(t, 10*time.Second, 200<<20, append(args, "--store", path)...)
+	}
+	first, hwm := Explore(t, "Fix the flaky parser test", 2*time.Second, "--store", path, "--run", "1")
+	t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
+	if hwm > 200<<20 {
+		t.Errorf("explorer: %d MB", hwm>>20)
+	}
+}

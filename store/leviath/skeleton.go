@@ -1,0 +1,251 @@
+package leviath
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/maphash"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A journal frame can be 256 MB, nearly all of it one string: a tool's
+// output. Decoding it whole would cost the frame and every copy the JSON
+// decoder makes of that string; the fold needs its first line and a
+// fingerprint. So a frame is streamed through skeleton first: everything
+// but long strings is copied as it is, and a string longer than the limit
+// is replaced by its first bytes and a marker carrying the fingerprint of
+// the whole encoded string and its length. The skeleton is small, and
+// encoding/json decodes it; a text field (text.UnmarshalJSON) reads the
+// marker back, and any other string keeps its first bytes (see cutMarks).
+//
+// The marker is `\u0000vigil-cut:NONCE:HASH:LEN`, NONCE random for the
+// process, so that no journal can forge one.
+
+// hashSeed is the process's seed for content fingerprints (maphash: fast,
+// and fingerprints never leave the process).
+var hashSeed = maphash.MakeSeed()
+
+var cutPrefix = func() []byte {
+	var b [8]byte
+	rand.Read(b[:])
+	return []byte(`\u0000vigil-cut:` + hex.EncodeToString(b[:]) + ":")
+}()
+
+// foldStringLimit is the longest string the fold keeps whole: meta fields,
+// tool names and ids, a line of model text. Anything longer is a content
+// the fold only fingerprints.
+const foldStringLimit = 4 << 10
+
+// skeletonFrames is the frame size from which a frame is read through
+// skeleton rather than decoded whole.
+const skeletonFrames = 256 << 10
+
+// skeleton reads one frame's JSON (n bytes from r) into dst with every
+// string longer than limit encoded bytes cut and marked. A string that is
+// not valid JSON inside (a raw control character) stays invalid, so that
+// the frame is still refused as damage.
+func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
+	dst.Reset()
+	var (
+		buf   [64 << 10]byte
+		in    bool         // inside a string
+		esc   bool         // the previous byte was a backslash
+		str   []byte       // the string so far, quotes included, while it is short
+		big   bool         // the string is past limit: str holds its head
+		h     maphash.Hash // the whole string, while big
+		size  int64        // the whole string's encoded length, while big
+		bad   bool         // a raw control character in a big string
+		left  = n
+		chunk []byte
+	)
+	h.SetSeed(hashSeed)
+	for left > 0 {
+		m, err := io.ReadFull(r, buf[:min(int64(len(buf)), left)])
+		if err != nil {
+			return err
+		}
+		left -= int64(m)
+		chunk = buf[:m]
+		for len(chunk) > 0 {
+			if !in {
+				i := bytes.IndexByte(chunk, '"')
+				if i < 0 {
+					dst.Write(chunk)
+					break
+				}
+				dst.Write(chunk[:i])
+				in, esc, big, bad, str = true, false, false, false, append(str[:0], '"')
+				chunk = chunk[i+1:]
+				continue
+			}
+			// Inside a string: find its end, minding escapes.
+			end := -1
+			for j := 0; j < len(chunk); j++ {
+				if !esc {
+					j += plainRun(chunk[j:]) // eight bytes at a time
+					if j >= len(chunk) {
+						break
+					}
+				}
+				c := chunk[j]
+				switch {
+				case esc:
+					esc = false
+					if c < 0x20 {
+						bad = true
+					}
+				case c == '\\':
+					esc = true
+				case c == '"':
+					end = j
+				case c < 0x20:
+					bad = true
+				}
+				if end >= 0 {
+					break
+				}
+			}
+			part := chunk
+			if end >= 0 {
+				part = chunk[:end+1]
+			}
+			if big {
+				h.Write(part)
+				size += int64(len(part))
+			} else {
+				str = append(str, part...)
+				if len(str) > limit+1 {
+					big = true
+					h.Reset()
+					h.Write(str)
+					size = int64(len(str))
+					str = cutEncoded(str[:limit+1]) // '"' and the head
+				}
+			}
+			if end < 0 {
+				break
+			}
+			in = false
+			if big {
+				dst.Write(str)
+				if bad {
+					dst.WriteByte(0x01) // still invalid JSON, as the frame was
+				}
+				dst.Write(cutPrefix)
+				dst.WriteString(strconv.FormatUint(h.Sum64(), 16))
+				dst.WriteByte(':')
+				dst.WriteString(strconv.FormatInt(size, 10))
+				dst.WriteByte('"')
+			} else {
+				dst.Write(str)
+			}
+			chunk = chunk[end+1:]
+		}
+	}
+	if in {
+		dst.Write(str) // unterminated: the decoder says so
+	}
+	return nil
+}
+
+// plainRun is how many bytes at the start of b need no attention inside a
+// JSON string: no quote, no backslash, no control character. It looks at
+// eight bytes at a time (a tool's output is most of a long frame).
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		// A byte below 0x20, or equal to '"' or '\\' (a zero byte after the xor).
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// cutEncoded shortens an encoded string's head (its opening quote and
+// bytes) to a boundary that splits no escape and no UTF-8 sequence.
+func cutEncoded(b []byte) []byte {
+	body := b[1:]
+	j := 0
+	for j < len(body) {
+		if body[j] != '\\' {
+			j++
+			continue
+		}
+		w := 2
+		if j+1 < len(body) && body[j+1] == 'u' {
+			w = 6
+		}
+		if j+w > len(body) {
+			break
+		}
+		j += w
+	}
+	for j > 0 && j < len(body) && !utf8.RuneStart(body[j]) {
+		j--
+	}
+	return b[:1+j]
+}
+
+// cutMark finds the marker at the end of an encoded string (quotes
+// included) and returns the string without it, the whole string's
+// fingerprint and encoded length.
+func cutMark(raw []byte) (head []byte, hash uint64, size int64, ok bool) {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return raw, 0, 0, false
+	}
+	i := bytes.LastIndex(raw, cutPrefix)
+	if i < 0 {
+		return raw, 0, 0, false
+	}
+	fields := bytes.Split(raw[i+len(cutPrefix):len(raw)-1], []byte{':'})
+	if len(fields) != 2 {
+		return raw, 0, 0, false
+	}
+	hash, err1 := strconv.ParseUint(string(fields[0]), 16, 64)
+	size, err2 := strconv.ParseInt(string(fields[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return raw, 0, 0, false
+	}
+	head = append(raw[:i:i], '"')
+	return head, hash, size, true
+}
+
+// cutMarks takes the markers out of a decoded plain string field (a run's
+// task, say, longer than the fold keeps): what is left is its head.
+func cutMarks(s string) string {
+	const nul = "\x00vigil-cut:"
+	if i := bytesIndexString(s, nul); i >= 0 {
+		return s[:i] + "…"
+	}
+	return s
+}
+
+func bytesIndexString(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// contentHash is the fingerprint of a whole encoded string.
+func contentHash(raw []byte) uint64 {
+	return maphash.Bytes(hashSeed, raw)
+}
