@@ -445,7 +445,7 @@ func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *store.Chan
 }
 
 func (s *Store) newCalls(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
-	q := fmt.Sprintf("SELECT %s FROM provider_calls WHERE id > ? ORDER BY id LIMIT %d", providerCallCols, sqlitex.ChangesPage)
+	q := fmt.Sprintf("SELECT %s FROM provider_calls WHERE id > ? ORDER BY id LIMIT %d", s.providerCallCols(), sqlitex.ChangesPage)
 	err := s.eachRow(ctx, q, []any{c.marks["provider_calls"]}, func(r *sql.Rows) error {
 		pc, err := scanProviderCall(r)
 		ch.Calls = append(ch.Calls, pc)
