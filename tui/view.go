@@ -46,15 +46,20 @@ func (m *Model) Render() string {
 	screen := m.stitch(drawn, w, h-1)
 	screen = append(screen, m.statusBar(w))
 	frame := strings.Join(screen, "\n")
-	if !m.help {
+	if !m.help && !m.summaryOn {
 		return frame
 	}
-	// The help overlay is the one place panes overlap: compose it on a canvas.
+	// The overlays are the one place panes overlap: compose them on a
+	// canvas, the help above the summary.
+	layers := []*lipgloss.Layer{lipgloss.NewLayer(frame)}
+	if m.summaryOn {
+		layers = append(layers, lipgloss.NewLayer(m.summary.View(true)).X(m.summaryAt.x).Y(m.summaryAt.y).Z(1))
+	}
+	if m.help {
+		layers = append(layers, lipgloss.NewLayer(m.helpBox.View()).X(m.helpAt.x).Y(m.helpAt.y).Z(2))
+	}
 	canvas := lipgloss.NewCanvas(w, h)
-	return canvas.Compose(lipgloss.NewCompositor(
-		lipgloss.NewLayer(frame),
-		lipgloss.NewLayer(m.helpBox.View()).X(m.helpAt.x).Y(m.helpAt.y).Z(1),
-	)).Render()
+	return canvas.Compose(lipgloss.NewCompositor(layers...)).Render()
 }
 
 // stitch lays drawn panes side by side, row by row. The layout tiles the
@@ -100,9 +105,12 @@ func (m *Model) statusBar(w int) string {
 		st := m.st.model.State(r.ID, now)
 		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), liveness(m.st.model, r, now))))
 	}
-	if m.loaded {
+	switch {
+	case m.loaded && m.lastChange.IsZero():
+		parts = append(parts, t.Muted.Render("no write time recorded"))
+	case m.loaded:
 		parts = append(parts, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
-	} else {
+	default:
 		parts = append(parts, t.Muted.Render("loading…"))
 	}
 	switch {

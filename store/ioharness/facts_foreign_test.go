@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
@@ -169,4 +170,36 @@ func runNo(id string) int64 {
 		n = n*10 + int64(c-'0')
 	}
 	return n
+}
+
+// A store nothing writes: the first refresh after Head finds nothing. (The
+// cursor used to take each open run's newest turn as still waiting for its
+// provider count even when the count had landed, so the first refresh told
+// a quiet store as written.)
+func TestQuietStoreHasNoChanges(t *testing.T) {
+	path, err := fixture.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ioharness.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	cur, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _, err := s.Changes(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ch.Empty() {
+		t.Errorf("a quiet store changed: %d runs, %d steps, %d samples, %d requests", len(ch.Runs), len(ch.Steps), len(ch.Context), len(ch.Requests))
+	}
+	// The store's own last write: the newest lease renewal the fixture pins.
+	if last, err := s.LastWrite(ctx); err != nil || !last.Equal(fixture.Base.Add(19*time.Minute)) {
+		t.Errorf("last write %v (%v), want %v", last, err, fixture.Base.Add(19*time.Minute))
+	}
 }
