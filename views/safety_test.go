@@ -76,7 +76,7 @@ func FuzzRenderStep(f *testing.F) {
 				Audit: []store.AuditEvent{{Source: s, Kind: s}}, Folds: []store.Fold{{Text: s}}, Todos: []store.Todo{{Text: s}},
 				Queued: []store.QueuedAgent{{Goal: s}}, Messages: []store.AgentMessage{{FromName: s, FromID: s, Body: s}},
 				Processes: []store.Process{{Line: s, Reason: s, Output: s, Code: &code, State: store.ProcessState(s)}},
-				Stream: 1, LastEvent: &store.RunEvent{Name: s, Text: s}}})
+				Stream:    1, LastEvent: &store.RunEvent{Name: s, Text: s}}})
 		tl := NewTimeline(env)
 		tl.Load(s, s, []store.Step{step}, true)
 		det := NewDetail(env)
