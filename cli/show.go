@@ -21,6 +21,7 @@ type shown struct {
 	run      store.Run
 	tree     []string // the run and every run under it, depth first
 	steps    []store.Step
+	details  map[int64]*store.StepDetail // each step's detail, by its row (JSON only)
 	samples  []store.ContextSample
 	requests []store.Request // open requests of the tree
 }
@@ -56,6 +57,9 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 	}
 	switch {
 	case asJSON:
+		if err := sh.loadDetails(ctx, s.src); err != nil {
+			return err
+		}
 		return writeJSON(a.stdout, sh.json())
 	case markdown:
 		a.showMarkdown(a.stdout, sh)
@@ -74,7 +78,7 @@ func (sh *shown) json() jsonShow {
 		out.Tree = append(out.Tree, rd.runJSON(id))
 	}
 	for _, st := range sh.steps {
-		out.Steps = append(out.Steps, stepJSON(st))
+		out.Steps = append(out.Steps, stepJSON(st, sh.details[st.RowID]))
 	}
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
@@ -88,6 +92,30 @@ func (sh *shown) json() jsonShow {
 		out.Requests = append(out.Requests, rd.requestJSON(q))
 	}
 	return out
+}
+
+// loadDetails reads every step's detail: in one pass where the source can
+// (DetailReader), else step by step.
+func (sh *shown) loadDetails(ctx context.Context, src store.Source) error {
+	sh.details = map[int64]*store.StepDetail{}
+	if dr, ok := src.(store.DetailReader); ok {
+		ds, err := dr.StepDetails(ctx, sh.id)
+		if err != nil {
+			return err
+		}
+		for i := range ds {
+			sh.details[ds[i].RowID] = &ds[i]
+		}
+		return nil
+	}
+	for _, st := range sh.steps {
+		d, err := src.StepDetail(ctx, sh.id, st.RowID)
+		if err != nil {
+			return err
+		}
+		sh.details[st.RowID] = &d
+	}
+	return nil
 }
 
 // guideLevels bounds the drawing in front of an agent: a deeper one keeps

@@ -119,6 +119,11 @@ func (m *Model) onActivity(msg activityMsg) tea.Cmd {
 		}
 		m.live.events[e.RunID] = evs
 		m.live.after = max(m.live.after, e.ID)
+		// A stream event is a write Changes does not carry: "updated" is
+		// the newest row time the store holds.
+		if e.At.After(m.lastChange) {
+			m.lastChange = e.At
+		}
 	}
 	m.refreshTree()
 	if m.live.again {

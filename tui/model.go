@@ -470,6 +470,11 @@ func (m *Model) wantDetailIfFollowing() tea.Cmd {
 	if m.timeline.Following() {
 		return m.wantDetail(false)
 	}
+	// The selected step itself moved (a retry or an attempt arrived): its
+	// detail is read again, so it says what the timeline does.
+	if st, ok := m.timeline.Selected(); ok && (st.RowID != m.detailWant || m.stepRev(st) != m.detailRev) {
+		return m.wantDetail(false)
+	}
 	return nil
 }
 

@@ -197,7 +197,20 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
 		add(roleBold, l)
 	}
+	// The rows folded under the step, as the timeline's ↩N counts them; a
+	// retry paired with its failed attempt is shown there, under Provider
+	// calls, instead.
+	failed := 0
+	for _, c := range d.ProviderCalls {
+		if c.Failure != "" {
+			failed++
+		}
+	}
 	for _, r := range d.Retries {
+		if r.Kind == store.StepRetry && failed > 0 {
+			failed--
+			continue
+		}
 		add(roleStale, "↩ "+textfmt.Cut(sanitize.Line(r.Decision), w-2))
 	}
 

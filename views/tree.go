@@ -113,14 +113,21 @@ func (p *Tree) SetSize(w, h int) {
 	p.list.SetHeight(max(h-2-p.headerRows()-p.stripRows(), 1))
 }
 
-// stripRows is 1 while the live strip has something to say and the pane
-// has room for it beside at least two agents.
+// stripRows is how many rows the live strip takes: none while it has
+// nothing to say or the pane has no room beside two agents; else one per
+// agent doing something (at most maxStripRows) where the tree leaves rows
+// spare, and one row for all of them where it does not.
 func (p *Tree) stripRows() int {
-	if len(p.live) > 0 && p.h-2-p.headerRows() >= 3 {
-		return 1
+	avail := p.h - 2 - p.headerRows()
+	if len(p.live) == 0 || avail < 3 {
+		return 0
 	}
-	return 0
+	spare := avail - len(p.lines)
+	return max(1, min(len(p.live), maxStripRows, spare, avail-2))
 }
+
+// maxStripRows bounds the live strip.
+const maxStripRows = 3
 
 // SetLive replaces what the strip says the agents are doing now.
 func (p *Tree) SetLive(ds []Doing) {
@@ -216,11 +223,11 @@ func (p *Tree) View(focused bool) string {
 	if len(p.lines) == 0 {
 		body = append(body, t.Muted.Render("  open a run to see its agents"))
 	}
-	if p.stripRows() > 0 {
-		for len(body) < p.h-2-1 {
+	if rows := p.stripRows(); rows > 0 {
+		for len(body) < p.h-2-rows {
 			body = append(body, "")
 		}
-		body = append(body, p.strip(t, inner))
+		body = append(body, p.strip(t, inner, rows)...)
 	}
 	note := ""
 	if n := p.agents(); n > 0 {
@@ -257,9 +264,10 @@ func nodeBadges(n *AgentNode) string {
 	return strings.Join(parts, " ") + " "
 }
 
-// strip is the live line under the tree: what each agent is doing inside
-// the step it has not committed yet, the selected agent first.
-func (p *Tree) strip(t *Theme, w int) string {
+// strip is the live lines under the tree: what each agent is doing inside
+// the step it has not committed yet, the selected agent first; one agent a
+// row, or all of them on one row when there is only one.
+func (p *Tree) strip(t *Theme, w, rows int) []string {
 	now := p.env.Now()
 	parts := make([]string, 0, len(p.live))
 	for _, d := range p.live {
@@ -269,8 +277,22 @@ func (p *Tree) strip(t *Theme, w int) string {
 			parts = append(parts, d.line(now))
 		}
 	}
-	line := " now  " + strings.Join(parts, "   ")
-	return t.Good.Render(textfmt.Cut(line, w))
+	if rows == 1 {
+		return []string{t.Good.Render(textfmt.Cut(" now  "+strings.Join(parts, "   "), w))}
+	}
+	out := make([]string, 0, rows)
+	for i := 0; i < rows && i < len(parts); i++ {
+		lead := "      "
+		if i == 0 {
+			lead = " now  "
+		}
+		text := parts[i]
+		if i == rows-1 && len(parts) > rows {
+			text += fmt.Sprintf("   +%d more", len(parts)-rows)
+		}
+		out = append(out, t.Good.Render(textfmt.Cut(lead+text, w)))
+	}
+	return out
 }
 
 func (p *Tree) agents() int {
