@@ -216,18 +216,29 @@ func (m *Model) openSummary() tea.Cmd {
 	}
 	m.summaryOn = true
 	m.summary.Want(id)
-	m.summaryRead = summaryRead{id: id, loading: true}
+	m.summaryRead = summaryRead{id: id, loading: true, at: time.Now()}
 	return loadSummary(m.src, id)
 }
 
 // summaryRead is the overlay's read of the store: what was read last, and
 // whether a read is under way.
 type summaryRead struct {
-	id      string
-	msg     *summaryMsg
-	loading bool
-	again   bool
+	id        string
+	msg       *summaryMsg
+	loading   bool
+	again     bool
+	at        time.Time // when the last read was asked for
+	scheduled bool      // a read is due after summaryEvery
 }
+
+// summaryEvery is how often the open summary is read again while the store
+// changes: a run's facts are read from many tables, and a busy run commits
+// many times a second. (A variable: tests read at once.)
+var summaryEvery = time.Second
+
+// summaryDueMsg asks for the summary's next read, once summaryEvery has
+// passed since the last.
+type summaryDueMsg struct{ id string }
 
 func (m *Model) onSummary(msg summaryMsg) tea.Cmd {
 	if !m.summaryOn || msg.id != m.summaryRead.id {
@@ -247,17 +258,32 @@ func (m *Model) onSummary(msg summaryMsg) tea.Cmd {
 	return nil
 }
 
-// rereadSummary reads the open summary again after the store changed.
+// rereadSummary reads the open summary again after the store changed: at
+// once, or when summaryEvery has passed since the last read.
 func (m *Model) rereadSummary() tea.Cmd {
-	if !m.summaryOn {
+	sr := &m.summaryRead
+	if !m.summaryOn || sr.scheduled {
 		return nil
 	}
-	if m.summaryRead.loading {
-		m.summaryRead.again = true
+	if sr.loading {
+		sr.again = true
 		return nil
 	}
-	m.summaryRead.loading = true
-	return loadSummary(m.src, m.summaryRead.id)
+	if wait := summaryEvery - time.Since(sr.at); wait > 0 {
+		sr.scheduled = true
+		id := sr.id
+		return tea.Tick(wait, func(time.Time) tea.Msg { return summaryDueMsg{id: id} })
+	}
+	sr.loading, sr.at = true, time.Now()
+	return loadSummary(m.src, sr.id)
+}
+
+func (m *Model) onSummaryDue(msg summaryDueMsg) tea.Cmd {
+	if !m.summaryOn || msg.id != m.summaryRead.id {
+		return nil
+	}
+	m.summaryRead.scheduled = false
+	return m.rereadSummary()
 }
 
 // showSummary lays the summary out from the run model as it stands and

@@ -131,6 +131,17 @@ func TestSummaryOverlay(t *testing.T) {
 	if d.m.focus != paneRuns {
 		t.Fatalf("a key meant for the summary moved the focus to %v", d.m.focus)
 	}
+	// A commit while it is open: the counts move with the run model, the
+	// facts are read again (at once here; at most once a second live).
+	defer func(every time.Duration) { summaryEvery = every }(summaryEvery)
+	summaryEvery = 0
+	d.press("g")
+	w := d.writer()
+	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	d.refresh()
+	d.contains("counts     agent: 5 steps, 11k tokens", "history    5 checkpoints")
 	d.press("esc")
 	d.lacks("Run #4 · summary")
 	// The Agents pane's selection: the changelog worker, with its retry.

@@ -28,6 +28,7 @@ func (m *Model) refreshItems() {
 	m.runs.SetItems(items)
 	m.refreshTree()
 	m.refreshApprovals()
+	m.showSummary() // its state, lease and ages move with the clock too
 }
 
 // refreshTree rebuilds the open run's tree: states, each agent's own

@@ -223,6 +223,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onActivity(msg)
 	case summaryMsg:
 		return m, m.onSummary(msg)
+	case summaryDueMsg:
+		return m, m.onSummaryDue(msg)
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
