@@ -36,10 +36,22 @@ import (
 // Exit codes.
 const (
 	ExitOK       = 0
-	ExitError    = 1
+	ExitError    = 1 // also diff's "the runs differ", as diff(1) has it
 	ExitUsage    = 2
 	ExitDecision = 3
+	// tail's endings other than success (docs/cli.md): the run finished
+	// without succeeding; it stopped until someone outside vigil resumes it
+	// (paused, or waiting on a recovery decision); its driver is gone.
+	ExitFailed  = 4
+	ExitPaused  = 5
+	ExitCrashed = 6
 )
+
+// exitStatus ends a command with a code and nothing more to say: what it
+// had to say is already on standard output.
+type exitStatus struct{ code int }
+
+func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // Version is vigil's version. Release builds set it with
 // -ldflags "-X github.com/vigil-run/vigil/cli.Version=v1.2.3"; otherwise it
@@ -130,11 +142,15 @@ type app struct {
 	// demoReady, when set, is called with the demo store's path once the
 	// demo is ready (tests).
 	demoReady func(path string)
+	// tailCheck is how often tail looks at the run's liveness when nothing
+	// is written (a driver that dies writes nothing), and tailSettle how
+	// long a crashed reading must hold before tail believes it.
+	tailCheck, tailSettle time.Duration
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, env []string) *app {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: map[string]string{},
-		now: time.Now, loc: time.Local, explore: teaExplore}
+		now: time.Now, loc: time.Local, explore: teaExplore, tailCheck: time.Second, tailSettle: 2 * time.Second}
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			a.env[k] = v
@@ -161,6 +177,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 	)
 	if err == nil {
 		return ExitOK
+	}
+	var es *exitStatus
+	if errors.As(err, &es) {
+		return es.code
 	}
 	code := exitCode(err)
 	var nf *notFoundError

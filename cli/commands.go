@@ -188,27 +188,39 @@ stable JSON document; --markdown a readable export.`,
 
 func (a *app) tailCmd() *cobra.Command {
 	var o struct {
-		store string
-		poll  time.Duration
+		store   string
+		poll    time.Duration
+		forever bool
 	}
 	c := &cobra.Command{
 		Use:   "tail RUN",
-		Short: "Print a run's steps as they are committed, until it finishes",
+		Short: "Print a run's steps as they are committed, until it stops",
 		Long: `tail prints one line per step of the run and of every agent under it, each
 prefixed with the agent's run id:
 
   #RUN step N  decision  →  first line of the result  (tokens)
 
 It prints the steps already committed, then follows the store (file events,
-or --poll) and exits 0 when the run finishes, with a last line naming the
-outcome. Ctrl-C exits 0. Output is written a line at a time.`,
+or --poll). When the run stops it prints a last line saying how, and exits:
+
+  0  finished and succeeded (and on Ctrl-C)
+  4  finished without succeeding (the outcome says how)
+  5  paused until its host resumes it, or waiting on a recovery decision
+  6  crashed: its driver is gone
+
+A run parked on a human by a live driver has not stopped: tail waits.
+--forever never stops: it prints the line and goes on following, for a run
+that may be resumed. Output is written a line at a time.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(o.store, func(s *session) error { return a.tail(cmd.Context(), s, args[0], o.poll) })
+			return a.withSource(o.store, func(s *session) error {
+				return a.tail(cmd.Context(), s, args[0], o.poll, o.forever)
+			})
 		},
 	}
 	c.Flags().StringVar(&o.store, "store", "", storeHelp)
 	c.Flags().DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
+	c.Flags().BoolVar(&o.forever, "forever", false, "keep following after the run finishes, pauses or crashes")
 	return c
 }
 
@@ -288,18 +300,34 @@ stand-ins, wherever the output goes; --raw writes the trace byte for byte.`,
 
 func (a *app) diffCmd() *cobra.Command {
 	var store string
+	var fields []string
 	c := &cobra.Command{
 		Use:   "diff RUN_A RUN_B",
 		Short: "Compare two runs' canonical traces, step by step",
 		Long: `diff aligns two runs' canonical traces by step and prints, for each step that
-differs, the fields that differ (- run A, + run B). The first line after the
-header names the first divergence ("first divergence: step 3 (decision)"). It
-prints "identical" when the traces are the same. It exits 0 either way.`,
+differs, the fields that differ (- run A, + run B): a field of one line
+whole, a field of several lines (a prompt, a result) as a line-level diff
+with 3 lines of context. The first line after the header names the first
+divergence ("first divergence: step 3 (decision)"); it prints "identical"
+when the traces are the same.
+
+--fields compares only some fields: tokens, decision, tool_call, prompt,
+result, context (comma-separated, or the flag given again).
+
+Like diff(1), it exits 0 when the runs are the same in the fields compared
+and 1 when they differ; an error is also exit 1, with a message on
+standard error and nothing on standard output.`,
+		Example: `vigil diff 8 10
+vigil diff 8 10 --fields decision,tool_call,result`,
 		Args: usageArgs(exactArgs("RUN_A", "RUN_B")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(store, func(s *session) error { return a.diff(cmd.Context(), s, args[0], args[1]) })
+			if _, err := parseFields(fields); err != nil {
+				return err
+			}
+			return a.withSource(store, func(s *session) error { return a.diff(cmd.Context(), s, args[0], args[1], fields) })
 		},
 	}
 	c.Flags().StringVar(&store, "store", "", storeHelp)
+	c.Flags().StringSliceVar(&fields, "fields", nil, "compare only these fields: "+strings.Join(diffFields, ", "))
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -91,6 +92,74 @@ type jsonStep struct {
 	Pending   bool        `json:"pending"`
 	At        *string     `json:"at"`
 	LatencyMS *int64      `json:"latency_ms"`
+
+	// What show reads of each step beyond its timeline row (null and [] on
+	// a pending step, which has no row of its own yet).
+	Result          *string            `json:"result"`
+	ResultTruncated bool               `json:"result_truncated"`
+	ModelText       *string            `json:"model_text"`
+	Observations    []jsonObservation  `json:"observations"`
+	Edits           []jsonEdit         `json:"edits"`
+	PolicyEvents    []jsonPolicyEvent  `json:"policy_events"`
+	ProviderCalls   []jsonProviderCall `json:"provider_calls"`
+	Citations       []jsonCitation     `json:"citations"`
+	ServerTools     []jsonServerTool   `json:"server_tools"`
+}
+
+type jsonObservation struct {
+	Step   int     `json:"step"`
+	Kind   string  `json:"kind"`
+	Target *string `json:"target"`
+	Text   string  `json:"text"`
+}
+
+type jsonEdit struct {
+	Tool         string  `json:"tool"`
+	Path         string  `json:"path"`
+	LinesAdded   int     `json:"lines_added"`
+	LinesRemoved int     `json:"lines_removed"`
+	Hunk         *string `json:"hunk"`
+}
+
+type jsonPolicyEvent struct {
+	Kind      string  `json:"kind"`
+	Act       string  `json:"act"`
+	Target    string  `json:"target"`
+	Rule      *string `json:"rule"`
+	Layer     *string `json:"layer"`
+	Decision  *string `json:"decision"`
+	Source    *string `json:"source"`
+	Performed *string `json:"performed"`
+}
+
+type jsonProviderCall struct {
+	Attempt            int     `json:"attempt"`
+	Provider           string  `json:"provider"`
+	Model              *string `json:"model"`
+	PromptTokens       *int64  `json:"prompt_tokens"`
+	CompletionTokens   *int64  `json:"completion_tokens"`
+	TotalTokens        *int64  `json:"total_tokens"`
+	CacheReadTokens    *int64  `json:"cache_read_tokens"`
+	CacheWriteTokens   *int64  `json:"cache_write_tokens"`
+	ReasoningTokens    *int64  `json:"reasoning_tokens"`
+	ServerToolRequests *int64  `json:"server_tool_requests"`
+	LatencyMS          int64   `json:"latency_ms"`
+	TTFTMS             *int64  `json:"ttft_ms"`
+	FinishReason       *string `json:"finish_reason"`
+	Failure            *string `json:"failure"`
+	At                 *string `json:"at"`
+}
+
+type jsonCitation struct {
+	URL       string  `json:"url"`
+	Title     *string `json:"title"`
+	CitedText *string `json:"cited_text"`
+}
+
+type jsonServerTool struct {
+	Provider string  `json:"provider"`
+	Tool     string  `json:"tool"`
+	Error    *string `json:"error"`
 }
 
 type jsonSample struct {
@@ -402,14 +471,49 @@ func (rd *reading) runJSON(id string) jsonRun {
 	return j
 }
 
-func stepJSON(st store.Step) jsonStep {
+func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 	j := jsonStep{RunID: st.RunID, Number: st.Number, Decision: st.Decision, ToolCall: st.ToolCall, Tokens: st.Tokens,
-		Retries: []jsonRetry{}, Pending: st.Pending, At: timePtr(st.At)}
+		Retries: []jsonRetry{}, Pending: st.Pending, At: timePtr(st.At),
+		Observations: []jsonObservation{}, Edits: []jsonEdit{}, PolicyEvents: []jsonPolicyEvent{}, ProviderCalls: []jsonProviderCall{},
+		Citations: []jsonCitation{}, ServerTools: []jsonServerTool{}}
 	for _, r := range st.Retries {
 		j.Retries = append(j.Retries, jsonRetry{Decision: r.Decision})
 	}
 	if st.Latency > 0 {
 		j.LatencyMS = ptr(st.Latency.Milliseconds())
+	}
+	if d == nil {
+		return j
+	}
+	if !st.Pending {
+		j.Result = ptr(d.Result)
+		j.ResultTruncated = slices.Contains(d.Truncated, "result")
+	}
+	if d.HasTurnText {
+		j.ModelText = ptr(d.TurnText)
+	}
+	for _, o := range d.Observations {
+		j.Observations = append(j.Observations, jsonObservation{Step: o.Step, Kind: o.Kind, Target: str(o.Target), Text: o.Text})
+	}
+	for _, e := range d.Edits {
+		j.Edits = append(j.Edits, jsonEdit{Tool: e.Tool, Path: e.Path, LinesAdded: e.LinesAdded, LinesRemoved: e.LinesRemoved, Hunk: str(e.Hunk)})
+	}
+	for _, p := range d.Policy {
+		j.PolicyEvents = append(j.PolicyEvents, jsonPolicyEvent{Kind: string(p.Kind), Act: p.Act, Target: p.Target, Rule: str(p.Rule),
+			Layer: str(p.Layer), Decision: str(string(p.Decision)), Source: str(p.Source), Performed: str(p.Performed)})
+	}
+	for _, c := range d.ProviderCalls {
+		j.ProviderCalls = append(j.ProviderCalls, jsonProviderCall{Attempt: c.Attempt, Provider: c.Provider, Model: str(c.Model),
+			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
+			CacheReadTokens: c.CacheReadTokens, CacheWriteTokens: c.CacheWriteTokens, ReasoningTokens: c.ReasoningTokens,
+			ServerToolRequests: c.ServerToolCalls, LatencyMS: c.LatencyMS, TTFTMS: c.TTFTMS, FinishReason: str(c.FinishReason),
+			Failure: str(c.Failure), At: timePtr(c.At)})
+	}
+	for _, c := range d.Citations {
+		j.Citations = append(j.Citations, jsonCitation{URL: c.URL, Title: str(c.Title), CitedText: str(c.CitedText)})
+	}
+	for _, t := range d.ServerTools {
+		j.ServerTools = append(j.ServerTools, jsonServerTool{Provider: t.Provider, Tool: t.Tool, Error: str(t.Error)})
 	}
 	return j
 }

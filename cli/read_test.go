@@ -200,7 +200,7 @@ func TestDiff(t *testing.T) {
 	}
 	h := newHarness(t)
 	r := h.run("diff", ids[0], ids[1], "--store", p)
-	r.wantCode(t, 0)
+	r.wantCode(t, 1) // like diff(1): the runs differ
 	contains(t, r.stdout, "--- run "+ids[0]+"\n+++ run "+ids[1]+"\n",
 		"first divergence: step 3 (decision)\n",
 		"= 2 identical step(s)\n",
@@ -215,7 +215,7 @@ func TestDiff(t *testing.T) {
 
 	// A run that stops early: the missing steps are marked as such.
 	r = h.run("diff", "1", "2", "--store", p)
-	r.wantCode(t, 0)
+	r.wantCode(t, 1)
 	contains(t, r.stdout, "first divergence: step 1 (tokens, decision, tool_call, result)", "@@ step 3 @@  only in run 1\n")
 	h.run("diff", "1", "99", "--store", p).wantCode(t, ExitError)
 }

@@ -21,6 +21,7 @@ type shown struct {
 	run      store.Run
 	tree     []string // the run and every run under it, depth first
 	steps    []store.Step
+	details  map[int64]*store.StepDetail // each step's detail, by its row (JSON only)
 	samples  []store.ContextSample
 	requests []store.Request // open requests of the tree
 }
@@ -57,6 +58,9 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 	}
 	switch {
 	case asJSON:
+		if err := sh.loadDetails(ctx, s.src); err != nil {
+			return err
+		}
 		return sh.writeJSON(a.stdout)
 	case markdown:
 		a.showMarkdown(a.out(), sh)
@@ -75,7 +79,7 @@ func (sh *shown) json() jsonShow {
 		out.Tree = append(out.Tree, rd.runJSON(id))
 	}
 	for _, st := range sh.steps {
-		out.Steps = append(out.Steps, stepJSON(st))
+		out.Steps = append(out.Steps, stepJSON(st, sh.details[st.RowID]))
 	}
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
@@ -96,7 +100,7 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.field("run", rd.runJSON(sh.id))
 	d.field("ancestry", rd.md.Ancestry(sh.id))
 	d.list("tree", len(sh.tree), func(i int) any { return rd.runJSON(sh.tree[i]) })
-	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i]) })
+	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.details[sh.steps[i].RowID]) })
 	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
 	d.field("drift", sh.drift())
 	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
@@ -110,6 +114,30 @@ func (sh *shown) drift() jsonDrift {
 		out.Cumulative = ptr(d.Cumulative)
 	}
 	return out
+}
+
+// loadDetails reads every step's detail: in one pass where the source can
+// (DetailReader), else step by step.
+func (sh *shown) loadDetails(ctx context.Context, src store.Source) error {
+	sh.details = map[int64]*store.StepDetail{}
+	if dr, ok := src.(store.DetailReader); ok {
+		ds, err := dr.StepDetails(ctx, sh.id)
+		if err != nil {
+			return err
+		}
+		for i := range ds {
+			sh.details[ds[i].RowID] = &ds[i]
+		}
+		return nil
+	}
+	for _, st := range sh.steps {
+		d, err := src.StepDetail(ctx, sh.id, st.RowID)
+		if err != nil {
+			return err
+		}
+		sh.details[st.RowID] = &d
+	}
+	return nil
 }
 
 // guideLevels bounds the drawing in front of an agent: a deeper one keeps

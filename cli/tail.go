@@ -22,10 +22,14 @@ type tailer struct {
 	md   *runmodel.Model // every run, folded forward: the tailed tree as it grows, and its counts
 	seen map[int64]bool  // step rows printed
 	ctx  context.Context
+
+	forever   bool      // follow on after the run stops
+	told      ending    // the stop last told (--forever tells each once)
+	crashedAt time.Time // when the run first read crashed, for the settle
 }
 
-func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duration) error {
-	t := &tailer{a: a, src: s.src, root: id, seen: map[int64]bool{}, ctx: ctx}
+func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duration, forever bool) error {
+	t := &tailer{a: a, src: s.src, root: id, seen: map[int64]bool{}, ctx: ctx, forever: forever}
 	// Watch first, then take the cursor, then read what is there: anything
 	// committed in between comes again through Changes and is skipped by
 	// row id.
@@ -49,13 +53,18 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 	if err := t.printExisting(); err != nil {
 		return t.quiet(err)
 	}
-	if t.finished() {
-		return t.last()
-	}
+	// A driver that dies writes nothing: the run's liveness is looked at
+	// on a clock too, not only when the store changes.
+	check := time.NewTicker(a.tailCheck)
+	defer check.Stop()
 	for {
+		if done, err := t.stopped(); done || err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-check.C:
 		case sig, ok := <-w.C():
 			if !ok {
 				return nil
@@ -68,9 +77,6 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 				if err != nil {
 					return t.quiet(err)
 				}
-				if t.finished() {
-					return t.last()
-				}
 			case watch.Gone:
 				return fmt.Errorf("%s: the store was deleted while tailing", s.src.Path())
 			case watch.Replaced:
@@ -80,6 +86,65 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 			}
 		}
 	}
+}
+
+// ending is how a tailed run stopped, if it has.
+type ending int
+
+const (
+	notStopped ending = iota
+	endFinished
+	endPaused   // parked until its host resumes it
+	endRecovery // its driver died inside a call; a resume waits on a person
+	endCrashed  // its driver is gone
+)
+
+// endingOf reads the run's state as the run model tells it now. A run
+// parked on a human by a live driver, a stale lease (the driver may be
+// hung) and a store that records no leases have not stopped.
+func (t *tailer) endingOf() ending {
+	switch t.md.State(t.root, t.a.now()) {
+	case store.StateFinished:
+		return endFinished
+	case store.StatePaused:
+		return endPaused
+	case store.StateRecovery:
+		return endRecovery
+	case store.StateCrashed:
+		return endCrashed
+	}
+	return notStopped
+}
+
+// stopped prints the last line once the run has stopped and says whether
+// tail is done (never with --forever, which prints it once per stop and
+// follows on). A crashed reading is believed only once it has held for
+// tailSettle: a run is briefly unleased between its start and its lease.
+func (t *tailer) stopped() (bool, error) {
+	e := t.endingOf()
+	if e == endCrashed {
+		if t.crashedAt.IsZero() {
+			t.crashedAt = time.Now()
+		}
+		if time.Since(t.crashedAt) < t.a.tailSettle {
+			return false, nil
+		}
+	} else {
+		t.crashedAt = time.Time{}
+	}
+	if e == notStopped || e == t.told {
+		t.told = e
+		return false, nil
+	}
+	t.told = e
+	code, err := t.last(e)
+	if err != nil || t.forever {
+		return false, err
+	}
+	if code == ExitOK {
+		return true, nil
+	}
+	return true, &exitStatus{code}
 }
 
 // quiet turns an error caused by Ctrl-C into a clean exit.
@@ -178,17 +243,14 @@ func (t *tailer) print(rows []tailRow) error {
 	return nil
 }
 
-// finished reports whether the tailed run has ended. A run parked on a
-// human has not: StateOf, told nothing of leases, says paused for it.
-func (t *tailer) finished() bool {
+// last prints the line that ends a tail and returns the exit code it
+// means: the outcome or the stop, the run's own counts and duration, and
+// for a tree the whole tree's counts.
+func (t *tailer) last(e ending) (int, error) {
 	r, _ := t.md.Run(t.root)
-	return store.StateOf(r, nil, false, false, time.Time{}) == store.StateFinished
-}
-
-// last prints the line that ends a tail: the outcome, the run's own counts
-// and duration, and for a tree the whole tree's counts.
-func (t *tailer) last() error {
-	r := t.summary()
+	if e == endFinished {
+		r = t.summary()
+	}
 	parts := []string{}
 	if own := t.md.Agent(r.ID); own.Known {
 		parts = append(parts, fmt.Sprintf("%d steps", own.Steps), textfmt.Tokens(own.Tokens)+" tokens")
@@ -196,16 +258,62 @@ func (t *tailer) last() error {
 	if d, ok := t.md.Duration(r.ID, t.a.now()); ok {
 		parts = append(parts, textfmt.Duration(d))
 	}
-	line := fmt.Sprintf("#%s finished: %s", clean(r.ID), orDash(clean(string(r.Outcome))))
-	if len(parts) > 0 {
-		line += " (" + strings.Join(parts, ", ")
+	var head, why string
+	code := ExitOK
+	switch e {
+	case endFinished:
+		head = "finished: " + orDash(clean(string(r.Outcome)))
+		if !r.Outcome.Succeeded() {
+			code = ExitFailed
+		}
+	case endPaused:
+		head, code = "paused: "+orDash(clean(string(r.Outcome))), ExitPaused
+		why = "it waits for its host to resume it"
+		if open := t.waiting(); len(open) > 0 {
+			why += " with a decision on " + strings.Join(open, ", ")
+		}
+	case endRecovery:
+		head, code = "waits on recovery", ExitPaused
+		if rec := r.Recovery; rec != nil {
+			head += fmt.Sprintf(": %s at step %d", clean(rec.Tool), rec.Step)
+		}
+		why = "its driver died inside the call; a resume waits for a person to say retry, completed or abort"
+	case endCrashed:
+		head, code = "crashed", ExitCrashed
+		why = "its driver is gone"
+		if l, _ := t.md.Lease(r.ID); l != nil && l.OwnerPID() > 0 {
+			why = fmt.Sprintf("its driver (pid %d) is gone", l.OwnerPID())
+		}
+		why += "; a resume would continue it"
+	}
+	line := fmt.Sprintf("#%s %s", clean(r.ID), head)
+	if len(parts) > 0 || why != "" {
+		line += " ("
+		if why != "" {
+			line += why
+			if len(parts) > 0 {
+				line += "; "
+			}
+		}
+		line += strings.Join(parts, ", ")
 		if n, tree := t.md.Agents(r.ID), t.md.Tree(r.ID); n > 1 && tree.Known {
 			line += fmt.Sprintf("; whole tree: %d agents, %d steps, %s tokens", n, tree.Steps, textfmt.Tokens(tree.Tokens))
 		}
 		line += ")"
 	}
 	_, err := fmt.Fprintln(t.a.out(), line)
-	return err
+	return code, err
+}
+
+// waiting is the keys of the requests the tailed run waits on.
+func (t *tailer) waiting() []string {
+	var out []string
+	for _, q := range t.md.Requests() {
+		if q.RunID == t.root && q.Waits() {
+			out = append(out, requestKey(q.Key()))
+		}
+	}
+	return out
 }
 
 // summary is the finished run with its summary, folded into the model

@@ -142,7 +142,7 @@ func TestTailFinishedRun(t *testing.T) {
 func TestTailInterrupted(t *testing.T) {
 	t.Parallel()
 	p := fixtureStore(t)
-	tl := startTail(t, "tail", "3", "--store", p) // paused: it would wait for its host
+	tl := startTail(t, "tail", "3", "--store", p, "--forever") // paused: --forever waits for its host
 	tl.waitLine(t, "#3 step 1  awaiting approval (request 1)  (1100 tokens)")
 	tl.cancel() // Ctrl-C
 	if code := tl.exit(t); code != 0 {

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
@@ -159,21 +162,74 @@ func stepRecords(recs []traceRecord) map[int][]traceRecord {
 	return out
 }
 
-func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
+// diffFields are the fields diff compares, in trace order: a step row's,
+// then its context events.
+var diffFields = append(append([]string{}, stepFields...), "context")
+
+// parseFields reads --fields: names from diffFields, comma-separated; none
+// means every field.
+func parseFields(list []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range list {
+		for _, name := range strings.Split(f, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !slices.Contains(diffFields, name) {
+				return nil, usagef("unknown field %q for --fields (the fields are %s)", name, strings.Join(diffFields, ", "))
+			}
+			out[name] = true
+		}
+	}
+	if len(out) == 0 {
+		for _, f := range diffFields {
+			out[f] = true
+		}
+	}
+	return out, nil
+}
+
+// diff prints two runs' canonical traces aligned by step and, inside a
+// field, by line. It ends with exit 1 when the fields compared differ, as
+// diff(1) does.
+func (a *app) diff(ctx context.Context, s *session, idA, idB string, fieldList []string) error {
+	fields, err := parseFields(fieldList)
+	if err != nil {
+		return err
+	}
 	trs, err := canonicalTrace(ctx, s.src, idA, idB)
 	if err != nil {
 		return err
 	}
 	w := a.out()
-	if trs[0] == trs[1] {
+	all := len(fields) == len(diffFields)
+	scope := ""
+	if !all {
+		var names []string
+		for _, f := range diffFields {
+			if fields[f] {
+				names = append(names, f)
+			}
+		}
+		scope = " in " + strings.Join(names, ", ")
+	}
+	identical := func() error {
 		n := 0
 		for _, r := range parseTrace(trs[0]) {
 			if r.kind == "step" {
 				n++
 			}
 		}
+		if scope != "" {
+			fmt.Fprintf(w, "identical%s: runs %s and %s agree%s at every step (%d step rows in run %s)\n", scope, clean(idA), clean(idB), scope, n, clean(idA))
+			return nil
+		}
 		fmt.Fprintf(w, "identical: runs %s and %s have the same canonical trace (%d step rows)\n", clean(idA), clean(idB), n)
 		return nil
+	}
+	if trs[0] == trs[1] {
+		return identical()
 	}
 	recA, recB := stepRecords(parseTrace(trs[0])), stepRecords(parseTrace(trs[1]))
 	var steps []int
@@ -197,7 +253,7 @@ func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
 		}
 	}
 	for _, n := range steps {
-		hunk, what := diffStep(recA[n], recB[n], idA, idB)
+		hunk, what := diffStep(recA[n], recB[n], idA, idB, fields)
 		if hunk == "" {
 			same++
 			continue
@@ -216,80 +272,71 @@ func (a *app) diff(ctx context.Context, s *session, idA, idB string) error {
 	}
 	flushSame()
 	if first == "" {
+		if !all {
+			return identical() // they differ only in fields not compared
+		}
 		// The traces differ only where the record split cannot see it.
 		first = "the traces differ outside any step record"
 	}
 	fmt.Fprintf(w, "--- run %s\n+++ run %s\n", clean(idA), clean(idB))
 	fmt.Fprintf(w, "first divergence: %s\n", first)
-	io.WriteString(w, body.String())
-	return nil
+	if _, err := io.WriteString(w, body.String()); err != nil {
+		return err
+	}
+	return &exitStatus{ExitError}
 }
 
-// diffStep compares one step's records; it returns "" when they agree, else
-// the hunk and what differs (field names in trace order).
-func diffStep(a, b []traceRecord, idA, idB string) (string, string) {
+// diffStep compares one step's records in the fields asked for; it returns
+// "" when they agree, else the hunk and what differs (field names in trace
+// order).
+func diffStep(a, b []traceRecord, idA, idB string, fields map[string]bool) (string, string) {
 	if recordsEqual(a, b) {
 		return "", ""
 	}
 	var h strings.Builder
 	switch {
 	case len(a) == 0:
-		lines(&h, "+ ", b)
+		summary(&h, "+ ", b, fields)
 		return h.String(), "only in run " + clean(idB)
 	case len(b) == 0:
-		lines(&h, "- ", a)
+		summary(&h, "- ", a, fields)
 		return h.String(), "only in run " + clean(idA)
 	}
 	sa, ca := split(a)
 	sb, cb := split(b)
 	var what []string
 	note := func(s string) {
-		for _, w := range what {
-			if w == s {
-				return
-			}
+		if !slices.Contains(what, s) {
+			what = append(what, s)
 		}
-		what = append(what, s)
 	}
 	for i := 0; i < max(len(sa), len(sb)); i++ {
 		switch {
 		case i >= len(sb):
-			lines(&h, "- ", sa[i:i+1])
+			summary(&h, "- ", sa[i:i+1], fields)
 			note("a step row only in run " + clean(idA))
 		case i >= len(sa):
-			lines(&h, "+ ", sb[i:i+1])
+			summary(&h, "+ ", sb[i:i+1], fields)
 			note("a step row only in run " + clean(idB))
 		case sa[i].text != sb[i].text:
 			if sa[i].fields == nil || sb[i].fields == nil {
-				lines(&h, "- ", sa[i:i+1])
-				lines(&h, "+ ", sb[i:i+1])
+				fieldDiff(&h, "step row", sa[i].text, sb[i].text)
 				note("step row")
 				continue
 			}
 			for f := range sa[i].fields {
 				name, va, vb := sa[i].fields[f][0], sa[i].fields[f][1], sb[i].fields[f][1]
-				if va == vb {
+				if va == vb || !fields[name] {
 					continue
 				}
 				note(name)
-				field(&h, "- ", name, va)
-				field(&h, "+ ", name, vb)
+				fieldDiff(&h, name, va, vb)
 			}
 		}
 	}
-	if !recordsEqual(ca, cb) {
+	if fields["context"] && !recordsEqual(ca, cb) {
 		note("context")
-		for i := 0; i < max(len(ca), len(cb)); i++ {
-			switch {
-			case i >= len(cb):
-				lines(&h, "- ", ca[i:i+1])
-			case i >= len(ca):
-				lines(&h, "+ ", cb[i:i+1])
-			case ca[i].text != cb[i].text:
-				lines(&h, "- ", ca[i:i+1])
-				lines(&h, "+ ", cb[i:i+1])
-			}
-		}
+		fieldDiff(&h, "context", recordsText(ca), recordsText(cb))
 	}
 	return h.String(), strings.Join(what, ", ")
 }
@@ -317,13 +364,102 @@ func split(recs []traceRecord) (steps, context []traceRecord) {
 	return steps, context
 }
 
-// lines writes whole records, each line prefixed.
-func lines(w *strings.Builder, prefix string, recs []traceRecord) {
+// recordsText is records one after another, each on its own lines.
+func recordsText(recs []traceRecord) string {
+	var parts []string
 	for _, r := range recs {
-		for _, l := range strings.Split(sanitize.Text(r.text), "\n") {
-			w.WriteString(prefix + l + "\n")
+		parts = append(parts, r.text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// summary writes the records one run alone has: each field asked for, a
+// field of several lines as its first line and how many more there are (a
+// prompt is hundreds of lines; there is nothing to align it with).
+func summary(w *strings.Builder, prefix string, recs []traceRecord, fields map[string]bool) {
+	for _, r := range recs {
+		if r.kind != "step" || r.fields == nil {
+			if fields["context"] || r.kind == "step" {
+				shortField(w, prefix, r.kind, r.text)
+			}
+			continue
+		}
+		for _, f := range r.fields {
+			if fields[f[0]] {
+				shortField(w, prefix, f[0], f[1])
+			}
 		}
 	}
+}
+
+// shortField writes a field's first line, and how many lines follow it.
+func shortField(w *strings.Builder, prefix, name, value string) {
+	ls := strings.Split(sanitize.Text(value), "\n")
+	line := prefix + name + ": " + ls[0]
+	if len(ls) > 1 {
+		line += fmt.Sprintf(" … (%d more lines)", len(ls)-1)
+	}
+	w.WriteString(line + "\n")
+}
+
+// diffContext is how many unchanged lines a field's hunk keeps around a
+// change.
+const diffContext = 3
+
+// fieldDiff writes how one field differs: both values whole when each is
+// a single line, else a line-level diff of the two, as unified hunks
+// ("  name @@ -12,7 +12,8 @@", then context lines indented, removed lines
+// "- ", added lines "+ ").
+func fieldDiff(w *strings.Builder, name, va, vb string) {
+	if !strings.Contains(va, "\n") && !strings.Contains(vb, "\n") {
+		field(w, "- ", name, va)
+		field(w, "+ ", name, vb)
+		return
+	}
+	// Both end in a line break, so no hunk speaks of a missing one.
+	va, vb = va+"\n", vb+"\n"
+	u, err := udiff.ToUnifiedDiff("a", "b", va, udiff.Lines(va, vb), diffContext)
+	if err != nil || len(u.Hunks) == 0 {
+		field(w, "- ", name, va)
+		field(w, "+ ", name, vb)
+		return
+	}
+	for _, hk := range u.Hunks {
+		from, to := 0, 0
+		for _, l := range hk.Lines {
+			switch l.Kind {
+			case udiff.Delete:
+				from++
+			case udiff.Insert:
+				to++
+			default:
+				from++
+				to++
+			}
+		}
+		fmt.Fprintf(w, "  %s @@ -%s +%s @@\n", name, lineRange(hk.FromLine, from), lineRange(hk.ToLine, to))
+		for _, l := range hk.Lines {
+			prefix := "  "
+			switch l.Kind {
+			case udiff.Delete:
+				prefix = "- "
+			case udiff.Insert:
+				prefix = "+ "
+			}
+			w.WriteString(prefix + sanitize.Line(strings.TrimSuffix(l.Content, "\n")) + "\n")
+		}
+	}
+}
+
+// lineRange is a hunk's "start,count" in diff(1)'s form.
+func lineRange(start, n int) string {
+	if n == 1 {
+		return strconv.Itoa(start)
+	}
+	if n == 0 {
+		return strconv.Itoa(max(start-1, 0)) + ",0"
+	}
+	return strconv.Itoa(start) + "," + strconv.Itoa(n)
 }
 
 // field writes one field, continuation lines indented under its value.

@@ -26,9 +26,10 @@ type KeyMap struct {
 	Open     key.Binding
 	Back     key.Binding
 
-	Filter key.Binding
-	Sort   key.Binding
-	Follow key.Binding
+	Filter  key.Binding
+	Sort    key.Binding
+	Follow  key.Binding
+	Summary key.Binding // the run summary overlay (Runs, Agents: the selected run)
 
 	Approve key.Binding
 	Deny    key.Binding
@@ -66,9 +67,10 @@ func Default() KeyMap {
 		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 
-		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs")),
-		Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
-		Follow: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
+		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs")),
+		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
+		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
+		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
 		Approve: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
 		Deny:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
@@ -101,7 +103,7 @@ func (k KeyMap) Groups() []Group {
 	return []Group{
 		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
-		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow}},
+		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},
 		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}

@@ -52,6 +52,24 @@
 // assertion, as with database/sql/driver's optional interfaces, and each
 // interface says what to do without it.
 //
+// # Facts beyond steps
+//
+// facts.go names what a store may record about a run besides its steps,
+// requests and context samples: the token breakdown of its provider calls
+// (Usage, summed by SumUsage), the citations and server tools of a step
+// (on StepDetail), checkpoints and resumes, gate failures and attempts,
+// memory, the context assembler's other events, sandbox and MCP audit,
+// compaction folds, and what a run holds open (its plan, children queued
+// for a slot, messages, processes) and does inside a step before it
+// commits (the live stream, RunEvent with a LiveKind the adapter maps).
+// They come through four more capabilities: FactReader (one run's facts),
+// ActivityReader (what a tree's runs hold open and their newest stream
+// events), DetailReader (every step's detail in one pass) and WriteClock
+// (when the store was last written, from its own rows). A source names the
+// facts it read in a FactSet; one it does not name is "not recorded by
+// this store" (NotRecorded), which a view says as such: never an error,
+// never an empty list passed off as nothing having happened.
+//
 // # Vocabulary
 //
 // Statuses, outcomes, verdicts, request kinds, tree-event kinds, step

@@ -176,6 +176,11 @@ type StepDetail struct {
 	ProviderCalls []ProviderCall
 	Policy        []PolicyEvent
 	Truncated     []string // names of fields cut to MaxDetailBytes
+
+	// Citations and ServerTools are what the provider cited and ran for the
+	// model at this step; nil where the format records none (facts.go).
+	Citations   []Citation
+	ServerTools []ServerToolCall
 }
 
 // Observation is one ledger entry a step produced.
@@ -212,7 +217,7 @@ type ProviderCall struct {
 	CacheReadTokens  *int64
 	CacheWriteTokens *int64
 	ReasoningTokens  *int64
-	ServerToolCalls  *int64
+	ServerToolCalls  *int64 // server-tool requests the provider counted (searches, fetches it ran)
 	LatencyMS        int64
 	TTFTMS           *int64
 	FinishReason     string

@@ -41,10 +41,11 @@ func ioCtx() (context.Context, context.CancelFunc) {
 
 type loadedMsg struct {
 	from
-	cursor   store.Cursor
-	runs     []store.Run
-	requests []store.Request
-	err      error
+	cursor    store.Cursor
+	runs      []store.Run
+	requests  []store.Request
+	lastWrite time.Time // the store's own newest row time (zero: it cannot say)
+	err       error
 }
 
 // loadAll takes a cursor first, then reads the runs and open requests:
@@ -66,6 +67,7 @@ func loadAll(src source) tea.Cmd {
 		}
 		reqs, err := src.Requests(ctx, true)
 		msg.cursor, msg.runs, msg.requests, msg.err = cur, runs, reqs, err
+		msg.lastWrite = lastWrite(src)
 		return msg
 	}
 }

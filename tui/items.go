@@ -28,6 +28,7 @@ func (m *Model) refreshItems() {
 	m.runs.SetItems(items)
 	m.refreshTree()
 	m.refreshApprovals()
+	m.showSummary() // its state, lease and ages move with the clock too
 }
 
 // refreshTree rebuilds the open run's tree: states, each agent's own
@@ -46,6 +47,7 @@ func (m *Model) refreshTree() {
 		r, _ := md.Run(id)
 		nodes[id] = &views.AgentNode{Run: r, State: md.State(id, now), Own: md.Agent(id), Waiting: md.Waiting(id),
 			Marked: md.TreeWaiting(id) > 0}
+		m.nodeExtras(nodes[id])
 	}
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
@@ -67,7 +69,8 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTree(root, nodes, md.Children, refusals), budget)
+	m.tree.SetTree(views.FlattenTree(root, nodes, md.Children, refusals, m.queued()), budget)
+	m.tree.SetLive(m.doings())
 }
 
 // refreshApprovals lists every undecided request in the store, oldest

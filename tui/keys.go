@@ -25,6 +25,17 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.summaryOn {
+		switch {
+		case key.Matches(msg, km.Summary), key.Matches(msg, km.Back):
+			m.closeSummary()
+		case key.Matches(msg, km.Quit):
+			return m.quit()
+		default:
+			m.summary.Key(msg)
+		}
+		return nil
+	}
 	focused := m.panes[m.focus]
 	if focused.Capturing() {
 		return m.act(focused.Key(msg))
@@ -35,6 +46,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Help):
 		m.help = true
 		return nil
+	case key.Matches(msg, km.Summary):
+		return m.openSummary()
 	case key.Matches(msg, km.NextPane):
 		m.focusPane((m.focus + 1) % paneCount)
 		return nil

@@ -75,4 +75,7 @@ func (m *Model) relayout() {
 	m.helpBox.SetSize(m.w, m.h-1)
 	hw, hh := m.helpBox.Size()
 	m.helpAt = rect{max((m.w-hw)/2, 0), max((m.h-1-hh)/2, 0), hw, hh}
+	m.summary.SetSize(m.w, m.h-1)
+	sw, sh := m.summary.Size()
+	m.summaryAt = rect{max((m.w-sw)/2, 0), max((m.h-1-sh)/2, 0), sw, sh}
 }

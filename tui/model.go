@@ -71,6 +71,12 @@ type Model struct {
 	approvals *views.Approvals
 	helpBox   *views.Help
 
+	summary     *views.Summary // the run summary overlay (facts.go)
+	summaryOn   bool
+	summaryAt   rect
+	summaryRead summaryRead
+	live        live // the open tree's activity: the live strip and the tree's extras
+
 	watcher    *watch.Watcher
 	watchNote  string
 	closed     bool // quitting: the watcher is gone on purpose
@@ -92,6 +98,7 @@ type Model struct {
 
 	detailSeq  int
 	detailWant int64
+	detailRev  string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
 }
@@ -213,14 +220,27 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.Fail(msg.err.Error())
 			} else {
 				d := msg.detail
+				// The step as the timeline folds it (its retries, pending or
+				// not): the detail says what the timeline says.
+				if st, ok := m.timeline.Selected(); ok && st.RowID == d.RowID {
+					call := d.ToolCall
+					d.Step, d.ToolCall = st, call
+				}
 				m.detail.Set(&d)
 			}
 		}
 		return m, nil
+	case activityMsg:
+		return m, m.onActivity(msg)
+	case summaryMsg:
+		return m, m.onSummary(msg)
+	case summaryDueMsg:
+		return m, m.onSummaryDue(msg)
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
-		return m, m.onChanges(msg)
+		cmd := m.onChanges(msg)
+		return m, tea.Batch(cmd, m.afterRefresh(msg))
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {
@@ -242,6 +262,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.src.Close()
 		m.src = source{Source: msg.src, gen: m.src.gen + 1}
 		m.st = newState(m.src.RecordsLeases())
+		m.live, m.summaryRead = live{}, summaryRead{}
 		m.loaded, m.cursor = false, nil
 		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival
 		m.reopenWant, m.tries = false, 0
@@ -347,7 +368,8 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	m.clearStale(staleLoad)
 	m.tries = 0
 	now := m.now()
-	m.cursor, m.loaded, m.lastChange = msg.cursor, true, now
+	// "updated" is the store's own last write, not the moment vigil read it.
+	m.cursor, m.loaded, m.lastChange = msg.cursor, true, msg.lastWrite
 	m.st.model.SetRuns(msg.runs)
 	m.st.model.SetRequests(msg.requests, now)
 	unknown := m.st.model.Unknown()
@@ -367,7 +389,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 func (m *Model) firstRun() string {
 	md := m.st.model
 	if _, ok := md.Run(m.opt.Run); ok {
-		return md.RootOf(m.opt.Run)
+		return m.opt.Run // opened in its tree, selected
 	}
 	now := m.now()
 	roots := md.Roots()
@@ -389,7 +411,7 @@ func (m *Model) openRun(id string) tea.Cmd {
 	m.tree.Select(id)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
-	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids))
+	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true))
 }
 
 // selectAgent shows an agent's steps and drift.
@@ -439,10 +461,11 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 		m.detail.Set(nil)
 		return nil
 	}
-	if st.RowID == m.detailWant && m.detail.RowID() == st.RowID {
+	rev := m.stepRev(st)
+	if st.RowID == m.detailWant && m.detail.RowID() == st.RowID && rev == m.detailRev {
 		return nil
 	}
-	m.detailWant = st.RowID
+	m.detailWant, m.detailRev = st.RowID, rev
 	m.detail.Loading()
 	if now {
 		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
@@ -566,6 +589,11 @@ func (m *Model) ack(found bool) {
 
 func (m *Model) wantDetailIfFollowing() tea.Cmd {
 	if m.timeline.Following() {
+		return m.wantDetail(false)
+	}
+	// The selected step itself moved (a retry or an attempt arrived): its
+	// detail is read again, so it says what the timeline does.
+	if st, ok := m.timeline.Selected(); ok && (st.RowID != m.detailWant || m.stepRev(st) != m.detailRev) {
 		return m.wantDetail(false)
 	}
 	return nil

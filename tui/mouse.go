@@ -21,8 +21,9 @@ func (m *Model) paneAt(x, y int) (pane, rect, bool) {
 // onClick focuses the pane under the pointer and hands it the click, in
 // the pane's own coordinates.
 func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
-	if m.help {
+	if m.help || m.summaryOn {
 		m.help = false
+		m.closeSummary()
 		return nil
 	}
 	p, r, ok := m.paneAt(ms.X, ms.Y)
@@ -35,6 +36,15 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 
 // onWheel scrolls the pane under the pointer, focused or not.
 func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
+	if m.summaryOn {
+		switch ms.Button {
+		case tea.MouseWheelUp:
+			m.summary.Wheel(-wheelStep)
+		case tea.MouseWheelDown:
+			m.summary.Wheel(wheelStep)
+		}
+		return nil
+	}
 	p, _, ok := m.paneAt(ms.X, ms.Y)
 	if !ok {
 		return nil

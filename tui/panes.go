@@ -42,4 +42,5 @@ func (m *Model) newPanes() {
 		paneApprovals: m.approvals,
 	}
 	m.helpBox = views.NewHelp(env)
+	m.summary = views.NewSummary(env)
 }

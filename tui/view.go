@@ -53,15 +53,20 @@ func (m *Model) render() string {
 	screen := m.stitch(drawn, w, h-1)
 	screen = append(screen, m.statusBar(w))
 	frame := strings.Join(screen, "\n")
-	if !m.help {
+	if !m.help && !m.summaryOn {
 		return frame
 	}
-	// The help overlay is the one place panes overlap: compose it on a canvas.
+	// The overlays are the one place panes overlap: compose them on a
+	// canvas, the help above the summary.
+	layers := []*lipgloss.Layer{lipgloss.NewLayer(frame)}
+	if m.summaryOn {
+		layers = append(layers, lipgloss.NewLayer(m.summary.View(true)).X(m.summaryAt.x).Y(m.summaryAt.y).Z(1))
+	}
+	if m.help {
+		layers = append(layers, lipgloss.NewLayer(m.helpBox.View()).X(m.helpAt.x).Y(m.helpAt.y).Z(2))
+	}
 	canvas := lipgloss.NewCanvas(w, h)
-	return canvas.Compose(lipgloss.NewCompositor(
-		lipgloss.NewLayer(frame),
-		lipgloss.NewLayer(m.helpBox.View()).X(m.helpAt.x).Y(m.helpAt.y).Z(1),
-	)).Render()
+	return canvas.Compose(lipgloss.NewCompositor(layers...)).Render()
 }
 
 // stitch lays drawn panes side by side, row by row. The layout tiles the
@@ -112,10 +117,12 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), live)))
 	}
 	switch {
-	case m.stale != "" && m.loaded:
+	case m.stale != "" && m.loaded && !m.lastChange.IsZero():
 		parts = append(parts, t.Bad.Render("NOT CURRENT (as of "+textfmt.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
 	case m.stale != "":
 		parts = append(parts, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
+	case m.loaded && m.lastChange.IsZero():
+		parts = append(parts, t.Muted.Render("no write time recorded"))
 	case m.loaded:
 		parts = append(parts, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
 	default:

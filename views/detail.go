@@ -178,17 +178,39 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 	}
 
 	head := fmt.Sprintf("step %d · %s tokens", d.Number, textfmt.Thousands(d.Tokens))
+	if d.Pending {
+		head = fmt.Sprintf("step %d · not committed yet", d.Number)
+	}
 	if d.Latency > 0 {
 		head += " · " + latency(d.Latency)
 	}
-	if n := len(d.Retries); n > 0 {
+	switch n := len(d.Retries); {
+	case n == 1:
+		head += " · ↩ 1 provider retry"
+	case n > 1:
 		head += fmt.Sprintf(" · ↩ %d provider retries", n)
+	}
+	if n := len(d.ProviderCalls); n > 0 {
+		head += " · " + plural(n, "provider attempt")
 	}
 	add(roleMuted, head)
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
 		add(roleBold, l)
 	}
+	// The rows folded under the step, as the timeline's ↩N counts them; a
+	// retry paired with its failed attempt is shown there, under Provider
+	// calls, instead.
+	failed := 0
+	for _, c := range d.ProviderCalls {
+		if c.Failure != "" {
+			failed++
+		}
+	}
 	for _, r := range d.Retries {
+		if r.Kind == store.StepRetry && failed > 0 {
+			failed--
+			continue
+		}
 		add(roleStale, "↩ "+textfmt.Cut(sanitize.Line(r.Decision), w-2))
 	}
 
@@ -247,13 +269,35 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		}
 	}
 	if len(d.ProviderCalls) > 0 {
-		section("Provider calls", len(d.ProviderCalls))
-		for _, c := range d.ProviderCalls {
+		// Every attempt, in the order made; each failed one is paired with
+		// the retry row the timeline folds under the step (↩N), in order.
+		// The step's token breakdown goes in the heading when it fits there,
+		// else on the line under it.
+		u := store.SumUsage(d.ProviderCalls)
+		var counts []styledLine
+		if u.Reported > 0 {
+			counts = breakdown(u, w, true)
+		}
+		if len(counts) == 1 && textfmt.Width(fmt.Sprintf("── Provider calls (%d) · ", len(d.ProviderCalls)))+counts[0].width()+3 <= w {
+			label := fmt.Sprintf("── Provider calls (%d) · %s ", len(d.ProviderCalls), strings.ReplaceAll(plainText(counts[0]), "   ", " · "))
+			out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-textfmt.Width(label), 0))}})
+		} else {
+			section("Provider calls", len(d.ProviderCalls))
+			out = append(out, counts...)
+		}
+		var retries []store.Retry
+		for _, r := range d.Retries {
+			if r.Kind == store.StepRetry {
+				retries = append(retries, r)
+			}
+		}
+		failed := 0
+		for i, c := range d.ProviderCalls {
 			usage := "usage not reported"
 			if c.TotalTokens != nil {
 				usage = textfmt.Thousands(*c.TotalTokens) + " tokens"
 			}
-			line := fmt.Sprintf("#%d %s %s · %s", c.Attempt, c.Provider, c.Model, usage)
+			line := fmt.Sprintf("%d. %s %s · %s", i+1, c.Provider, c.Model, usage)
 			if c.LatencyMS > 0 {
 				line += " · " + latency(time.Duration(c.LatencyMS)*time.Millisecond)
 			}
@@ -264,14 +308,38 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 			} else if c.FinishReason != "" {
 				line += " · " + c.FinishReason
 			}
-			add(r, textfmt.Cut(sanitize.Line(line), w))
+			add(r, textfmt.Cut(sanitize.Line(strings.Join(strings.Fields(line), " ")), w))
+			if c.TotalTokens != nil && len(d.ProviderCalls) > 1 {
+				for _, l := range breakdown(store.SumUsage([]store.ProviderCall{c}), w-3, true) {
+					out = append(out, append(styledLine{{plain, "   "}}, l...))
+				}
+			}
+			if c.Failure != "" {
+				if failed < len(retries) {
+					add(roleStale, "   ↩ "+textfmt.Cut(sanitize.Line(retries[failed].Decision), w-5))
+				}
+				failed++
+			}
 		}
+	}
+	if len(d.ServerTools) > 0 || len(d.Citations) > 0 {
+		section("Provider tools and citations", len(d.ServerTools)+len(d.Citations))
+		out = append(out, providerToolLines(d.ServerTools, d.Citations, true, true, w)...)
 	}
 	if d.Prompt != "" {
 		section("Prompt", 0)
 		text("prompt", d.Prompt, roleMuted)
 	}
 	return out
+}
+
+// plainText is a laid-out line's text without its styles.
+func plainText(l styledLine) string {
+	var b strings.Builder
+	for _, s := range l {
+		b.WriteString(s.text)
+	}
+	return b.String()
 }
 
 func paren(s string) string {

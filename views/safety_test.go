@@ -31,7 +31,9 @@ func FuzzRenderStep(f *testing.F) {
 			Observations: []store.Observation{{Kind: s, Target: s, Text: s}}, Edits: []store.Edit{{Tool: s, Path: s, Hunk: s}},
 			ProviderCalls: []store.ProviderCall{{Provider: s, Model: s, Failure: s, FinishReason: s}},
 			Policy: []store.PolicyEvent{{Kind: store.PolicyKind(s), Act: s, Target: s, Rule: s, Layer: s,
-				Decision: store.PolicyVerdict(s), Source: s}}}
+				Decision: store.PolicyVerdict(s), Source: s}},
+			Citations:   []store.Citation{{URL: s, Title: s, CitedText: s}},
+			ServerTools: []store.ServerToolCall{{Provider: s, Tool: s, Error: s}}}
 		req := store.Request{Kind: store.Approval, ID: s, RunID: s, Act: s, Target: s, Content: s, HasContent: true}
 		q := store.Request{Kind: store.Question, ID: "2", RunID: s, Question: s, Context: s, Choices: []string{s}}
 		pl := store.Request{Kind: store.Plan, ID: "3", RunID: s, PlanSteps: []store.PlanStep{{Intent: s, Agent: s}}}
@@ -40,7 +42,8 @@ func FuzzRenderStep(f *testing.F) {
 		runs.SetItems([]RunItem{{Run: run, State: store.StateRunning, Tree: runmodel.Counts{Known: true}},
 			{Run: run, State: store.StateFinished}}) // a finished run shows its outcome, the store's word
 		tree := NewTree(env)
-		node := &AgentNode{Run: run, State: store.StateWaiting, Own: runmodel.Counts{Known: true}, Marked: true, Waiting: 1}
+		node := &AgentNode{Run: run, State: store.StateWaiting, Own: runmodel.Counts{Known: true}, Marked: true, Waiting: 1,
+			Todos: []store.Todo{{Text: s, State: store.TodoState(s)}}, Unread: 1, Processes: 1}
 		ev := store.AgentEvent{Kind: store.AgentSpawnRefused, Detail: s}
 		done := &AgentNode{Run: run, State: store.StateFinished}
 		kids := func(id string) []string {
@@ -49,7 +52,31 @@ func FuzzRenderStep(f *testing.F) {
 			}
 			return nil
 		}
-		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node, s + "/done": done}, kids, map[string][]store.AgentEvent{s: {ev}}), nil)
+		tree.SetTree(FlattenTree(s, map[string]*AgentNode{s: node, s + "/done": done}, kids, map[string][]store.AgentEvent{s: {ev}},
+			map[string][]store.QueuedAgent{s: {{ParentID: s, Goal: s}}}), nil)
+		var live []Doing
+		for _, k := range []store.LiveKind{store.LiveModel, store.LiveTool, store.LiveRetry, store.LiveWaiting, store.LiveOther, store.LiveKind(s)} {
+			if dg, ok := NowDoing([]store.RunEvent{{RunID: s, Kind: k, Name: s, Text: s, At: now}}); ok {
+				live = append(live, dg)
+			}
+		}
+		tree.SetLive(live)
+		code := 2
+		sum := NewSummary(env)
+		sum.Set(&RunSummary{Run: run, State: store.StateRunning, Lease: &store.Lease{Owner: s, TTL: time.Minute}, LeaseHeldBy: s,
+			Calls: d.ProviderCalls, Requests: []store.Request{req, q, pl, {Kind: store.Approval, Resolved: true, Decision: s, DecidedBy: s}},
+			Facts: &store.RunFacts{Recorded: store.FactSet{store.FactCheckpoints: true, store.FactGates: true, store.FactGateAttempts: true,
+				store.FactMemory: true, store.FactContextEvents: true, store.FactCitations: true, store.FactServerTools: true, store.FactFolds: true,
+				store.FactTodos: true, store.FactQueue: true, store.FactMessages: true, store.FactProcesses: true, store.FactRunEvents: true,
+				store.FactSandbox: true, store.FactMCP: true},
+				Markers: []store.Marker{{Kind: s, Detail: s}}, GateFailures: []store.Tally{{Key: s, Count: 1}},
+				GateAttempts: []store.GateAttempt{{Phase: s, Outcome: store.GateOutcome(s), Detail: s}},
+				Memory:       []store.MemoryEntry{{Key: s, Value: s, Kind: s}}, Recalled: []string{s},
+				ContextEvents: []store.ContextEvent{{Kind: s, Detail: s}}, Citations: d.Citations, ServerTools: d.ServerTools,
+				Audit: []store.AuditEvent{{Source: s, Kind: s}}, Folds: []store.Fold{{Text: s}}, Todos: []store.Todo{{Text: s}},
+				Queued: []store.QueuedAgent{{Goal: s}}, Messages: []store.AgentMessage{{FromName: s, FromID: s, Body: s}},
+				Processes: []store.Process{{Line: s, Reason: s, Output: s, Code: &code, State: store.ProcessState(s)}},
+				Stream:    1, LastEvent: &store.RunEvent{Name: s, Text: s}}})
 		tl := NewTimeline(env)
 		tl.Load(s, s, []store.Step{step}, true)
 		det := NewDetail(env)
@@ -60,7 +87,7 @@ func FuzzRenderStep(f *testing.F) {
 		items := []ApprovalItem{{Req: req, Asker: s, Delivery: store.Deferred, Why: s}, {Req: q, Asker: s}, {Req: pl, Asker: s}}
 		ap.SetItems(items, now)
 		frames := []string{sized(runs, 100, 10).View(true), sized(tree, 80, 6).View(true), sized(tl, 100, 6).View(true),
-			sized(det, 80, 60).View(true), sized(dr, 90, 8).View(true), sized(ap, 90, 20).View(true)}
+			sized(det, 80, 60).View(true), sized(dr, 90, 8).View(true), sized(ap, 90, 20).View(true), sized(sum, 100, 200).View(true)}
 		ap.Result(store.Decision{Key: req.Key()}, store.DecideResult{Decision: s, DecidedBy: s}, nil)
 		frames = append(frames, ap.View(true))
 		for _, fr := range frames {

@@ -24,7 +24,8 @@ type Timeline struct {
 	runID   string
 	title   string
 	follow  bool
-	fresh   int // steps that arrived while not following
+	live    bool // the run was live when loaded: steps may still come
+	fresh   int  // steps that arrived while not following
 	loading bool
 }
 
@@ -46,6 +47,7 @@ func (p *Timeline) Capturing() bool { return false }
 // Load shows another agent's steps: follow is on when the run is live.
 func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
 	p.runID, p.title, p.steps, p.follow, p.fresh, p.loading = runID, title, steps, live, 0, false
+	p.live = live
 	p.list = List{height: p.list.height}
 	p.list.SetLen(len(steps))
 	if live {
@@ -163,8 +165,10 @@ func (p *Timeline) View(focused bool) string {
 		body = append(body, t.Muted.Render("  loading steps…"))
 	case p.runID == "":
 		body = append(body, t.Muted.Render("  select an agent to see its steps"))
-	case len(p.steps) == 0:
+	case len(p.steps) == 0 && p.live:
 		body = append(body, t.Muted.Render("  no steps yet"))
+	case len(p.steps) == 0:
+		body = append(body, t.Muted.Render("  no steps: the run committed none"))
 	}
 	// Notes, most important first: where the title leaves too little room,
 	// the count goes before the follow mode does.

@@ -21,13 +21,21 @@ type AgentNode struct {
 	Own     runmodel.Counts // this agent's steps and tokens
 	Waiting int             // requests this agent waits on
 	Marked  bool            // it or an agent below it waits on a human
+
+	// What it holds open now, as far as the store records it (zero where
+	// it does not): its plan, the messages not yet handed to it, and the
+	// processes it started that are still running.
+	Todos     []store.Todo
+	Unread    int
+	Processes int
 }
 
-// TreeLine is one line of the drawn tree: an agent, or a spawn refusal
-// under the agent that tried.
+// TreeLine is one line of the drawn tree: an agent, a child queued for a
+// slot (it has no run yet), or a spawn refusal under the agent that tried.
 type TreeLine struct {
 	Guide   string // the ├─ │  └─ drawing in front
 	Node    *AgentNode
+	Queued  *store.QueuedAgent
 	Refusal *store.AgentEvent
 }
 
@@ -36,10 +44,12 @@ type Budget struct {
 	Ceiling, Remaining int64
 }
 
-// FlattenTree lays a tree out as lines, parents before children, refusals
-// after the children of the agent that was refused. A cycle or a tree
-// deeper than maxDepth stops rather than loops.
-func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent) []TreeLine {
+// FlattenTree lays a tree out as lines, parents before children; after an
+// agent's children come the children queued under it, then the spawns it
+// was refused. A cycle or a tree deeper than maxDepth stops rather than
+// loops.
+func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent,
+	queued map[string][]store.QueuedAgent) []TreeLine {
 	const maxDepth = 64
 	var out []TreeLine
 	seen := map[string]bool{}
@@ -62,16 +72,21 @@ func FlattenTree(root string, nodes map[string]*AgentNode, children func(id stri
 			return
 		}
 		kids := children(id)
-		refs := refusals[id]
+		refs, waits := refusals[id], queued[id]
 		for i, k := range kids {
-			walk(k, childPrefix, i == len(kids)-1 && len(refs) == 0, false, depth+1)
+			walk(k, childPrefix, i == len(kids)-1 && len(refs)+len(waits) == 0, false, depth+1)
+		}
+		branch := func(last bool) string {
+			if last {
+				return childPrefix + "└─ "
+			}
+			return childPrefix + "├─ "
+		}
+		for i := range waits {
+			out = append(out, TreeLine{Guide: branch(i == len(waits)-1 && len(refs) == 0), Queued: &waits[i]})
 		}
 		for i := range refs {
-			g := childPrefix + "├─ "
-			if i == len(refs)-1 {
-				g = childPrefix + "└─ "
-			}
-			out = append(out, TreeLine{Guide: g, Refusal: &refs[i]})
+			out = append(out, TreeLine{Guide: branch(i == len(refs)-1), Refusal: &refs[i]})
 		}
 	}
 	walk(root, "", true, true, 0)
@@ -86,6 +101,7 @@ type Tree struct {
 	lines    []TreeLine
 	budget   *Budget
 	selected string
+	live     []Doing // what its agents are doing now, from their live streams
 }
 
 // NewTree makes an empty tree pane.
@@ -94,7 +110,29 @@ func NewTree(env *Env) *Tree { return &Tree{env: env} }
 // SetSize lays the pane out for w×h.
 func (p *Tree) SetSize(w, h int) {
 	p.w, p.h = w, h
-	p.list.SetHeight(max(h-2-p.headerRows(), 1))
+	p.list.SetHeight(max(h-2-p.headerRows()-p.stripRows(), 1))
+}
+
+// stripRows is how many rows the live strip takes: none while it has
+// nothing to say or the pane has no room beside two agents; else one per
+// agent doing something (at most maxStripRows) where the tree leaves rows
+// spare, and one row for all of them where it does not.
+func (p *Tree) stripRows() int {
+	avail := p.h - 2 - p.headerRows()
+	if len(p.live) == 0 || avail < 3 {
+		return 0
+	}
+	spare := avail - len(p.lines)
+	return max(1, min(len(p.live), maxStripRows, spare, avail-2))
+}
+
+// maxStripRows bounds the live strip.
+const maxStripRows = 3
+
+// SetLive replaces what the strip says the agents are doing now.
+func (p *Tree) SetLive(ds []Doing) {
+	p.live = ds
+	p.SetSize(p.w, p.h)
 }
 
 // headerRows is 1 when the pane is wide enough to show counts: then a
@@ -185,6 +223,12 @@ func (p *Tree) View(focused bool) string {
 	if len(p.lines) == 0 {
 		body = append(body, t.Muted.Render("  open a run to see its agents"))
 	}
+	if rows := p.stripRows(); rows > 0 {
+		for len(body) < p.h-2-rows {
+			body = append(body, "")
+		}
+		body = append(body, p.strip(t, inner, rows)...)
+	}
 	note := ""
 	if n := p.agents(); n > 0 {
 		note = countNote(n, n, "agent")
@@ -193,6 +237,62 @@ func (p *Tree) View(focused bool) string {
 		note = fmt.Sprintf("budget %s/%s left · %s", textfmt.Tokens(p.budget.Remaining), textfmt.Tokens(p.budget.Ceiling), note)
 	}
 	return t.Frame("2 Agents", note, body, w, h, focused)
+}
+
+// nodeBadges mark what an agent holds open: its plan's progress, messages
+// not yet handed to it, and processes it started that still run.
+func nodeBadges(n *AgentNode) string {
+	var parts []string
+	if len(n.Todos) > 0 {
+		done := 0
+		for _, t := range n.Todos {
+			if t.State == store.TodoDone {
+				done++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("☑%d/%d", done, len(n.Todos)))
+	}
+	if n.Unread > 0 {
+		parts = append(parts, fmt.Sprintf("✉%d", n.Unread))
+	}
+	if n.Processes > 0 {
+		parts = append(parts, fmt.Sprintf("⚙%d", n.Processes))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " ") + " "
+}
+
+// strip is the live lines under the tree: what each agent is doing inside
+// the step it has not committed yet, the selected agent first; one agent a
+// row, or all of them on one row when there is only one.
+func (p *Tree) strip(t *Theme, w, rows int) []string {
+	now := p.env.Now()
+	parts := make([]string, 0, len(p.live))
+	for _, d := range p.live {
+		if d.RunID == p.selected {
+			parts = append([]string{d.line(now)}, parts...)
+		} else {
+			parts = append(parts, d.line(now))
+		}
+	}
+	if rows == 1 {
+		return []string{t.Good.Render(textfmt.Cut(" now  "+strings.Join(parts, "   "), w))}
+	}
+	out := make([]string, 0, rows)
+	for i := 0; i < rows && i < len(parts); i++ {
+		lead := "      "
+		if i == 0 {
+			lead = " now  "
+		}
+		text := parts[i]
+		if i == rows-1 && len(parts) > rows {
+			text += fmt.Sprintf("   +%d more", len(parts)-rows)
+		}
+		out = append(out, t.Good.Render(textfmt.Cut(lead+text, w)))
+	}
+	return out
 }
 
 func (p *Tree) agents() int {
@@ -217,6 +317,10 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 	if l.Refusal != nil {
 		text := fmt.Sprintf("✗ spawn refused (%s) · step %d", sanitize.Line(l.Refusal.Detail), l.Refusal.Step)
 		return guide + t.Bad.Render(textfmt.Cut(text, w-gw))
+	}
+	if q := l.Queued; q != nil {
+		text := fmt.Sprintf("⧗ queued: %s · no run yet (step %d)", sanitize.Line(q.Goal), q.Step)
+		return guide + t.Stale.Render(textfmt.Cut(text, w-gw))
 	}
 	n := l.Node
 	st := t.StateStyle(n.State, n.Run.Outcome)
@@ -259,13 +363,14 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 		rightW += textfmt.Width(r) + 1
 	}
 	head := glyph + " #" + sanitize.Line(store.DisplayID(n.Run.ID)) + " "
-	goalW := max(w-gw-textfmt.Width(head)-rightW, 4)
+	badges := nodeBadges(n)
+	goalW := max(w-gw-textfmt.Width(head)-textfmt.Width(badges)-rightW, 4)
 	goal := textfmt.PadRight(sanitize.Line(n.Run.Goal), goalW)
 	if selected {
-		return guide + selectStyle(t, focused).Render(textfmt.Fit(head+goal+" "+strings.Join(right, " "), w-gw))
+		return guide + selectStyle(t, focused).Render(textfmt.Fit(head+badges+goal+" "+strings.Join(right, " "), w-gw))
 	}
 	var b strings.Builder
-	b.WriteString(guide + st.Render(glyph) + t.Text.Render(strings.TrimPrefix(head, glyph)+goal))
+	b.WriteString(guide + st.Render(glyph) + t.Text.Render(strings.TrimPrefix(head, glyph)) + t.Waiting.Render(badges) + t.Text.Render(goal))
 	for i, r := range right {
 		b.WriteString(" " + styles[i](r))
 	}

@@ -106,10 +106,11 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	}
 	// A provider count lands on the newest turn of a live run shortly after
 	// it is written: only each open run's newest turn in the last chunk of
-	// rows can still be waiting for one.
+	// rows can still be waiting for one, and only if its count has not
+	// landed already (else the first refresh would tell it as arrived).
 	if s.si().has("context_events") && c.open.Len() > 0 {
-		err := s.eachRow(ctx, fmt.Sprintf(`SELECT MAX(id), run_id FROM context_events WHERE id > ? AND kind = 'assembled'
-			AND run_id IN (%s) GROUP BY run_id`, sqlitex.IDList(slices.Sorted(c.open.Keys()))),
+		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
+			WHERE id > ? AND kind = 'assembled' AND run_id IN (%s) GROUP BY run_id) AND reported_tokens IS NULL`, sqlitex.IDList(slices.Sorted(c.open.Keys()))),
 			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
 				var id, run int64
 				err := r.Scan(&id, &run)
@@ -482,7 +483,7 @@ func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *store.Chan
 }
 
 func (s *Store) newCalls(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
-	q := fmt.Sprintf("SELECT %s FROM provider_calls WHERE id > ? ORDER BY id LIMIT %d", providerCallCols, sqlitex.ChangesPage)
+	q := fmt.Sprintf("SELECT %s FROM provider_calls WHERE id > ? ORDER BY id LIMIT %d", s.providerCallCols(), sqlitex.ChangesPage)
 	err := s.eachRow(ctx, q, []any{c.marks["provider_calls"]}, func(r *sql.Rows) error {
 		pc, err := scanProviderCall(r)
 		ch.Calls = append(ch.Calls, pc)

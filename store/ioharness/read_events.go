@@ -134,7 +134,7 @@ func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]store
 	}
 	// provider_calls has a run_id index (io-harness 0.37+); older stores
 	// scan a table that is small next to steps.
-	q := "SELECT " + providerCallCols + " FROM provider_calls WHERE run_id = ?"
+	q := "SELECT " + s.providerCallCols() + " FROM provider_calls WHERE run_id = ?"
 	args := []any{run}
 	if step != allSteps {
 		q += " AND step = ?"
@@ -149,19 +149,34 @@ func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]store
 	return out, err
 }
 
-const providerCallCols = `id, run_id, step, attempt, provider, model, prompt_tokens, completion_tokens, total_tokens,
-		latency_ms, finish_reason, failure, at`
+// providerCallCols are the columns a ProviderCall is read from, in the
+// store's shape: every one of them is in io-harness's 0.18 table, but a
+// column a store lacks reads as NULL.
+func (s *Store) providerCallCols() string {
+	col := func(c string) string { return s.si().col("provider_calls", c, "NULL") }
+	return "id, run_id, step, attempt, provider, model, prompt_tokens, completion_tokens, total_tokens, " +
+		col("cache_read_tokens") + ", " + col("cache_write_tokens") + ", " + col("reasoning_tokens") + ", " +
+		col("server_tool_requests") + ", latency_ms, " + col("ttft_ms") + ", finish_reason, failure, at"
+}
 
 func scanProviderCall(r *sql.Rows) (store.ProviderCall, error) {
 	var c store.ProviderCall
 	var run int64
 	var model, finish, failure sql.NullString
-	var pt, ct, tt sql.NullInt64
+	var pt, ct, tt, cr, cw, rt, st, ttft sql.NullInt64
 	var at string
-	err := r.Scan(&c.RowID, &run, &c.Step, &c.Attempt, &c.Provider, &model, &pt, &ct, &tt, &c.LatencyMS, &finish, &failure, &at)
+	err := r.Scan(&c.RowID, &run, &c.Step, &c.Attempt, &c.Provider, &model, &pt, &ct, &tt, &cr, &cw, &rt, &st,
+		&c.LatencyMS, &ttft, &finish, &failure, &at)
 	c.RunID = idStr(run)
 	c.Model, c.FinishReason, c.Failure = model.String, finish.String, failure.String
 	c.PromptTokens, c.CompletionTokens, c.TotalTokens = nullInt(pt), nullInt(ct), nullInt(tt)
+	// io-harness writes the breakdown with the usage or not at all
+	// (record_provider_call: every count is u.map(…)), and reads a NULL total
+	// as "no usage": the breakdown of such a row is not reported either.
+	if tt.Valid {
+		c.CacheReadTokens, c.CacheWriteTokens, c.ReasoningTokens, c.ServerToolCalls = nullInt(cr), nullInt(cw), nullInt(rt), nullInt(st)
+	}
+	c.TTFTMS = nullInt(ttft)
 	c.At = parseTime(at)
 	return c, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -14,20 +15,54 @@ import (
 // detail reads the whole call.
 const toolCallSummaryBytes = 240
 
+// resultHeadBytes is how much of a result a timeline row reads to find
+// the line that says what the step did (resultHead).
+const resultHeadBytes = 1024
+
 // stepRowCols are the columns a StepRow is read from, after id, run_id and
 // step: text is cut in SQL so a huge prompt or result is never loaded. The
 // result is cut before it is trimmed: ltrim of the whole column would copy
-// a 200 MB result to take its first line (a result that starts with more
-// than 64 KiB of blanks shows an empty head).
+// a 200 MB result to take its head (a result that starts with more than
+// 64 KiB of blanks shows an empty head).
 var stepRowCols = fmt.Sprintf("decision, substr(tool_call, 1, %d), substr(ltrim(substr(result, 1, 65536), char(10, 13, 32)), 1, %d), tokens",
-	toolCallSummaryBytes, toolCallSummaryBytes)
+	toolCallSummaryBytes, resultHeadBytes)
 
-// headLine keeps a result's first line.
-func headLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		return s[:i]
+// providerNote matches the note io-harness puts first in a step's
+// observations when a provider-run web tool broke inside the response
+// ("[step 4] provider web tool: web_search failed (max_uses_exceeded)",
+// web_failure_note in src/run/step.rs). It is the provider's report, not
+// what the step did: the step's own result follows it.
+var providerNote = regexp.MustCompile(`^\[step \d+\] provider web tool: `)
+
+// resultHead is the line that summarises what a step did: the first line
+// of its result that is not a provider's note, cut to the summary size
+// (a result that is nothing but notes is summarised by its first).
+func resultHead(s string) string {
+	first := ""
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimRight(l, "\r")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if !providerNote.MatchString(l) {
+			return cutUTF8(l, toolCallSummaryBytes)
+		}
 	}
-	return s
+	return cutUTF8(first, toolCallSummaryBytes)
+}
+
+// cutUTF8 cuts s to at most n bytes on a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // auxRow matches the rows io-harness writes under a step's number before (or
@@ -81,7 +116,7 @@ func scanStepRow(r *sql.Rows) (store.StepRow, int64, error) {
 	var x store.StepRow
 	var run int64
 	err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.ResultHead, &x.Tokens)
-	x.RunID, x.ResultHead, x.Kind = idStr(run), headLine(x.ResultHead), stepKind(x.Decision)
+	x.RunID, x.ResultHead, x.Kind = idStr(run), resultHead(x.ResultHead), stepKind(x.Decision)
 	return x, run, err
 }
 
@@ -133,21 +168,60 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 // under the step's number, wherever in the table it was written (a resume
 // writes rows for old steps late).
 func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) error {
+	x, err := s.extras(ctx, run, d.Number)
+	if err != nil {
+		return err
+	}
+	x.fill(d)
+	return nil
+}
+
+// stepExtra is what other tables hold about a run's steps, by step number.
+type stepExtra struct {
+	turns  map[int]sql.NullString
+	obs    map[int][]store.Observation
+	edits  map[int][]store.Edit
+	policy map[int][]store.PolicyEvent
+	calls  map[int][]store.ProviderCall
+	cites  map[int][]store.Citation
+	tools  map[int][]store.ServerToolCall
+}
+
+// fill puts the extras of d's step into d.
+func (x *stepExtra) fill(d *store.StepDetail) {
 	n := d.Number
+	if t, ok := x.turns[n]; ok {
+		d.TurnText, d.HasTurnText = t.String, t.Valid
+	}
+	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
+	d.Citations, d.ServerTools = x.cites[n], x.tools[n]
+}
+
+// extras reads the rows of other tables under one step of a run, or under
+// all of them (allSteps): one read of each table either way.
+func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, error) {
+	x := &stepExtra{turns: map[int]sql.NullString{}, obs: map[int][]store.Observation{}, edits: map[int][]store.Edit{},
+		policy: map[int][]store.PolicyEvent{}, calls: map[int][]store.ProviderCall{}, cites: map[int][]store.Citation{},
+		tools: map[int][]store.ServerToolCall{}}
 	if s.si().has("step_turns") {
-		var text sql.NullString
-		var calls string
-		err := s.read.QueryRowContext(ctx, "SELECT text, calls FROM step_turns WHERE run_id = ? AND step = ?", run, n).Scan(&text, &calls)
-		if err == nil {
-			d.TurnText, d.HasTurnText = text.String, text.Valid
-		} else if err != sql.ErrNoRows {
-			return mapDriverErr(s.path, err)
+		q, args := "SELECT step, text FROM step_turns WHERE run_id = ?", []any{run}
+		if step != allSteps {
+			q, args = q+" AND step = ?", append(args, step)
+		}
+		err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+			var n int
+			var text sql.NullString
+			err := r.Scan(&n, &text)
+			x.turns[n] = text
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if s.si().has("ledger_observations") {
-		obs, err := readRuns(ctx, s, runSpec{table: "ledger_observations",
-			cols:  fmt.Sprintf("kind, target, substr(text, 1, %d)", store.MaxDetailBytes),
-			where: "step = ?", args: []any{n}, runs: []int64{run}},
+		obs, err := readRuns(ctx, s, stepFilter(runSpec{table: "ledger_observations",
+			cols: fmt.Sprintf("kind, target, substr(text, 1, %d)", store.MaxDetailBytes), runs: []int64{run}}, step),
 			func(r *sql.Rows) (store.Observation, error) {
 				var id, run int64
 				var o store.Observation
@@ -157,40 +231,123 @@ func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) 
 				return o, err
 			})
 		if err != nil {
-			return mapDriverErr(s.path, err)
+			return nil, mapDriverErr(s.path, err)
 		}
-		d.Observations = obs
+		for _, o := range obs {
+			x.obs[o.Step] = append(x.obs[o.Step], o)
+		}
 	}
 	if s.si().has("edits") {
 		hunk := s.si().col("edits", "hunk", "NULL")
-		edits, err := readRuns(ctx, s, runSpec{table: "edits",
-			cols:  fmt.Sprintf("tool, path, lines_added, lines_removed, substr(%s, 1, %d)", hunk, store.MaxDetailBytes),
-			where: "step = ?", args: []any{n}, runs: []int64{run}},
-			func(r *sql.Rows) (store.Edit, error) {
+		type stepEdit struct {
+			step int
+			e    store.Edit
+		}
+		edits, err := readRuns(ctx, s, stepFilter(runSpec{table: "edits",
+			cols: fmt.Sprintf("tool, path, lines_added, lines_removed, substr(%s, 1, %d)", hunk, store.MaxDetailBytes), runs: []int64{run}}, step),
+			func(r *sql.Rows) (stepEdit, error) {
 				var id, run int64
-				var step int
-				var e store.Edit
+				var se stepEdit
 				var h sql.NullString
-				err := r.Scan(&id, &run, &step, &e.Tool, &e.Path, &e.LinesAdded, &e.LinesRemoved, &h)
-				e.Hunk = h.String
-				return e, err
+				err := r.Scan(&id, &run, &se.step, &se.e.Tool, &se.e.Path, &se.e.LinesAdded, &se.e.LinesRemoved, &h)
+				se.e.Hunk = h.String
+				return se, err
 			})
 		if err != nil {
-			return mapDriverErr(s.path, err)
+			return nil, mapDriverErr(s.path, err)
 		}
-		d.Edits = edits
+		for _, se := range edits {
+			x.edits[se.step] = append(x.edits[se.step], se.e)
+		}
 	}
-	pol, err := s.policyEvents(ctx, run, n)
+	pol, err := s.policyEvents(ctx, run, step)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.Policy = pol
-	calls, err := s.providerCalls(ctx, run, n)
+	for _, p := range pol {
+		x.policy[p.Step] = append(x.policy[p.Step], p)
+	}
+	calls, err := s.providerCalls(ctx, run, step)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.ProviderCalls = calls
-	return nil
+	for _, c := range calls {
+		x.calls[c.Step] = append(x.calls[c.Step], c)
+	}
+	cites, err := s.citations(ctx, run, step)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cites {
+		x.cites[c.Step] = append(x.cites[c.Step], c)
+	}
+	tools, err := s.serverTools(ctx, run, step)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		x.tools[t.Step] = append(x.tools[t.Step], t)
+	}
+	return x, nil
+}
+
+// StepDetails reads every timeline step's detail of a run (Prompt left
+// empty): its rows once, and each other table once, for the whole run.
+func (s *Store) StepDetails(ctx context.Context, runID string) ([]store.StepDetail, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := s.Steps(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	type full struct {
+		result, tool string
+		nResult      int64
+		nTool        int64
+	}
+	rows, err := readRuns(ctx, s, runSpec{table: "steps", cols: capped("result") + ", " + capped("tool_call"), runs: []int64{run}},
+		func(r *sql.Rows) (struct {
+			id int64
+			f  full
+		}, error) {
+			var x struct {
+				id int64
+				f  full
+			}
+			var rn int64
+			var n int
+			err := r.Scan(&x.id, &rn, &n, &x.f.result, &x.f.nResult, &x.f.tool, &x.f.nTool)
+			return x, err
+		})
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	byRow := make(map[int64]full, len(rows))
+	for _, r := range rows {
+		byRow[r.id] = r.f
+	}
+	x, err := s.extras(ctx, run, allSteps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.StepDetail, 0, len(steps))
+	for _, st := range steps {
+		d := store.StepDetail{Step: st}
+		if f, ok := byRow[st.RowID]; ok && !st.Pending {
+			d.Result, d.ToolCallFull = f.result, f.tool
+			if f.nResult > store.MaxDetailBytes {
+				d.Truncated = append(d.Truncated, "result")
+			}
+			if f.nTool > store.MaxDetailBytes {
+				d.Truncated = append(d.Truncated, "tool call")
+			}
+		}
+		x.fill(&d)
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // ContextSamples returns the run's per-turn context sizes ("assembled"

@@ -167,6 +167,7 @@ type runState struct {
 	callTurn   map[string]int
 	timing     map[string]*toolTiming
 	owners     int   // OwnershipChanged records
+	ckpts      int   // ContextCheckpoint and Checkpoint records
 	ownerAt    int64 // the last one's time
 	restart    bool  // the next replay point follows a restart
 	jstatus    string
@@ -307,6 +308,7 @@ func (rs *runState) apply(l *ledger, off int64, rec *runRecord) {
 		}
 	case rec.ContextCheckpoint != nil:
 		c := rec.ContextCheckpoint
+		rs.ckpts++
 		rs.replaceWindow(l, off, &c.Snapshot, c.At)
 		rs.point(l, c.At)
 	case rec.ContextDiff != nil:
@@ -331,6 +333,7 @@ func (rs *runState) apply(l *ledger, off int64, rec *runRecord) {
 		}
 	case rec.Checkpoint != nil:
 		c := rec.Checkpoint
+		rs.ckpts++
 		rs.setMeta(l, &c.Meta, c.At)
 		rs.replaceWindow(l, off, &c.Context, c.At)
 		rs.point(l, c.At)

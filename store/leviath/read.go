@@ -297,6 +297,8 @@ func callOf(rs *runState, c *call) store.ProviderCall {
 	tot := p + cpl
 	pc := store.ProviderCall{RowID: c.id, RunID: rs.id, Step: c.step, Attempt: c.attempt, Provider: c.u.Provider,
 		Model: c.u.Model, PromptTokens: &p, CompletionTokens: &cpl, TotalTokens: &tot, At: unixTime(c.u.At)}
+	cr, cw := c.u.CachedTokens, c.u.CacheWriteTokens
+	pc.CacheReadTokens, pc.CacheWriteTokens = &cr, &cw
 	if c.u.Kind != "stage" {
 		pc.FinishReason = c.u.Kind + " call"
 	}

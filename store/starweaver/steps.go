@@ -231,25 +231,9 @@ func cutBytes(s string, n int) string {
 
 // timeline reads a run's step rows and provider calls, oldest first.
 func (s *Store) timeline(ctx context.Context, runID string) ([]store.StepRow, []store.ProviderCall, error) {
-	m, err := s.mustMeta(ctx, runID)
+	rows, err := s.timelineRows(ctx, runID)
 	if err != nil {
 		return nil, nil, err
-	}
-	rows, err := s.streamRows(ctx, "WHERE session_id = ? AND run_id = ? AND "+stepKinds+" ORDER BY rowid", m.session, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	own := rows[:0]
-	for _, x := range rows {
-		if x.own() {
-			own = append(own, x)
-		}
-	}
-	rows = own
-	if len(rows) == 0 && m.parent != "" {
-		if rows, err = s.mergedRows(ctx, runID, m, "AND "+stepKinds); err != nil {
-			return nil, nil, err
-		}
 	}
 	var steps []store.StepRow
 	var calls []store.ProviderCall
@@ -265,6 +249,30 @@ func (s *Store) timeline(ctx context.Context, runID string) ([]store.StepRow, []
 		}
 	}
 	return steps, calls, nil
+}
+
+// timelineRows are the stream rows a run's timeline is made of: its own,
+// or the copies merged into its parent's stream when it has none.
+func (s *Store) timelineRows(ctx context.Context, runID string) ([]streamRow, error) {
+	m, err := s.mustMeta(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.streamRows(ctx, "WHERE session_id = ? AND run_id = ? AND "+stepKinds+" ORDER BY rowid", m.session, runID)
+	if err != nil {
+		return nil, err
+	}
+	own := rows[:0]
+	for _, x := range rows {
+		if x.own() {
+			own = append(own, x)
+		}
+	}
+	rows = own
+	if len(rows) == 0 && m.parent != "" {
+		return s.mergedRows(ctx, runID, m, "AND "+stepKinds)
+	}
+	return rows, nil
 }
 
 // mergedRows are the copies of a subagent's records merged into its
@@ -379,6 +387,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		return d, nil
 	}
 	d.ProviderCalls = []store.ProviderCall{*call}
+	d.ServerTools = serverTools(x, runID, call)
 	d.At = call.At
 	resp := ev.Response
 	if resp == nil {

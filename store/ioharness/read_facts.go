@@ -1,0 +1,684 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/store"
+)
+
+// The facts io-harness records beyond steps, requests and context samples
+// (store/facts.go), each from the table io-harness writes it to and only
+// when the store has that table: a store older than the release that added
+// it says so (Recorded), it is not an error.
+//
+//	table (since)                   fact
+//	provider_calls (0.18)           the token breakdown (cache, reasoning, server tools)
+//	checkpoint_events (0.7)         checkpoints, resumes, skipped steps
+//	sandbox_events (0.6)            gate failures by phase (kind gate_phase_failed), sandbox audit
+//	gate_attempts (0.34)            each gate evaluation
+//	memory (0.10), memory_recalls (0.30)  what the run wrote to and drew on from memory
+//	context_events (0.10)           the assembler's events other than 'assembled'
+//	mcp_events (0.8)                MCP audit
+//	citations, server_tool_calls (0.22)
+//	summaries (0.43)                compaction folds
+//	todos (0.21), agent_queue (0.32), agent_messages (0.60),
+//	process_handles, handle_output (0.25)
+//	run_events (0.33)               the Broadcast stream
+//
+// Tables io-harness indexes by run (every one from 0.21 on, and
+// provider_calls from 0.37) are read by run_id; the others through the
+// run's row bounds (rows.go), as the timeline is.
+
+var (
+	_ store.FactReader     = (*Store)(nil)
+	_ store.ActivityReader = (*Store)(nil)
+	_ store.DetailReader   = (*Store)(nil)
+	_ store.WriteClock     = (*Store)(nil)
+)
+
+// RunFacts reads everything io-harness records about one run beyond its
+// steps, requests and context samples.
+func (s *Store) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return store.RunFacts{}, err
+	}
+	si := s.si()
+	f := store.RunFacts{RunID: runID, Recorded: store.FactSet{}}
+	if si.has("provider_calls") {
+		f.Recorded.Add(store.FactUsage)
+	}
+	type part struct {
+		table string
+		facts []store.Fact
+		read  func() error
+	}
+	parts := []part{
+		{"checkpoint_events", []store.Fact{store.FactCheckpoints}, func() error { return s.factCheckpoints(ctx, run, &f) }},
+		{"sandbox_events", []store.Fact{store.FactGates, store.FactSandbox}, func() error { return s.factSandbox(ctx, run, &f) }},
+		{"gate_attempts", []store.Fact{store.FactGateAttempts}, func() error { return s.factGateAttempts(ctx, run, &f) }},
+		{"memory", []store.Fact{store.FactMemory}, func() error { return s.factMemory(ctx, run, &f) }},
+		{"context_events", []store.Fact{store.FactContextEvents}, func() error { return s.factContextEvents(ctx, run, &f) }},
+		{"mcp_events", []store.Fact{store.FactMCP}, func() error { return s.factMCP(ctx, run, &f) }},
+		{"citations", []store.Fact{store.FactCitations}, func() (err error) {
+			f.Citations, err = s.citations(ctx, run, allSteps)
+			return err
+		}},
+		{"server_tool_calls", []store.Fact{store.FactServerTools}, func() (err error) {
+			f.ServerTools, err = s.serverTools(ctx, run, allSteps)
+			return err
+		}},
+		{"summaries", []store.Fact{store.FactFolds}, func() error { return s.factFolds(ctx, run, &f) }},
+		{"todos", []store.Fact{store.FactTodos}, func() (err error) {
+			var m map[string][]store.Todo
+			m, err = s.todos(ctx, []int64{run})
+			f.Todos = m[runID]
+			return err
+		}},
+		{"agent_queue", []store.Fact{store.FactQueue}, func() (err error) {
+			var m map[string][]store.QueuedAgent
+			m, err = s.queued(ctx, []int64{run})
+			f.Queued = m[runID]
+			return err
+		}},
+		{"agent_messages", []store.Fact{store.FactMessages}, func() (err error) {
+			var m map[string][]store.AgentMessage
+			m, err = s.messages(ctx, []int64{run}, false)
+			f.Messages = m[runID]
+			return err
+		}},
+		{"run_events", []store.Fact{store.FactRunEvents}, func() error {
+			if err := s.eachRow(ctx, "SELECT COUNT(*) FROM run_events WHERE run_id = ?", []any{run}, func(r *sql.Rows) error {
+				return r.Scan(&f.Stream)
+			}); err != nil {
+				return err
+			}
+			evs, err := s.runEvents(ctx, run, 0, 1)
+			if len(evs) > 0 {
+				f.LastEvent = &evs[0]
+			}
+			return err
+		}},
+		{"process_handles", []store.Fact{store.FactProcesses}, func() (err error) {
+			var m map[string][]store.Process
+			m, err = s.processes(ctx, []int64{run}, false)
+			f.Processes = m[runID]
+			return err
+		}},
+	}
+	for _, p := range parts {
+		if !si.has(p.table) {
+			continue
+		}
+		if err := p.read(); err != nil {
+			return store.RunFacts{}, mapDriverErr(s.path, err)
+		}
+		f.Recorded.Add(p.facts...)
+	}
+	sort.SliceStable(f.Audit, func(i, j int) bool { return f.Audit[i].Step < f.Audit[j].Step })
+	return f, nil
+}
+
+// factCheckpoints counts checkpoint_events (record_checkpoint_event and
+// the step commit's own row): kind checkpoint, resume or skipped.
+func (s *Store) factCheckpoints(ctx context.Context, run int64, f *store.RunFacts) error {
+	_, err := readRuns(ctx, s, runSpec{table: "checkpoint_events", cols: "kind, detail", runs: []int64{run}},
+		func(r *sql.Rows) (struct{}, error) {
+			var id, rn int64
+			var m store.Marker
+			var detail sql.NullString
+			err := r.Scan(&id, &rn, &m.Step, &m.Kind, &detail)
+			m.Detail = detail.String
+			if m.Kind == "checkpoint" {
+				f.Checkpoints++
+			} else {
+				f.Markers = append(f.Markers, m)
+			}
+			return struct{}{}, err
+		})
+	return err
+}
+
+// factSandbox reads the run's sandbox_events: its audit, and the gate
+// failures among them tallied by phase the way io-harness's
+// gate_failures_by_phase does (per event, a NULL phase as "(none)").
+func (s *Store) factSandbox(ctx context.Context, run int64, f *store.RunFacts) error {
+	evs, err := readRuns(ctx, s, runSpec{table: "sandbox_events", cols: "kind, detail, backend", runs: []int64{run}},
+		func(r *sql.Rows) (store.AuditEvent, error) {
+			e := store.AuditEvent{Source: "sandbox"}
+			var rn int64
+			var detail, backend sql.NullString
+			err := r.Scan(&e.RowID, &rn, &e.Step, &e.Kind, &detail, &backend)
+			e.RunID, e.Detail, e.Backend = idStr(rn), detail.String, backend.String
+			return e, err
+		})
+	if err != nil {
+		return err
+	}
+	by := map[string]int{}
+	for _, e := range evs {
+		if e.Kind != "gate_phase_failed" {
+			continue
+		}
+		phase := e.Detail
+		if phase == "" {
+			phase = "(none)"
+		}
+		by[phase]++
+	}
+	for k, n := range by {
+		f.GateFailures = append(f.GateFailures, store.Tally{Key: k, Count: n})
+	}
+	sort.Slice(f.GateFailures, func(i, j int) bool { return f.GateFailures[i].Key < f.GateFailures[j].Key })
+	f.Audit = append(f.Audit, evs...)
+	return nil
+}
+
+func (s *Store) factMCP(ctx context.Context, run int64, f *store.RunFacts) error {
+	evs, err := readRuns(ctx, s, runSpec{table: "mcp_events", cols: "kind, detail, server, tool, ok, millis", runs: []int64{run}},
+		func(r *sql.Rows) (store.AuditEvent, error) {
+			e := store.AuditEvent{Source: "mcp"}
+			var rn int64
+			var detail, server, tool sql.NullString
+			var ok, millis sql.NullInt64
+			err := r.Scan(&e.RowID, &rn, &e.Step, &e.Kind, &detail, &server, &tool, &ok, &millis)
+			e.RunID, e.Detail, e.Server, e.Tool = idStr(rn), detail.String, server.String, tool.String
+			if ok.Valid {
+				b := ok.Int64 != 0
+				e.OK = &b
+			}
+			if millis.Valid {
+				d := time.Duration(millis.Int64) * time.Millisecond
+				e.Millis = &d
+			}
+			return e, err
+		})
+	f.Audit = append(f.Audit, evs...)
+	return err
+}
+
+// factGateAttempts reads gate_attempts (put_gate_attempt), oldest first.
+func (s *Store) factGateAttempts(ctx context.Context, run int64, f *store.RunFacts) error {
+	return s.eachRow(ctx, "SELECT id, step, phase, outcome, detail, at FROM gate_attempts WHERE run_id = ? ORDER BY id", []any{run},
+		func(r *sql.Rows) error {
+			var g store.GateAttempt
+			var outcome, at string
+			var detail sql.NullString
+			err := r.Scan(&g.RowID, &g.Step, &g.Phase, &outcome, &detail, &at)
+			g.Outcome, g.Detail, g.At = store.GateOutcome(outcome), detail.String, parseTime(at)
+			f.GateAttempts = append(f.GateAttempts, g)
+			return err
+		})
+}
+
+// factMemory reads the memory entries this run wrote (memory.run_id is the
+// run that wrote the value an entry holds now) and the keys it recalled
+// (memory_recalls, 0.30).
+func (s *Store) factMemory(ctx context.Context, run int64, f *store.RunFacts) error {
+	err := s.eachRow(ctx, "SELECT "+s.memoryCols()+" FROM memory WHERE run_id = ? ORDER BY id", []any{run}, func(r *sql.Rows) error {
+		m, err := scanMemory(r)
+		f.Memory = append(f.Memory, m)
+		return err
+	})
+	if err != nil || !s.si().has("memory_recalls") {
+		return err
+	}
+	seen := map[string]bool{}
+	return s.eachRow(ctx, "SELECT key FROM memory_recalls WHERE run_id = ? ORDER BY id", []any{run}, func(r *sql.Rows) error {
+		var k string
+		err := r.Scan(&k)
+		if !seen[k] {
+			seen[k] = true
+			f.Recalled = append(f.Recalled, k)
+		}
+		return err
+	})
+}
+
+// factContextEvents reads the assembler's events other than the per-turn
+// 'assembled' rows the drift pane shows.
+func (s *Store) factContextEvents(ctx context.Context, run int64, f *store.RunFacts) error {
+	evs, err := s.contextEvents(ctx, run, allSteps)
+	f.ContextEvents = evs
+	return err
+}
+
+func (s *Store) contextEvents(ctx context.Context, run int64, step int) ([]store.ContextEvent, error) {
+	sp := stepFilter(runSpec{table: "context_events", cols: "kind, detail", runs: []int64{run}}, step)
+	sp.where = strings.TrimPrefix(sp.where+" AND kind <> '"+ContextAssembled+"'", " AND ")
+	return readRuns(ctx, s, sp, func(r *sql.Rows) (store.ContextEvent, error) {
+		var e store.ContextEvent
+		var rn int64
+		var detail sql.NullString
+		err := r.Scan(&e.RowID, &rn, &e.Step, &e.Kind, &detail)
+		e.RunID, e.Detail = idStr(rn), detail.String
+		return e, err
+	})
+}
+
+// factFolds reads summaries (0.43), oldest first.
+func (s *Store) factFolds(ctx context.Context, run int64, f *store.RunFacts) error {
+	q := fmt.Sprintf("SELECT through_step, folded, substr(text, 1, %d), est_tokens, at FROM summaries WHERE run_id = ? ORDER BY id", store.MaxDetailBytes)
+	return s.eachRow(ctx, q, []any{run}, func(r *sql.Rows) error {
+		var x store.Fold
+		var at string
+		err := r.Scan(&x.Step, &x.Folded, &x.Text, &x.EstTokens, &at)
+		x.At = parseTime(at)
+		f.Folds = append(f.Folds, x)
+		return err
+	})
+}
+
+// citations reads what the provider cited (0.22), of the run or one step.
+func (s *Store) citations(ctx context.Context, run int64, step int) ([]store.Citation, error) {
+	if !s.si().has("citations") {
+		return nil, nil
+	}
+	q, args := "SELECT id, step, url, title, cited_text, cited_at FROM citations WHERE run_id = ?", []any{run}
+	if step != allSteps {
+		q, args = q+" AND step = ?", append(args, step)
+	}
+	var out []store.Citation
+	err := s.eachRow(ctx, q+" ORDER BY id", args, func(r *sql.Rows) error {
+		c := store.Citation{RunID: idStr(run)}
+		var title, text sql.NullString
+		var at string
+		err := r.Scan(&c.RowID, &c.Step, &c.URL, &title, &text, &at)
+		c.Title, c.CitedText, c.At = title.String, text.String, parseTime(at)
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+// serverTools reads what the provider ran for the model (0.22).
+func (s *Store) serverTools(ctx context.Context, run int64, step int) ([]store.ServerToolCall, error) {
+	if !s.si().has("server_tool_calls") {
+		return nil, nil
+	}
+	q, args := "SELECT id, step, provider, tool, error, ran_at FROM server_tool_calls WHERE run_id = ?", []any{run}
+	if step != allSteps {
+		q, args = q+" AND step = ?", append(args, step)
+	}
+	var out []store.ServerToolCall
+	err := s.eachRow(ctx, q+" ORDER BY id", args, func(r *sql.Rows) error {
+		c := store.ServerToolCall{RunID: idStr(run)}
+		var e sql.NullString
+		var at string
+		err := r.Scan(&c.RowID, &c.Step, &c.Provider, &c.Tool, &e, &at)
+		c.Error, c.At = e.String, parseTime(at)
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+// todos reads the runs' plans (write_todos replaces a run's list whole, in
+// one transaction, so a read sees one list or the next).
+func (s *Store) todos(ctx context.Context, runs []int64) (map[string][]store.Todo, error) {
+	out := map[string][]store.Todo{}
+	q := "SELECT run_id, position, text, state, written_at FROM todos WHERE run_id IN (" + sqlitex.IDList(runs) + ") ORDER BY run_id, position, id"
+	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
+		var rn int64
+		var t store.Todo
+		var state, at string
+		err := r.Scan(&rn, &t.Position, &t.Text, &state, &at)
+		t.State, t.WrittenAt = store.TodoState(state), parseTime(at)
+		out[idStr(rn)] = append(out[idStr(rn)], t)
+		return err
+	})
+	return out, err
+}
+
+// queued reads the children waiting for a slot under the runs
+// (enqueue_agent; admission deletes the row).
+func (s *Store) queued(ctx context.Context, parents []int64) (map[string][]store.QueuedAgent, error) {
+	out := map[string][]store.QueuedAgent{}
+	q := "SELECT parent_run_id, step, goal, depth, queued_at FROM agent_queue WHERE parent_run_id IN (" + sqlitex.IDList(parents) + ") ORDER BY id"
+	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
+		var p int64
+		var a store.QueuedAgent
+		var at string
+		err := r.Scan(&p, &a.Step, &a.Goal, &a.Depth, &at)
+		a.ParentID, a.QueuedAt = idStr(p), parseTime(at)
+		out[a.ParentID] = append(out[a.ParentID], a)
+		return err
+	})
+	return out, err
+}
+
+// messages reads the messages addressed to the runs (send_message), or only
+// those not yet delivered (read_messages stamps read_at as it delivers).
+func (s *Store) messages(ctx context.Context, to []int64, unreadOnly bool) (map[string][]store.AgentMessage, error) {
+	out := map[string][]store.AgentMessage{}
+	q := fmt.Sprintf("SELECT id, from_run_id, to_run_id, from_name, step, substr(body, 1, %d), sent_at, read_at FROM agent_messages WHERE to_run_id IN (%s)",
+		store.MaxDetailBytes, sqlitex.IDList(to))
+	if unreadOnly {
+		q += " AND read_at IS NULL"
+	}
+	err := s.eachRow(ctx, q+" ORDER BY id", nil, func(r *sql.Rows) error {
+		var id, from, dest int64
+		var m store.AgentMessage
+		var sent string
+		var read sql.NullString
+		err := r.Scan(&id, &from, &dest, &m.FromName, &m.Step, &m.Body, &sent, &read)
+		m.ID, m.FromID, m.ToID, m.SentAt, m.ReadAt = idStr(id), idStr(from), idStr(dest), parseTime(sent), nullTime(read)
+		if read.Valid && m.ReadAt.IsZero() {
+			m.ReadAt = time.Unix(0, 0).UTC() // delivered, at a time vigil cannot read
+		}
+		out[m.ToID] = append(out[m.ToID], m)
+		return err
+	})
+	return out, err
+}
+
+// processes reads the runs' process handles (record_handle_started and
+// record_handle_ended), or only those still running, each with the end of
+// what it printed (handle_output).
+func (s *Store) processes(ctx context.Context, runs []int64, runningOnly bool) (map[string][]store.Process, error) {
+	out := map[string][]store.Process{}
+	q := "SELECT run_id, handle, step, line, pids, state, code, reason, started_at, ended_at FROM process_handles WHERE run_id IN (" + sqlitex.IDList(runs) + ")"
+	if runningOnly {
+		q += " AND state = 'running'"
+	}
+	var all []store.Process
+	err := s.eachRow(ctx, q+" ORDER BY id", nil, func(r *sql.Rows) error {
+		var rn int64
+		var p store.Process
+		var state, started string
+		var code sql.NullInt64
+		var reason, ended sql.NullString
+		err := r.Scan(&rn, &p.Handle, &p.Step, &p.Line, &p.PIDs, &state, &code, &reason, &started, &ended)
+		p.RunID, p.State, p.Reason, p.StartedAt, p.EndedAt = idStr(rn), store.ProcessState(state), reason.String, parseTime(started), nullTime(ended)
+		if code.Valid {
+			c := int(code.Int64)
+			p.Code = &c
+		}
+		all = append(all, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if s.si().has("handle_output") {
+			if all[i].Output, err = s.handleTail(ctx, runNum(all[i].RunID), all[i].Handle); err != nil {
+				return nil, err
+			}
+		}
+		out[all[i].RunID] = append(out[all[i].RunID], all[i])
+	}
+	return out, nil
+}
+
+// handleTail is the end of a handle's output: its newest chunks, joined
+// with nothing between them (io-harness's handle_output), cut to
+// MaxProcessOutput bytes.
+func (s *Store) handleTail(ctx context.Context, run, handle int64) (string, error) {
+	var chunks []string
+	n := 0
+	q := fmt.Sprintf("SELECT substr(chunk, -%d) FROM handle_output WHERE run_id = ? AND handle = ? ORDER BY id DESC", store.MaxProcessOutput)
+	err := s.eachRow(ctx, q, []any{run, handle}, func(r *sql.Rows) error {
+		if n >= store.MaxProcessOutput {
+			return nil
+		}
+		var c string
+		err := r.Scan(&c)
+		chunks = append(chunks, c)
+		n += len(c)
+		return err
+	})
+	reverse(chunks)
+	out := strings.Join(chunks, "")
+	if len(out) > store.MaxProcessOutput {
+		cut := len(out) - store.MaxProcessOutput
+		for cut < len(out) && out[cut]&0xC0 == 0x80 {
+			cut++
+		}
+		out = out[cut:]
+	}
+	return out, err
+}
+
+// defaultPerRun is how many stream events per run an Activity read
+// returns when the query does not say.
+const defaultPerRun = 32
+
+// Activity reads what the runs of a tree are doing now: their plans, the
+// children queued under them, the messages not yet delivered to them, the
+// processes still running, and the newest events of each one's Broadcast
+// stream.
+func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+	runs := parseIDs(q.RunIDs)
+	a := store.Activity{Recorded: store.FactSet{}}
+	if len(runs) == 0 {
+		return a, nil
+	}
+	si := s.si()
+	var err error
+	if si.has("todos") {
+		if a.Todos, err = s.todos(ctx, runs); err != nil {
+			return a, mapDriverErr(s.path, err)
+		}
+		a.Recorded.Add(store.FactTodos)
+	}
+	if si.has("agent_queue") {
+		if a.Queued, err = s.queued(ctx, runs); err != nil {
+			return a, mapDriverErr(s.path, err)
+		}
+		a.Recorded.Add(store.FactQueue)
+	}
+	if si.has("agent_messages") {
+		if a.Unread, err = s.messages(ctx, runs, true); err != nil {
+			return a, mapDriverErr(s.path, err)
+		}
+		a.Recorded.Add(store.FactMessages)
+	}
+	if si.has("process_handles") {
+		if a.Processes, err = s.processes(ctx, runs, true); err != nil {
+			return a, mapDriverErr(s.path, err)
+		}
+		a.Recorded.Add(store.FactProcesses)
+	}
+	if si.has("run_events") {
+		per := q.PerRun
+		if per <= 0 {
+			per = defaultPerRun
+		}
+		for _, r := range runs {
+			evs, err := s.runEvents(ctx, r, q.After, per)
+			if err != nil {
+				return a, mapDriverErr(s.path, err)
+			}
+			a.Events = append(a.Events, evs...)
+		}
+		sort.Slice(a.Events, func(i, j int) bool { return a.Events[i].ID < a.Events[j].ID })
+		a.Recorded.Add(store.FactRunEvents)
+	}
+	return a, nil
+}
+
+// runEvents reads a run's newest stream events after a cursor, oldest
+// first: one seek on run_events_run (run_id, id), at most n rows.
+func (s *Store) runEvents(ctx context.Context, run, after int64, n int) ([]store.RunEvent, error) {
+	q := fmt.Sprintf("SELECT id, run_id, step, kind, substr(json, 1, %d), at FROM run_events WHERE run_id = ? AND id > ? ORDER BY id DESC LIMIT %d",
+		maxEventJSON, n)
+	var out []store.RunEvent
+	err := s.eachRow(ctx, q, []any{run, after}, func(r *sql.Rows) error {
+		var e store.RunEvent
+		var rn int64
+		var raw, at string
+		err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at)
+		e.RunID, e.At = idStr(rn), parseTime(at)
+		liveEvent(&e, raw)
+		out = append(out, e)
+		return err
+	})
+	reverse(out)
+	return out, err
+}
+
+// maxEventJSON caps how much of one event's JSON is read: a token chunk or
+// a reviewer's reasons can be long, and the strip shows one line.
+const maxEventJSON = 16 << 10
+
+// liveEvent reads one RunEvent's JSON, as io-harness's Broadcast writes it
+// (put_event: serde's flat, tagged shape {"run_id","step","depth","event",
+// …fields}), into what the event shows the run doing. The tag is the kind
+// column (io-harness denormalises it out of the JSON); an event whose JSON
+// was cut or does not parse keeps its kind and says nothing more.
+func liveEvent(e *store.RunEvent, raw string) {
+	var v map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(raw), &v)
+	if e.Name == "" {
+		_ = json.Unmarshal(v["event"], &e.Name)
+	}
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(v[k], &s)
+		return s
+	}
+	num := func(k string) int64 {
+		var n int64
+		_ = json.Unmarshal(v[k], &n)
+		return n
+	}
+	join := func(parts ...string) string {
+		var out []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	e.Kind = store.LiveOther
+	switch e.Name {
+	case "started":
+		e.Kind, e.Text = store.LiveStarted, str("provider")
+	case "token":
+		e.Kind, e.Size = store.LiveModel, len(str("text"))
+	case "reasoning":
+		e.Kind, e.Size, e.Text = store.LiveModel, len(str("text")), "thinking"
+	case "tool_call":
+		e.Kind, e.Text = store.LiveTool, join(str("name"), str("target"))
+	case "server_tool_used":
+		e.Kind, e.Text = store.LiveModel, join(str("provider"), "ran", str("tool"))
+		var ok bool
+		if json.Unmarshal(v["ok"], &ok) == nil && !ok {
+			e.Text += " (failed)"
+		}
+	case "retry":
+		e.Kind, e.Text = store.LiveRetry, fmt.Sprintf("%s, attempt %d", str("kind"), num("attempt"))
+		e.Wait = time.Duration(num("delay_ms")) * time.Millisecond
+	case "approval_requested":
+		e.Kind, e.Text = store.LiveWaiting, join("approval:", str("act"), str("target"))
+	case "question_asked":
+		e.Kind, e.Text = store.LiveWaiting, join("question:", str("question"))
+	case "plan_proposed":
+		var steps []json.RawMessage
+		_ = json.Unmarshal(v["steps"], &steps)
+		e.Kind, e.Text = store.LiveWaiting, fmt.Sprintf("plan %d of %d step(s)", num("plan_id"), len(steps))
+	case "recovery_paused":
+		e.Kind, e.Text = store.LiveWaiting, join("recovery:", str("tool"))
+	case "approval_decided":
+		e.Kind, e.Text = store.LiveDecided, join(str("decision"), str("act"), str("target"))
+	case "question_answered":
+		e.Kind, e.Text = store.LiveDecided, join("answered by", str("by"))
+	case "plan_decided":
+		e.Kind, e.Text = store.LiveDecided, join(str("verdict"), "by", str("by"))
+	case "spawned":
+		e.Kind, e.Text = store.LiveSpawned, join(fmt.Sprintf("#%d", num("child_run_id")), str("goal"))
+	case "fleet":
+		e.Kind, e.Text = store.LiveSpawned, fmt.Sprintf("tier %d: %d working, %d queued, %d done", num("tier"), num("working"), num("queued"), num("done"))
+	case "handle_started":
+		e.Kind, e.Text = store.LiveProcess, str("line")
+	case "handle_polled":
+		e.Kind, e.Text = store.LiveProcess, fmt.Sprintf("handle %d: %d bytes", num("handle"), num("bytes"))
+	case "handle_exited":
+		e.Text = fmt.Sprintf("handle %d exited", num("handle"))
+		var code *int64
+		if json.Unmarshal(v["code"], &code) == nil && code != nil {
+			e.Text += fmt.Sprintf(" (%d)", *code)
+		}
+	case "handle_killed":
+		e.Text = fmt.Sprintf("handle %d killed", num("handle"))
+	case "handle_orphaned":
+		e.Text = fmt.Sprintf("handle %d orphaned", num("handle"))
+	case "reviewed":
+		var passed bool
+		_ = json.Unmarshal(v["passed"], &passed)
+		e.Kind, e.Text = store.LiveGate, "review failed"
+		if passed {
+			e.Text = "review passed"
+		}
+	case "sandbox":
+		e.Text = join("sandbox", str("kind"))
+		if str("kind") == "gate_phase_failed" {
+			e.Kind = store.LiveGate
+		}
+	case "mcp":
+		e.Text = join("mcp", str("server"), str("tool"))
+	case "refused":
+		e.Text = join("refused", str("act"), str("target"))
+	case "fell_back_to":
+		e.Text = join("fell back to", str("provider"))
+	case "compacted":
+		e.Text = fmt.Sprintf("compacted through step %d: %d → %d tokens", num("through_step"), num("before_tokens"), num("after_tokens"))
+	case "step":
+		e.Kind, e.Text = store.LiveStep, str("decision")
+	case "finished":
+		e.Kind, e.Text = store.LiveFinished, str("outcome")
+	}
+}
+
+// LastWrite is the newest time any row of the store carries: each
+// time-stamped table's newest row (they are appended in time order), the
+// newest lease renewal (renewed inside every step commit of a leased run)
+// and the newest run ending. One statement, one short read. Steps and
+// context events carry no time; their provider calls and lease renewals
+// do. Zero when the store holds no timed row.
+func (s *Store) LastWrite(ctx context.Context) (time.Time, error) {
+	si := s.si()
+	newest := []struct{ table, col string }{
+		{"runs", "started_at"}, {"provider_calls", "at"}, {"pending_questions", "asked_at"}, {"plans", "proposed_at"},
+		{"edits", "at"}, {"sessions", "created_at"}, {"session_turns", "created_at"}, {"todos", "written_at"},
+		{"citations", "cited_at"}, {"server_tool_calls", "ran_at"}, {"process_handles", "started_at"},
+		{"handle_output", "read_at"}, {"snapshots", "at"}, {"agent_queue", "queued_at"}, {"run_events", "at"},
+		{"memory_snapshots", "at"}, {"rewinds", "at"}, {"gate_attempts", "at"}, {"summaries", "at"},
+		{"agent_messages", "sent_at"}, {"tool_attempts", "started_at"}, {"memory_recalls", "at"},
+	}
+	var parts []string
+	for _, n := range newest {
+		if si.hasCol(n.table, n.col) && si.hasCol(n.table, "id") {
+			parts = append(parts, fmt.Sprintf("SELECT (SELECT %s FROM %s ORDER BY id DESC LIMIT 1)", n.col, n.table))
+		}
+	}
+	for _, m := range []struct{ table, col string }{{"run_leases", "renewed_at"}, {"run_outcomes", "finished_at"}, {"memory", "created_at"}} {
+		if si.hasCol(m.table, m.col) {
+			parts = append(parts, fmt.Sprintf("SELECT MAX(%s) FROM %s", m.col, m.table))
+		}
+	}
+	if len(parts) == 0 {
+		return time.Time{}, nil
+	}
+	var last time.Time
+	err := s.eachRow(ctx, strings.Join(parts, " UNION ALL "), nil, func(r *sql.Rows) error {
+		var v sql.NullString
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
+		if t := nullTime(v); t.After(last) {
+			last = t
+		}
+		return nil
+	})
+	return last, err
+}
