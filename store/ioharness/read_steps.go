@@ -127,6 +127,9 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	if err := s.stepExtras(ctx, run, &d); err != nil {
 		return store.StepDetail{}, err
 	}
+	if d.Tools == nil && d.Kind == store.StepTurn {
+		d.Tools = summaryCalls(d.ToolCallFull)
+	}
 	return d, nil
 }
 
@@ -142,6 +145,7 @@ func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) 
 		err := s.read.QueryRowContext(ctx, "SELECT text, calls FROM step_turns WHERE run_id = ? AND step = ?", run, n).Scan(&text, &calls)
 		if err == nil {
 			d.TurnText, d.HasTurnText = text.String, text.Valid
+			d.Tools = turnCalls(calls)
 		} else if err != sql.ErrNoRows {
 			return mapDriverErr(s.path, err)
 		}
