@@ -37,7 +37,9 @@ type BadEndpointError struct{ Msg string }
 
 func (e *BadEndpointError) Error() string { return e.Msg }
 
-func bad(format string, args ...any) error { return &BadEndpointError{Msg: fmt.Sprintf(format, args...)} }
+func bad(format string, args ...any) error {
+	return &BadEndpointError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // Resolve checks the endpoint and returns the URL spans are posted to.
 func (ep Endpoint) Resolve() (string, error) {

@@ -156,9 +156,9 @@ type row struct {
 // runState is what has been read of one run.
 type runState struct {
 	id       string
-	rows     map[int64]bool  // every row seen
-	todo     []row           // turn rows not handled yet, in row order
-	firstRow map[int]int64   // step number → its first turn row
+	rows     map[int64]bool // every row seen
+	todo     []row          // turn rows not handled yet, in row order
+	firstRow map[int]int64  // step number → its first turn row
 	calls    []store.ProviderCall
 	callSeen map[int64]bool
 	samples  map[int]store.ContextSample
