@@ -441,6 +441,7 @@ func (e *exporter) build(ctx context.Context, r store.Run, rs *runState, final b
 					continue
 				}
 				at := e.b.toolTime(rs, tr, d, ctxSpan)
+
 				s := e.b.toolSpan(ctxSpan, tr, d, i, tc, id, at)
 				p.add(s)
 				p.kinds.Tools++

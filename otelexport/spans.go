@@ -150,7 +150,10 @@ func (b *builder) agentSpan(c runCtx, r store.Run, md *runmodel.Model, rs *runSt
 			last = e
 		}
 	}
-	if start.IsZero() {
+	if start.IsZero() || (!first.IsZero() && first.Before(start)) {
+		// The span covers everything recorded of the run: a store stamps
+		// in whole seconds, and an attempt's start is its end less its
+		// latency.
 		start = first
 	}
 	if sm := r.Summary; sm != nil {
@@ -161,9 +164,10 @@ func (b *builder) agentSpan(c runCtx, r store.Run, md *runmodel.Model, rs *runSt
 			end = start.Add(sm.Duration)
 		}
 	}
-	if end.IsZero() {
+	if end.IsZero() || last.After(end) {
 		end = last
 	}
+
 	if start.IsZero() {
 		start = c.fallback
 	}
@@ -418,7 +422,7 @@ func (b *builder) toolSpan(c runCtx, tr row, d store.StepDetail, i int, tc store
 	if toolName != "" {
 		spanName += " " + toolName
 	}
-	s := b.stub(c, spanName, trace.SpanKindInternal, id, c.agent, at, at)
+	s := b.stub(c, spanName, trace.SpanKindInternal, id, c.agent, at, at.Add(minDuration))
 	a := append(b.common(c), keyOperationName.String(operationExecuteTool), keyToolType.String(toolTypeFunction),
 		keyStepNumber.Int(tr.number))
 	if toolName != "" {
