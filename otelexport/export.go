@@ -243,33 +243,56 @@ func (e *exporter) load(ctx context.Context) error {
 	slices.Reverse(ids) // oldest first
 	for _, id := range ids {
 		rs := e.run(id)
-		steps, err := src.Steps(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, st := range steps {
-			for _, r := range st.Retries {
-				rs.addRow(row{id: r.RowID, number: st.Number, kind: r.Kind, decision: r.Decision})
+		if err := e.loadRun(ctx, rs); err != nil {
+			var se *store.Error
+			if ctx.Err() != nil || !errors.As(err, &se) {
+				return err
 			}
-			if !st.Pending {
-				rs.addRow(row{id: st.RowID, number: st.Number, kind: st.Kind, toolCall: st.ToolCall, decision: st.Decision})
+			// A run the store cannot read (a damaged journal): its own span
+			// still goes, with what its run row says; its steps cannot.
+			if _, said := src.(store.ProblemReporter); !said {
+				fmt.Fprintf(e.o.Log, "vigil: warning: run %s: %s\n", sanitize.Line(id), oneLine(err))
 			}
-		}
-		calls, err := src.ProviderCalls(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, c := range calls {
-			rs.addCall(c)
-		}
-		samples, err := src.ContextSamples(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, s := range samples {
-			rs.samples[s.Step] = s
 		}
 	}
+	return e.loadShared(ctx, ids)
+}
+
+// loadRun reads one run's rows, calls and context samples.
+func (e *exporter) loadRun(ctx context.Context, rs *runState) error {
+	src, id := e.o.Source, rs.id
+	steps, err := src.Steps(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		for _, r := range st.Retries {
+			rs.addRow(row{id: r.RowID, number: st.Number, kind: r.Kind, decision: r.Decision})
+		}
+		if !st.Pending {
+			rs.addRow(row{id: st.RowID, number: st.Number, kind: st.Kind, toolCall: st.ToolCall, decision: st.Decision})
+		}
+	}
+	calls, err := src.ProviderCalls(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, c := range calls {
+		rs.addCall(c)
+	}
+	samples, err := src.ContextSamples(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, s := range samples {
+		rs.samples[s.Step] = s
+	}
+	return nil
+}
+
+// loadShared reads the requests and tree events of the runs ids.
+func (e *exporter) loadShared(ctx context.Context, ids []string) error {
+	src := e.o.Source
 	var scoped []string
 	if len(e.o.Runs) > 0 {
 		scoped = ids

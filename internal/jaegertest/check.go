@@ -3,6 +3,7 @@ package jaegertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -62,7 +63,9 @@ func Check(t testing.TB, j *Jaeger, path, service, storeID string) Summary {
 		t.Fatal("the store has nothing to export: not the store this check needs")
 	}
 	byTrace := map[string][]want{}
+	expectedIDs := map[string]bool{}
 	for _, w := range wants {
+		expectedIDs[w.id] = true
 		byTrace[w.trace] = append(byTrace[w.trace], w)
 	}
 	sum.Traces = len(byTrace)
@@ -110,7 +113,10 @@ func Check(t testing.TB, j *Jaeger, path, service, storeID string) Summary {
 				// Clock skew is Jaeger's note on a child that starts or ends
 				// outside its parent (a store stamps in whole seconds); any
 				// other warning is about the span vigil sent.
-				if !strings.HasPrefix(warn, "clock skew adjustment disabled") {
+				// A parent that is not there is a run still going: its
+				// span is sent when it ends.
+				live := strings.HasPrefix(warn, "invalid parent span IDs") && !expectedIDs[w.parent]
+				if !strings.HasPrefix(warn, "clock skew adjustment disabled") && !live {
 					t.Errorf("span %s (%s): Jaeger warns %q", w.id, w.name, warn)
 				}
 			}
@@ -240,11 +246,15 @@ func expected(t testing.TB, path, storeID string) ([]want, Summary) {
 			out = append(out, w)
 			sum.Agents++
 			sum.Events += asked[id]
-			if depth := len(md.Ancestry(id)) - 1; depth > sum.MaxDepth && ancestorsEnded(md, id) {
+			if depth := nestedDepth(md, id); depth > sum.MaxDepth {
 				sum.MaxDepth = depth
 			}
 		}
 		steps, err := src.Steps(ctx, id)
+		var se *store.Error
+		if errors.As(err, &se) {
+			continue // a run the store cannot read: only its own span goes
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,14 +313,16 @@ func expected(t testing.TB, path, storeID string) ([]want, Summary) {
 	return out, sum
 }
 
-// ancestorsEnded reports whether every run above id has ended (so its
-// span's nesting is visible).
-func ancestorsEnded(md *runmodel.Model, id string) bool {
-	for _, a := range md.Ancestry(id) {
-		r, _ := md.Run(a)
+// nestedDepth is how many agent spans nest above run id's: its ancestors
+// that have ended, up to the first that has not.
+func nestedDepth(md *runmodel.Model, id string) int {
+	n := 0
+	for p := md.Parent(id); p != ""; p = md.Parent(p) {
+		r, _ := md.Run(p)
 		if store.StateOf(r, nil, false, false, time.Time{}) != store.StateFinished {
-			return false
+			break
 		}
+		n++
 	}
-	return true
+	return n
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,7 +324,12 @@ func (j *Jaeger) Services(t testing.TB) []string {
 func (j *Jaeger) Traces(t testing.TB, service string) []Trace {
 	t.Helper()
 	var r response[[]Trace]
-	if _, err := j.get(context.Background(), "/api/traces?service="+service+"&limit=1000&lookback=8760h", &r); err != nil {
+	// Every trace from ten years back to a year ahead: stores' clocks are
+	// their own, and fixtures are stamped in the past.
+	now := time.Now()
+	q := fmt.Sprintf("/api/traces?service=%s&limit=1000&start=%d&end=%d", url.QueryEscape(service),
+		now.AddDate(-10, 0, 0).UnixMicro(), now.AddDate(1, 0, 0).UnixMicro())
+	if _, err := j.get(context.Background(), q, &r); err != nil {
 		t.Fatal(err)
 	}
 	return r.Data
