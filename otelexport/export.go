@@ -60,7 +60,8 @@ type Options struct {
 	// Log gets one line per retry and warning; Out one line per delivery
 	// (follow) or the closing summary.
 	Log, Out io.Writer
-	// Now is the clock (default time.Now).
+	// Now is the clock run states are judged by (default time.Now);
+	// waits and retries use the wall clock.
 	Now func() time.Time
 }
 
@@ -355,10 +356,10 @@ func (e *exporter) agentReady(r store.Run, final bool) bool {
 	}
 	since, ok := e.finishedAt[r.ID]
 	if !ok {
-		e.finishedAt[r.ID] = e.o.Now()
+		e.finishedAt[r.ID] = time.Now()
 		return false
 	}
-	return e.o.Now().Sub(since) >= e.o.SummaryGrace
+	return time.Since(since) >= e.o.SummaryGrace
 }
 
 // settleSummaries re-reads, once, the runs that have ended without a
@@ -553,7 +554,7 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 		for i := range p.spans {
 			spans[i] = p.spans[i].Snapshot()
 		}
-		start := e.o.Now()
+		start := time.Now() // the wall clock: Now may be a test's fixed one
 		for attempt := 1; ; attempt++ {
 			err := e.o.Exporter.ExportSpans(ctx, spans)
 			if err == nil || isPartialSuccess(err) {
@@ -562,16 +563,16 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 				}
 				if attempt > 1 {
 					fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch after %d attempts (%s)\n", e.o.Endpoint, attempt,
-						e.o.Now().Sub(start).Round(100*time.Millisecond))
+						time.Since(start).Round(100*time.Millisecond))
 				}
 				break
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if !e.o.Follow && e.o.RetryFor > 0 && e.o.Now().Sub(start) >= e.o.RetryFor {
+			if !e.o.Follow && e.o.RetryFor > 0 && time.Since(start) >= e.o.RetryFor {
 				return fmt.Errorf("%s: gave up after %d attempts over %s: %s", e.o.Endpoint, attempt,
-					e.o.Now().Sub(start).Round(time.Second), oneLine(err))
+					time.Since(start).Round(time.Second), oneLine(err))
 			}
 			wait := e.o.Backoff(attempt)
 			e.stats.Retries++

@@ -157,8 +157,6 @@ func rootOf(runs []store.Run, id string) string {
 	return store.Ancestry(id, parent)[0]
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestJaegerFollow: `vigil otel --follow` delivers a step committed after it
 // started to Jaeger within 2 s of the commit, the run's own span when the
 // run ends, and, started again, sends nothing it sent before.
