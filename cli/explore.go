@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/demo"
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -110,6 +111,7 @@ type demoOpts struct {
 	seed  int64
 	noTUI bool
 	poll  time.Duration
+	otel  string // an OTLP/HTTP endpoint to export the demo to, live
 }
 
 func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
@@ -124,6 +126,13 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		path, label = filepath.Join(dir, "demo.sqlite3"), "demo (temporary store)"
 	} else {
 		path = a.expandHome(path)
+	}
+	var otelEP otelexport.Endpoint
+	if o.otel != "" {
+		otelEP = otelexport.Endpoint{URL: o.otel, Protocol: otelexport.ProtocolHTTP}
+		if _, err := otelEP.Resolve(); err != nil {
+			return &usageError{fmt.Errorf("--otel: %w", err)}
+		}
 	}
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -165,15 +174,42 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	if a.demoReady != nil {
 		a.demoReady(path)
 	}
+	var otelLog io.Writer = &lineWriter{w: a.stderr}
+	var held *heldLines
+	if !o.noTUI {
+		// The explorer owns the terminal: what the export says is shown
+		// when it quits.
+		held = &heldLines{}
+		otelLog = held
+	}
+	var endOtel func() error
+	if o.otel != "" {
+		var err error
+		if endOtel, err = a.demoOtel(ctx, path, otelEP, otelLog, o.noTUI); err != nil {
+			stop()
+			return err
+		}
+	}
+	finish := func(err error) error {
+		if endOtel != nil {
+			if oerr := endOtel(); err == nil {
+				err = oerr
+			}
+		}
+		if held != nil {
+			held.writeTo(a.stderr)
+		}
+		return err
+	}
 	if o.noTUI {
 		select {
 		case err := <-done:
 			if errors.Is(err, context.Canceled) {
-				return nil
+				err = nil
 			}
-			return err
+			return finish(err)
 		case <-ctx.Done():
-			return stop()
+			return finish(stop())
 		}
 	}
 
@@ -197,9 +233,90 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	xerr := a.explore(ctx, a, opt)
 	derr := stop()
 	if xerr != nil {
-		return xerr
+		return finish(xerr)
 	}
-	return derr
+	return finish(derr)
+}
+
+// demoOtel exports the demo store to ep as it is written, content and all
+// (the demo's text is made up), and returns what ends the export: it lets
+// the last spans out, then stops.
+func (a *app) demoOtel(ctx context.Context, path string, ep otelexport.Endpoint, log io.Writer, tell bool) (func() error, error) {
+	src, err := openSource(path, true)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := otelexport.NewExporter(ctx, ep)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	resolved, _ := ep.Resolve()
+	shown := otelexport.Display(resolved)
+	if tell {
+		fmt.Fprintf(a.stderr, "vigil: exporting the demo to %s as it runs (service vigil-demo)\n", shown)
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := otelexport.Run(ectx, otelexport.Options{Source: src, StoreID: defaultStoreID(src), Exporter: exp,
+			Endpoint: shown, Service: "vigil-demo", Content: true, Follow: true, Log: log, Now: a.now})
+		done <- err
+	}()
+	return func() error {
+		// The runs the demo just ended: their spans leave within the
+		// summary grace.
+		select {
+		case err := <-done:
+			cancel()
+			src.Close()
+			return err
+		case <-time.After(2500 * time.Millisecond):
+		}
+		cancel()
+		err := <-done
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer scancel()
+		exp.Shutdown(sctx)
+		src.Close()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		return err
+	}, nil
+}
+
+// heldLines keeps lines to write later (at most 200: the last ones).
+type heldLines struct {
+	mu    sync.Mutex
+	lines []string
+	buf   []byte
+}
+
+func (h *heldLines) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buf = append(h.buf, p...)
+	for {
+		i := bytes.IndexByte(h.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		h.lines = append(h.lines, sanitize.Line(string(h.buf[:i])))
+		h.buf = h.buf[i+1:]
+		if len(h.lines) > 200 {
+			h.lines = h.lines[len(h.lines)-200:]
+		}
+	}
+}
+
+func (h *heldLines) writeTo(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range h.lines {
+		fmt.Fprintln(w, l)
+	}
+	h.lines = nil
 }
 
 // lineWriter writes whole lines, each made safe for a terminal, one write
