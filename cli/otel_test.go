@@ -87,3 +87,16 @@ func TestOtelErrors(t *testing.T) {
 		t.Error("the export wrote to the store")
 	}
 }
+
+// TestDemoOtelUsage: a bad --otel endpoint is one line and exit 2, before
+// the demo writes anything.
+func TestDemoOtelUsage(t *testing.T) {
+	h := newHarness(t)
+	keep := t.TempDir() + "/demo.sqlite3"
+	r := h.run("demo", "--no-tui", "--store", keep, "--otel", "localhost:4318")
+	r.wantCode(t, ExitUsage)
+	r.oneLine(t, `--otel: bad endpoint "localhost:4318"`)
+	if _, err := os.Stat(keep); err == nil {
+		t.Error("the demo store was written")
+	}
+}

@@ -72,7 +72,9 @@ func summaryCalls(summary string) []store.ToolCall {
 	return out
 }
 
-// nextCall is where the next " | name:" separator starts in s, or -1.
+// nextCall is where the next " | name:" separator starts in s, or -1: a
+// " | " counts when the call before it is whole (name:JSON) and a tool
+// name and its colon follow it.
 func nextCall(s string) int {
 	off := 0
 	for {
@@ -82,7 +84,8 @@ func nextCall(s string) int {
 		}
 		at := off + i
 		after := s[at+len(" | "):]
-		if name, _, ok := strings.Cut(after, ":"); ok && isToolName(name) {
+		_, args, _ := strings.Cut(s[:at], ":")
+		if name, _, ok := strings.Cut(after, ":"); ok && isToolName(name) && json.Valid([]byte(args)) {
 			return at
 		}
 		off = at + 1
