@@ -244,6 +244,12 @@ func (e *exporter) load(ctx context.Context) error {
 	slices.Reverse(ids) // oldest first
 	for _, id := range ids {
 		rs := e.run(id)
+		if e.sent[e.ids.Agent(id)] {
+			// The endpoint acknowledged the run's own span, which goes last
+			// (a batch after its steps'): nothing of the run is left to send,
+			// and its rows need not be read.
+			continue
+		}
 		if err := e.loadRun(ctx, rs); err != nil {
 			var se *store.Error
 			if ctx.Err() != nil || !errors.As(err, &se) {
