@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/cli"
 	"github.com/vigil-run/vigil/demo"
 	"github.com/vigil-run/vigil/internal/jaegertest"
 	"github.com/vigil-run/vigil/otelexport"
@@ -179,18 +180,6 @@ func TestJaegerFollow(t *testing.T) {
 	args := []string{"otel", "--follow", "--store", path, "--endpoint", j.GRPCEndpoint(), "--protocol", "grpc",
 		"--service", "vigil-follow", "--store-id", "test:follow", run}
 
-	fctx, stop := context.WithCancel(ctx)
-	type ended struct {
-		code     int
-		out, err string
-	}
-	done := make(chan ended, 1)
-	go func() {
-		code, out, errOut := jaegertest.Vigil(fctx, state, args...)
-		done <- ended{code, out, errOut}
-	}()
-	time.Sleep(500 * time.Millisecond) // let it take its cursor
-
 	commit := func(n int) time.Time {
 		t.Helper()
 		if err := w.RecordProviderCall(ctx, run, store.ProviderCall{Step: n, Provider: "anthropic", Model: "claude-sonnet",
@@ -213,6 +202,11 @@ func TestJaegerFollow(t *testing.T) {
 		}
 		return cs
 	}
+	type ended struct {
+		code     int
+		out, err string
+	}
+	done := make(chan ended, 1)
 	// waitSpan waits for span id in the trace and says how long it took.
 	waitSpan := func(id string, since time.Time, within time.Duration) time.Duration {
 		t.Helper()
@@ -239,8 +233,23 @@ func TestJaegerFollow(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	// One step before it starts: once that is sent, it is following.
+	commit(1)
+	fctx, stop := context.WithCancel(ctx)
+	var stdout, stderr lockedBuffer
+	go func() {
+		code := cli.RunContext(fctx, args, strings.NewReader(""), &stdout, &stderr, []string{"XDG_STATE_HOME=" + state, "HOME=" + state})
+		done <- ended{code, stdout.String(), stderr.String()}
+	}()
+	for !strings.Contains(stdout.String(), "sent 2 spans") {
+		select {
+		case r := <-done:
+			t.Fatalf("vigil otel --follow ended: exit %d %q %q", r.code, r.out, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	var worst time.Duration
-	for n := 1; n <= 3; n++ {
+	for n := 2; n <= 4; n++ {
 		at := commit(n)
 		cs := calls()
 		lat := waitSpan(ids.Call(run, cs[len(cs)-1].RowID).String(), at, 2*time.Second)
@@ -263,8 +272,8 @@ func TestJaegerFollow(t *testing.T) {
 	}
 	stop()
 	raw, _ := j.Trace(t, traceID, true)
-	if want := 3 + 3 + 1; len(raw.Spans) != want {
-		t.Errorf("Jaeger stored %d spans, want %d (3 chat, 3 execute_tool, 1 invoke_agent)", len(raw.Spans), want)
+	if want := 4 + 4 + 1; len(raw.Spans) != want {
+		t.Errorf("Jaeger stored %d spans, want %d (4 chat, 4 execute_tool, 1 invoke_agent)", len(raw.Spans), want)
 	}
 	// Started again: the ledger has it all.
 	code, out, errOut := jaegertest.Vigil(ctx, state, args...)
@@ -293,12 +302,22 @@ func TestJaegerEndpointDown(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	start := time.Now()
+	var stderr lockedBuffer
 	go func() {
-		code, out, errOut := jaegertest.Vigil(context.Background(), state, "otel", "--store", path, "--endpoint", endpoint,
-			"--service", "vigil-down", "--store-id", "test:down", "--retry-for", "60s")
-		res <- result{code, out, errOut, time.Since(start)}
+		var out strings.Builder
+		code := cli.RunContext(context.Background(), []string{"otel", "--store", path, "--endpoint", endpoint,
+			"--service", "vigil-down", "--store-id", "test:down", "--retry-for", "60s"}, strings.NewReader(""), &out, &stderr,
+			[]string{"XDG_STATE_HOME=" + state, "HOME=" + state})
+		res <- result{code, out.String(), stderr.String(), time.Since(start)}
 	}()
-	time.Sleep(2500 * time.Millisecond)
+	// Jaeger comes up once the export has failed twice.
+	for strings.Count(stderr.String(), "retrying in") < 2 {
+		select {
+		case r := <-res:
+			t.Fatalf("the export ended with nothing listening: exit %d %q %q", r.code, r.out, r.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	j := jaegertest.StartOn(t, bin, ports)
 	up := time.Since(start)
 	var r result
@@ -333,4 +352,22 @@ func TestJaegerEndpointDown(t *testing.T) {
 	if n := len(j.Traces(t, "vigil-down")); n < 4 {
 		t.Errorf("Jaeger holds %d traces after the endpoint came up", n)
 	}
+}
+
+// lockedBuffer is a buffer one goroutine writes while another reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
