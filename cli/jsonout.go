@@ -28,6 +28,16 @@ type jsonLease struct {
 	AcquiredAt *string `json:"acquired_at"`
 	RenewedAt  *string `json:"renewed_at"`
 	TTLSeconds int64   `json:"ttl_seconds"`
+	// LivenessNote says what the pid check cannot see: an owner that is
+	// not this pid namespace's process, or vigil in a nested namespace.
+	LivenessNote *string `json:"liveness_note"`
+}
+
+type jsonRecovery struct {
+	AttemptID string  `json:"attempt_id"`
+	Step      int     `json:"step"`
+	Tool      string  `json:"tool"`
+	StartedAt *string `json:"started_at"`
 }
 
 type jsonRun struct {
@@ -57,6 +67,9 @@ type jsonRun struct {
 	TreeWait    int        `json:"tree_waiting"`
 	Liveness    string     `json:"liveness"`
 	Lease       *jsonLease `json:"lease"`
+	// Recovery is the tool call the run's driver died in the middle of,
+	// which a resume will not repeat until a person decides it.
+	Recovery *jsonRecovery `json:"recovery"`
 }
 
 type jsonRetry struct {
@@ -204,7 +217,12 @@ func (rd *reading) runJSON(id string) jsonRun {
 		if pid := lease.OwnerPID(); pid > 0 {
 			jl.PID = ptr(pid)
 		}
+		_, note := store.OwnerCheck(*lease)
+		jl.LivenessNote = str(note)
 		j.Lease = jl
+	}
+	if rec := r.Recovery; rec != nil {
+		j.Recovery = &jsonRecovery{AttemptID: rec.AttemptID, Step: rec.Step, Tool: rec.Tool, StartedAt: timePtr(rec.StartedAt)}
 	}
 	return j
 }

@@ -142,6 +142,9 @@ func (a *app) leaseLine(rd *reading, id string) string {
 		return "the store records no leases"
 	}
 	l, heldBy := rd.md.Lease(id)
+	if r, _ := rd.md.Run(id); l == nil && r.LeaselessDriver {
+		return "no lease: resumed with a decision, which takes none, so nothing says whether its driver still runs"
+	}
 	if l == nil {
 		return "no lease: nobody drives it"
 	}
@@ -153,7 +156,11 @@ func (a *app) leaseLine(rd *reading, id string) string {
 	if p := l.OwnerPID(); p > 0 {
 		pid = fmt.Sprintf(", pid %d", p)
 	}
-	return fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rd.md.Liveness(id, rd.now), who, pid, a.fmtTime(l.RenewedAt), textfmt.Duration(l.TTL))
+	line := fmt.Sprintf("%s %s%s, renewed %s, ttl %s", rd.md.Liveness(id, rd.now), who, pid, a.fmtTime(l.RenewedAt), textfmt.Duration(l.TTL))
+	if _, note := store.OwnerCheck(*l); note != "" {
+		line += "; " + clean(note)
+	}
+	return line
 }
 
 // ownCounts says the scope of the tree table's counts.
@@ -176,6 +183,10 @@ func (a *app) showText(w io.Writer, sh *shown) {
 		kv.add("parent", clean(r.ParentID)+" (tree "+clean(strings.Join(md.Ancestry(sh.id), " › "))+")")
 	}
 	kv.add("depth", strconv.Itoa(r.Depth))
+	if rec := r.Recovery; rec != nil {
+		kv.add("recovery", fmt.Sprintf("tool call %s at step %d (attempt %s, started %s) never finished; a resume waits for a decision: retry, completed or abort",
+			clean(rec.Tool), rec.Step, clean(rec.AttemptID), a.fmtTime(rec.StartedAt)))
+	}
 	kv.add("started", a.fmtTime(r.StartedAt))
 	if r.Summary != nil {
 		kv.add("finished", a.fmtTime(r.Summary.FinishedAt))
@@ -359,6 +370,10 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 		add("Ancestry", mdCell(strings.Join(md.Ancestry(sh.id), " › ")))
 	}
 	add("Depth", strconv.Itoa(r.Depth))
+	if rec := r.Recovery; rec != nil {
+		add("Recovery", mdCell(fmt.Sprintf("tool call %s at step %d (attempt %s) never finished; a resume waits for a decision: retry, completed or abort",
+			rec.Tool, rec.Step, rec.AttemptID)))
+	}
 	add("Started", a.fmtTime(r.StartedAt))
 	if r.Summary != nil {
 		add("Finished", a.fmtTime(r.Summary.FinishedAt))

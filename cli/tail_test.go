@@ -112,7 +112,7 @@ func TestTailFollowsTree(t *testing.T) {
 			// The run's own counts, then its whole tree's: the child that
 			// joined while tail ran is counted too.
 			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "#4 finished: success (5 steps, 12.1k tokens, ") ||
-				!strings.HasSuffix(last, "; whole tree: 5 agents, 12 steps, 28.7k tokens)") {
+				!strings.HasSuffix(last, "; whole tree: 5 agents, 12 steps, 24.3k tokens)") {
 				t.Fatalf("last line %q does not give the run's and the tree's counts", last)
 			}
 			if strings.Count(out, "#4 step 5 ") != 1 {

@@ -69,6 +69,8 @@ func deliveryName(d store.Delivery) string {
 		return "not_live"
 	case store.Closed:
 		return "closed"
+	case store.Orphaned:
+		return "orphaned"
 	}
 	return "unknown"
 }

@@ -540,7 +540,10 @@ func (a *agent) opCommit() (time.Duration, error) {
 	if err := a.renewRoot(); err != nil {
 		return 0, err
 	}
-	if err := e.st.RecordObservations(e.ctx, a.id, s.n, s.obs); err != nil {
+	for i := range s.obs {
+		s.obs[i].Step = s.n // observed this step
+	}
+	if err := e.st.RecordObservations(e.ctx, a.id, s.obs); err != nil {
 		return 0, err
 	}
 	for _, o := range s.obs {

@@ -113,9 +113,15 @@ func Run(ctx context.Context, o Options) (err error) {
 // have finished, and the other agents are mid-flight. It then rewrites
 // every timestamp it wrote to base plus a fixed offset (the live tree
 // starts at base; history lies before it) and the lease owner to
-// "<this pid>-<base in ns>-0", so two snapshots with the same seed and base
-// are identical row for row. The lease belongs to the calling process and
+// "<this pid>-<this process's start in ns>-0", so two snapshots with the
+// same seed and base taken by one process are identical row for row. (The
+// owner is minted no earlier than this process: an owner claiming to be
+// older than the process behind its pid is another process's.) The lease belongs to the calling process and
 // has a ttl of a century: the tree reads as live while that process runs.
+// processStart is taken when the package is initialised: after the process
+// started, before any snapshot.
+var processStart = time.Now()
+
 func Snapshot(ctx context.Context, path string, seed int64, base time.Time) error {
 	st, err := ioharness.Create(path)
 	if err != nil {
@@ -148,7 +154,7 @@ func Snapshot(ctx context.Context, path string, seed int64, base time.Time) erro
 	if werr != nil {
 		return werr
 	}
-	fixed := fmt.Sprintf("%d-%d-0", os.Getpid(), base.UnixNano())
+	fixed := fmt.Sprintf("%d-%d-0", os.Getpid(), processStart.UnixNano())
 	return applyStamps(ctx, path, e.stamps.list, base, nil, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "UPDATE run_leases SET owner = ? WHERE owner = ?", fixed, owner)
 		return err

@@ -29,7 +29,8 @@ func (m *Model) sums() (*forest, *sums) {
 		s.tree[i] = Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown}
 	}
 	for _, q := range m.requests {
-		if i, ok := f.at(q.RunID); ok {
+		// An orphan is listed, but nobody waits on it (store.Request.Waits).
+		if i, ok := f.at(q.RunID); ok && q.Waits() {
 			s.waiting[i]++
 		}
 	}
@@ -68,7 +69,8 @@ func (m *Model) Tree(id string) Counts {
 	return Counts{}
 }
 
-// Waiting is how many undecided requests the run itself asked.
+// Waiting is how many requests the run itself asked and waits on:
+// undecided, and not orphaned.
 func (m *Model) Waiting(id string) int {
 	f, s := m.sums()
 	if i, ok := f.at(id); ok {
@@ -77,7 +79,8 @@ func (m *Model) Waiting(id string) int {
 	return 0
 }
 
-// TreeWaiting is how many undecided requests wait in the run's tree: the
+// TreeWaiting is how many requests wait in the run's tree (undecided, not
+// orphaned): the
 // run's own and every run's under it. A run with TreeWaiting > 0 is one a
 // human holds up, directly or through an agent it waits for.
 func (m *Model) TreeWaiting(id string) int {

@@ -42,6 +42,10 @@ type Changed struct {
 	Tree     bool // a run joined or moved in the forest
 	Counts   bool // steps or tokens counted, leases renewed
 	Requests bool // a request arrived or was decided
+	// Recount are runs whose counts came from a summary that no longer
+	// holds (a resume reopened the run: store.Run.Reopened): ask RunStats
+	// for them again.
+	Recount []string
 }
 
 // countedAll marks a run whose counts come from its summary: no step row
@@ -59,6 +63,15 @@ func New(recordsLeases bool) *Model {
 
 // RecordsLeases reports whether the store records leases.
 func (m *Model) RecordsLeases() bool { return m.recordsLeases }
+
+// SetRecordsLeases says again whether the store records leases: a source
+// learns a table a newer harness adds (run_leases after an upgrade) as it
+// tails.
+func (m *Model) SetRecordsLeases(v bool) {
+	if v != m.recordsLeases {
+		m.recordsLeases, m.leasesStale = v, true
+	}
+}
 
 // SetRuns replaces every run (a load).
 func (m *Model) SetRuns(runs []store.Run) {
@@ -169,7 +182,15 @@ func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
 
 func (m *Model) applyRun(r store.Run, c *Changed) {
 	old := m.runs[r.ID]
-	if old != nil && r.Summary == nil {
+	switch {
+	case old != nil && r.Summary == nil && old.Summary != nil:
+		// The summary the counts came from no longer holds (a resume
+		// reopened the run): its steps are counted again.
+		r.StatsKnown = false
+		delete(m.statsThrough, r.ID)
+		delete(m.pendingStats, r.ID)
+		c.Recount = append(c.Recount, r.ID)
+	case old != nil && r.Summary == nil:
 		// A row re-read for a status change carries no counts: keep ours.
 		r.Steps, r.Tokens, r.StatsKnown = old.Steps, old.Tokens, old.StatsKnown
 	}

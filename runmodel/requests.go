@@ -32,5 +32,15 @@ func (m *Model) Requests() []Request {
 	return out
 }
 
-// Pending is how many requests are undecided in the whole store.
-func (m *Model) Pending() int { return len(m.requests) }
+// Pending is how many requests wait on a human in the whole store:
+// undecided and not orphaned (an orphan is listed in Requests, but nobody
+// reads a decision on it).
+func (m *Model) Pending() int {
+	n := 0
+	for _, q := range m.requests {
+		if q.Waits() {
+			n++
+		}
+	}
+	return n
+}

@@ -24,6 +24,11 @@ const (
 	Deferred                        // the run is paused: its host must resume it with the decision
 	NotLive                         // the driver is gone: nobody would read it, a resume asks again
 	Closed                          // the run has ended
+	// Orphaned: nobody will ever read a decision on this request. Its run
+	// asked again in a newer request (a crash resume replays the step that
+	// asked), or has moved past the step that asked: no driver polls it and
+	// no resume consumes it. Request.Standing says so, with the reason.
+	Orphaned
 )
 
 // Writable reports whether a decision may be written in this case.

@@ -63,6 +63,17 @@
 // Stopped say what the shared code needs to know about it. StateOf turns a
 // run's status, lease and waiting requests into the State a person sees.
 //
+// A status alone does not say where a run is once its harness has resumed
+// it, so an adapter adds what its own records say, and the shared code only
+// reads that: on a Run, Resumable (an ended status whose outcome a resume
+// continues from; with a lease of its own the run is Reopened, not Ended),
+// LeaselessDriver (a resume that records no driver drives it) and Recovery
+// (its driver died inside a tool call that cannot be repeated: StateRecovery);
+// on a Request, Standing (open, parked on, or orphaned — a row no driver
+// will read, which Classify refuses as the Orphaned delivery and which does
+// not count as waiting: Request.Waits). OwnerCheck says when a lease's
+// owner pid cannot be checked from vigil's pid namespace (Liveness Foreign).
+//
 // # Errors
 //
 // Every store problem is a *Error: the path, one of the sentinel errors

@@ -41,10 +41,51 @@ type Run struct {
 
 	// Lease is who drives the run now, when the store records leases.
 	Lease *Lease
+
+	// Resumable says the run's outcome is not final in its format: its
+	// status says it ended, but a resume continues it (io-harness's
+	// terminal_outcome treats step_cap_reached, time_budget_exceeded and
+	// cost_budget_exceeded as limits, not endings, and resume drives such a
+	// run again under a lease while its status stays completed). A resumable
+	// run that holds a lease of its own again is not finished (Reopened).
+	Resumable bool
+
+	// LeaselessDriver says the store shows the run being driven again by a
+	// resume that takes no lease (io-harness's resume_with_decision: a
+	// resumed:<id> decision, the deferred request resolved, work after it),
+	// while its status still says paused. Nothing records whether that
+	// driver is alive: the run's liveness is unknown, not paused.
+	LeaselessDriver bool
+
+	// Recovery is a tool call the run's driver started and never finished,
+	// whose effect the store cannot tell (io-harness: an open tool_attempts
+	// row). Without a live driver the run waits on a person's recovery
+	// decision (StateRecovery); nil when there is none.
+	Recovery *Recovery
 }
 
 // IsRoot reports whether the run has no parent.
 func (r Run) IsRoot() bool { return r.ParentID == "" }
+
+// Reopened reports a run whose status says it ended but which a resume
+// drives again: its outcome is not final (Resumable) and it holds a lease of
+// its own. Its summary, if the source still gives one, is of the earlier
+// ending, and its counts come from its steps.
+func (r Run) Reopened() bool { return r.Resumable && r.Lease != nil }
+
+// Ended reports a run no step will follow: an ended status, unless a
+// resume has reopened it.
+func (r Run) Ended() bool { return r.Status.Ended() && !r.Reopened() }
+
+// Recovery is a tool call a driver died in the middle of (io-harness's
+// tool_attempts): a resume will not replay it until a person says what
+// became of it.
+type Recovery struct {
+	AttemptID string
+	Step      int
+	Tool      string
+	StartedAt time.Time
+}
 
 // Summary is the record a finished run leaves behind.
 type Summary struct {
@@ -151,6 +192,10 @@ type ToolCall struct {
 
 // Observation is one ledger entry a step produced.
 type Observation struct {
+	// Step is the step the observation belongs to: its own, which is not
+	// always the step whose commit wrote it (io-harness writes everything
+	// observed since the last commit, each entry under its own step).
+	Step   int
 	Kind   string
 	Target string
 	Text   string
@@ -226,6 +271,10 @@ type Request struct {
 	Correction string // the text of a revise verdict
 
 	Resolved bool
+	// Standing is where the request stands in its run's life (the adapter's
+	// reading); StandingReason says why in one line when it is not open.
+	Standing       Standing
+	StandingReason string
 	// Decision is what was decided, in words: an approval's or a plan's
 	// verdict (a Verdict's text), a question's answer, or what the format
 	// says ended the wait.
@@ -236,6 +285,10 @@ type Request struct {
 	// Ancestry is the chain of run ids from the root down to RunID.
 	Ancestry []string
 }
+
+// Waits reports whether the request waits on a human: undecided, and not an
+// orphan no driver reads. Only such requests count as waiting.
+func (r Request) Waits() bool { return !r.Resolved && r.Standing != StandingOrphaned }
 
 // Key identifies a request across kinds ("approval 3", "question 3").
 func (r Request) Key() RequestKey { return RequestKey{Kind: r.Kind, ID: r.ID} }

@@ -198,10 +198,31 @@ const (
 	StateCrashed               // the driver is gone; a resume would continue it
 	StateFinished              // ended with an outcome
 	StateUnknown               // running by its status; the store cannot say more
+	// StateRecovery: the driver died in the middle of a tool call whose effect
+	// cannot be replayed safely (Run.Recovery), and a resume stops until a
+	// person says what became of it: retry it, take it as completed, or abort.
+	StateRecovery
 )
 
 func (s State) String() string {
-	return [...]string{"running", "waiting", "paused", "stale", "crashed", "finished", "running?"}[s]
+	return [...]string{"running", "waiting", "paused", "stale", "crashed", "finished", "running?", "recovery"}[s]
+}
+
+// Standing is where an undecided request stands in its run's life, as the
+// adapter reads it from its own format's records (io-harness: the run's
+// steps, its policy events and its newer requests). It is apart from
+// liveness: Classify combines the two. The zero value, StandingOpen, is
+// what a format that cannot say more reports.
+type Standing int
+
+const (
+	StandingOpen     Standing = iota // asked, and the run has not moved on: whoever drives the run reads a decision
+	StandingParked                   // the run stopped on it: its host resumes it with the decision (deferred)
+	StandingOrphaned                 // nobody reads it any more: a later life of the run asked again, or moved past it
+)
+
+func (s Standing) String() string {
+	return [...]string{"open", "parked", "orphaned"}[s]
 }
 
 // Liveness is what the lease table says about who drives a run. A status of
@@ -214,8 +235,14 @@ const (
 	Lapsed                          // lease past its ttl, owner process still alive
 	Dead                            // owner process gone
 	Unleased                        // no lease: nobody drives the run
+	// Foreign: the owner is not a process vigil can check. A pid is only
+	// meaningful in the pid namespace (and on the host) that minted it, and
+	// the lease records neither: when the owner's pid cannot be one of this
+	// namespace's, or names a process started after the owner was minted,
+	// liveness by pid does not hold. OwnerCheck says why.
+	Foreign
 )
 
 func (l Liveness) String() string {
-	return [...]string{"unknown", "live", "lapsed", "dead", "unleased"}[l]
+	return [...]string{"unknown", "live", "lapsed", "dead", "unleased", "foreign"}[l]
 }

@@ -49,7 +49,7 @@ func hostileStore(t *testing.T) string {
 	must(w.RecordContextEvent(ctx, root, 1, ioharness.ContextAssembled, evil, ptr[int64](10)))
 	must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 1, Decision: evil, ToolCall: evil, Result: big, Prompt: big, Tokens: 10,
 		Turn: &ioharness.Turn{Text: ptr(evil)}}))
-	must(w.RecordObservations(ctx, root, 1, []store.Observation{{Kind: evil, Target: evil, Text: evil}}))
+	must(w.RecordObservations(ctx, root, []store.Observation{{Step: 1, Kind: evil, Target: evil, Text: evil}}))
 	must(w.RecordEdit(ctx, root, 1, store.Edit{Tool: evil, Path: evil, Hunk: evil}))
 	must(w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: root, Step: 1, Kind: store.PolicyRefusal, Act: evil, Target: evil, Rule: evil, Layer: evil}))
 	must(w.RecordAgentEvent(ctx, store.AgentEvent{RunID: root, Step: 1, Kind: store.AgentSpawnRefused, Detail: evil}))

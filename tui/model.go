@@ -416,9 +416,20 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 	if found {
 		m.lastChange = m.now()
 		m.problem = ""
+		// A table added to the store since it was opened (run_leases after an
+		// upgrade) is learned by the source as it tails: ask again.
+		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
 		m.applyChanged(c)
+		if len(c.Recount) > 0 {
+			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found))
+		}
 	}
+	return m.afterChanges(ch, found)
+}
+
+// afterChanges asks for the next refresh or acknowledges this one.
+func (m *Model) afterChanges(ch *store.Changes, found bool) tea.Cmd {
 	if ch.More || m.again {
 		m.again = false
 		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing())

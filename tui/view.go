@@ -136,17 +136,30 @@ func (m *Model) statusBar(w int) string {
 
 // liveness says in words what the lease says about a run.
 func liveness(md *runmodel.Model, r store.Run, now time.Time) string {
-	if r.Status.Ended() {
+	if r.Ended() {
 		return views.StateLabel(store.StateFinished, r.Outcome)
 	}
 	l, _ := md.Lease(r.ID)
-	switch live := md.Liveness(r.ID, now); live {
+	live := md.Liveness(r.ID, now)
+	switch {
+	case r.Recovery != nil && (live == store.Dead || live == store.Unleased):
+		return fmt.Sprintf("waits on recovery: %s at step %d", r.Recovery.Tool, r.Recovery.Step)
+	case r.LeaselessDriver && live != store.Live && live != store.Lapsed:
+		return "resumed without a lease: liveness unknown"
+	}
+	switch live {
 	case store.Live:
 		return "live"
 	case store.Lapsed:
 		return "lease lapsed"
 	case store.Dead:
+		if _, note := store.OwnerCheck(*l); note != "" {
+			return fmt.Sprintf("driver gone (pid %d; %s)", l.OwnerPID(), note)
+		}
 		return fmt.Sprintf("driver gone (pid %d)", l.OwnerPID())
+	case store.Foreign:
+		_, note := store.OwnerCheck(*l)
+		return "liveness unknown: " + note
 	case store.Unleased:
 		if r.Status == store.StatusPaused {
 			return store.StatePaused.String()

@@ -19,8 +19,23 @@ func (p *Approvals) View(focused bool) string {
 	t, w, h, now := p.env.Theme, p.w, p.h, p.env.Now()
 	inner := w - 2
 	note := ""
-	if n := len(p.items); n > 0 {
-		note = t.Warning.Render(fmt.Sprintf("%d waiting", n))
+	waits, orphans := 0, 0
+	for _, it := range p.items {
+		if it.Req.Waits() {
+			waits++
+		} else {
+			orphans++
+		}
+	}
+	if waits > 0 {
+		note = t.Warning.Render(fmt.Sprintf("%d waiting", waits))
+	}
+	if orphans > 0 {
+		// Listed so a person sees them, but nothing reads a decision on one.
+		if note != "" {
+			note += t.Muted.Render(" · ")
+		}
+		note += t.Muted.Render(fmt.Sprintf("%d orphaned", orphans))
 	}
 	if p.readOnly != "" {
 		note += t.Muted.Render(" · read-only")

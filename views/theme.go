@@ -108,6 +108,8 @@ func StateGlyph(st store.State, outcome store.Outcome) string {
 		return "✗"
 	case store.StateUnknown:
 		return "○"
+	case store.StateRecovery:
+		return "◇"
 	}
 	if outcome.Succeeded() {
 		return "✓"
@@ -131,7 +133,7 @@ func (t *Theme) StateStyle(st store.State, outcome store.Outcome) lipgloss.Style
 	switch st {
 	case store.StateRunning, store.StateUnknown:
 		return t.Running
-	case store.StateWaiting:
+	case store.StateWaiting, store.StateRecovery:
 		return t.Waiting
 	case store.StatePaused:
 		return t.Paused

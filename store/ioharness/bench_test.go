@@ -170,3 +170,45 @@ func BenchmarkOpenFirstPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExactReads measures the reads that must see every row of a run
+// (the timeline and the canonical trace) on 10 k runs / 1 M steps: the first
+// read of a run the handle has not seen (it learns where the run's rows lie
+// with one filtered pass), and the reads after it.
+func BenchmarkExactReads(b *testing.B) {
+	path := benchPath(b, big)
+	ctx := context.Background()
+	for _, c := range []struct{ name, run string }{{"recent", "9999"}, {"old", "17"}} {
+		b.Run(c.name+"/first", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := ioharness.OpenReadOnly(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Steps(ctx, c.run); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+		b.Run(c.name+"/warm", func(b *testing.B) {
+			s, err := ioharness.OpenReadOnly(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.CanonicalTrace(ctx, c.run); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Steps(ctx, c.run); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.CanonicalTrace(ctx, c.run); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

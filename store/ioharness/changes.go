@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/vigil-run/vigil/internal/cow"
 	"github.com/vigil-run/vigil/internal/sqlitex"
@@ -16,24 +18,32 @@ import (
 // SQLCursor is an io-harness store's cursor: the highest row id seen in
 // each append-only table, plus the few rows that can still change in place
 // (unfinished runs, undecided requests, turns whose provider count has not
-// arrived). Each refresh then costs O(new rows + open rows), never O(store).
+// arrived) and the small tables rewritten in place (leases, open tool
+// attempts). Each refresh then costs O(new rows + open rows), never
+// O(store).
 //
 // A cursor is never changed once Head or Changes has returned it. Changes
 // works on a fork whose maps share the old cursor's entries until written
 // (internal/cow), so a refresh that finds nothing copies nothing.
 type SQLCursor struct {
-	marks      map[string]int64                    // one entry per tailed table: copied whole
-	open       cow.Map[int64, string]              // unfinished run → runSig as last seen
-	pending    cow.Map[store.RequestKey, struct{}] // undecided requests
-	unreported cow.Map[int64, int64]               // assembled context row with no provider count → its run
-	leaseSig   string                              // the lease table as last seen
+	marks      map[string]int64                  // one entry per tailed table: copied whole
+	open       cow.Map[int64, string]            // run whose row can still change → its row signature as last seen
+	pending    cow.Map[store.RequestKey, string] // undecided request → its standing as last told
+	unreported cow.Map[int64, int64]             // assembled context row with no provider count → its run
+	life       cow.Map[int64, string]            // run with a lifecycle reading (lifeSig) → that reading as last told
+	leaseSig   string                            // the lease table as last seen
+	leases     map[string]store.Lease            // and its rows (never written: replaced whole)
+	attemptSig string                            // the open tool attempts as last seen
+	attempts   map[int64]*store.Recovery         // and which run each is of (replaced whole)
+	schema     int64                             // PRAGMA schema_version as last seen
 }
 
 // fork is the cursor Changes writes: the same position, sharing c's
 // entries until it changes them.
 func (c *SQLCursor) fork() *SQLCursor {
 	return &SQLCursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(),
-		unreported: c.unreported.Fork(), leaseSig: c.leaseSig}
+		unreported: c.unreported.Fork(), life: c.life.Fork(), leaseSig: c.leaseSig, leases: c.leases,
+		attemptSig: c.attemptSig, attempts: c.attempts, schema: c.schema}
 }
 
 // CursorFormat names the source kind the cursor belongs to.
@@ -49,29 +59,50 @@ var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "
 // and readers key them by row id.
 func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	c := &SQLCursor{}
-	tops, sig, err := s.probe(ctx)
+	p, err := s.probe(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.marks, c.leaseSig = tops, sig
-	runs, err := s.queryRuns(ctx, s.runSelect(1, "WHERE "+s.openRunsWhere()))
+	c.marks, c.leaseSig, c.attemptSig, c.schema = p.tops, p.leaseSig, p.attemptSig, p.schema
+	if c.leases, err = s.leases(ctx); err != nil {
+		return nil, err
+	}
+	if c.attempts, err = s.openAttempts(ctx, s.read); err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	sigs, err := s.runSigs(ctx, "WHERE "+s.openRunsWhere())
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		c.open.Set(runNum(r.ID), runSig(r))
+	for id, sig := range sigs {
+		c.open.Set(id, sig)
 	}
-	reqs, err := s.Requests(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range reqs {
-		c.pending.Set(r.Key(), struct{}{})
+	// Standings and lifecycle readings are not worked out here: the cursor
+	// takes requests as open and runs as plain, and the first refresh that
+	// touches one works it out and tells it (again, if the load already did).
+	for _, kind := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
+		table := requestTables[kind]
+		if !s.si().has(table) {
+			continue
+		}
+		cond := "resolved = 0"
+		if kind == store.Approval {
+			cond = "resolved IS NULL"
+		}
+		err := s.eachRow(ctx, "SELECT id FROM "+table+" WHERE "+cond, nil, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			c.pending.Set(store.RequestKey{Kind: kind, ID: idStr(id)}, openSig)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	// A provider count lands on the newest turn of a live run shortly after
 	// it is written: only each open run's newest turn in the last chunk of
 	// rows can still be waiting for one.
-	if s.schema.has("context_events") && c.open.Len() > 0 {
+	if s.si().has("context_events") && c.open.Len() > 0 {
 		err := s.eachRow(ctx, fmt.Sprintf(`SELECT MAX(id), run_id FROM context_events WHERE id > ? AND kind = 'assembled'
 			AND run_id IN (%s) GROUP BY run_id`, sqlitex.IDList(slices.Sorted(c.open.Keys()))),
 			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
@@ -87,31 +118,50 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	return c, nil
 }
 
-// openRunsWhere selects runs that can still change: running or paused, or
-// parked on a question (io-harness marks that one completed).
+// openRunsWhere selects runs whose row can still change: running or paused,
+// parked on a question (io-harness marks that one completed), or holding a
+// lease (a resume drives a completed run with its status left as it was).
 func (s *Store) openRunsWhere() string {
-	if !s.schema.hasCol("runs", "status") {
-		return "r.outcome IS NULL"
+	leased := ""
+	if s.si().has("run_leases") {
+		leased = " OR r.id IN (SELECT run_id FROM run_leases)"
 	}
-	return "(r.status IN ('running', 'paused') OR r.outcome = 'awaiting_answer')"
+	if !s.si().hasCol("runs", "status") {
+		return "(r.outcome IS NULL" + leased + ")"
+	}
+	return "(r.status IN ('running', 'paused') OR r.outcome = 'awaiting_answer'" + leased + ")"
 }
 
-// runSig is what can change in place on a run row, as one string; the
-// SQL in runSigSelect builds the same string.
-func runSig(r store.Run) string {
-	fin := ""
-	if r.Summary != nil {
-		fin = r.Summary.FinishedAt.Format(isoMillis)
-	}
-	return string(r.Status) + "|" + string(r.Outcome) + "|" + r.Provider + "|" + fin
+// isOpen reports a run whose row can still change in place.
+func isOpen(r store.Run) bool {
+	return r.Status == store.StatusRunning || r.Status == "" || r.Parked() || r.Lease != nil
 }
+
+// lifeSig is a run's lifecycle reading as one string ("" for none): what
+// Changes re-sends a run for when it changes without its row changing.
+func lifeSig(r store.Run) string {
+	if !r.LeaselessDriver && !r.Reopened() && r.Recovery == nil {
+		return ""
+	}
+	rec := ""
+	if r.Recovery != nil {
+		rec = r.Recovery.AttemptID
+	}
+	return fmt.Sprintf("%t|%t|%s", r.LeaselessDriver, r.Reopened(), rec)
+}
+
+// standingSig is a request's standing as one string.
+func standingSig(r store.Request) string { return r.Standing.String() + "|" + r.StandingReason }
+
+// openSig is the standing of an open request.
+var openSig = standingSig(store.Request{})
 
 func (s *Store) runSigSelect(where string) string {
-	si := s.schema
+	si := s.si()
 	fin := "''"
 	join := ""
 	if si.has("run_outcomes") {
-		// runSig includes the finish time only for runs that have ended.
+		// The signature includes the finish time only for runs that have ended.
 		fin = fmt.Sprintf("CASE WHEN %s IN ('running', 'paused') THEN '' ELSE COALESCE(o.finished_at, '') END",
 			si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"))
 		join = "LEFT JOIN run_outcomes o ON o.run_id = r.id"
@@ -121,9 +171,20 @@ func (s *Store) runSigSelect(where string) string {
 		si.col("runs", "provider", "NULL"), fin, join, where)
 }
 
-// isOpen reports a run whose row can still change in place.
-func isOpen(r store.Run) bool {
-	return r.Status == store.StatusRunning || r.Status == "" || r.Parked()
+// runSigs reads the signature of what can change in place on each run row
+// (status, outcome, provider, finish time) for the runs where selects.
+func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int64]string, error) {
+	out := map[int64]string{}
+	err := s.eachRow(ctx, s.runSigSelect(where), args, func(r *sql.Rows) error {
+		var id int64
+		var sig string
+		if err := r.Scan(&id, &sig); err != nil {
+			return err
+		}
+		out[id] = sig
+		return nil
+	})
+	return out, err
 }
 
 // Changes returns what was added or changed since cur, and the cursor that
@@ -137,15 +198,27 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		return nil, cur, fmt.Errorf("a %s cursor cannot read an io-harness store", cursorName(cur))
 	}
 	ch := &store.Changes{}
-	tops, leaseSig, err := s.probe(ctx)
+	p, err := s.probe(ctx)
 	if err != nil {
 		return nil, cur, err
 	}
+	if p.schema != c.schema {
+		// A table or column was added (or the store replaced): learn the
+		// schema again, and probe again with what it now has.
+		if err := s.refreshSchema(ctx, p.schema); err != nil {
+			return nil, cur, mapDriverErr(s.path, err)
+		}
+		if p, err = s.probe(ctx); err != nil {
+			return nil, cur, err
+		}
+	}
+	tops := p.tops
 	if tops["runs"] < c.marks["runs"] || tops["steps"] < c.marks["steps"] {
 		ch.Reset = true // another, shorter store now sits at the path
 		return ch, cur, nil
 	}
 	next := c.fork()
+	next.schema = p.schema
 	grew := func(table string) bool { return tops[table] > c.marks[table] }
 	if grew("steps") {
 		if err := s.newSteps(ctx, next, ch); err != nil {
@@ -168,38 +241,108 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if err := s.newRequests(ctx, next, ch, grew); err != nil {
 		return nil, cur, err
 	}
-	if err := s.changedRuns(ctx, next, ch, grew("runs")); err != nil {
-		return nil, cur, err
-	}
-	if leaseSig != next.leaseSig {
+	// Leases and open tool attempts before runs: they decide what a run row
+	// is told with (its summary, its recovery), and which runs are touched.
+	touched := map[int64]bool{}
+	if p.leaseSig != next.leaseSig {
 		leases, err := s.leases(ctx)
 		if err != nil {
 			return nil, cur, err
 		}
-		next.leaseSig, ch.Leases, ch.LeasesChanged = leaseSig, leases, true
+		for id := range leaseDiff(next.leases, leases) {
+			touched[id] = true
+		}
+		next.leaseSig, next.leases, ch.Leases, ch.LeasesChanged = p.leaseSig, leases, leases, true
+	}
+	if p.attemptSig != next.attemptSig {
+		att, err := s.openAttempts(ctx, s.read)
+		if err != nil {
+			return nil, cur, mapDriverErr(s.path, err)
+		}
+		for id := range attemptDiff(next.attempts, att) {
+			touched[id] = true
+		}
+		next.attemptSig, next.attempts = p.attemptSig, att
+	}
+	if err := s.changedRuns(ctx, next, ch, grew("runs"), touched); err != nil {
+		return nil, cur, err
+	}
+	if err := s.lifeChanges(ctx, next, ch, touched); err != nil {
+		return nil, cur, err
 	}
 	return ch, next, nil
 }
 
-// probe reads, in one statement, the highest row id of every tailed table
-// and a signature of the lease table: most refreshes then skip the tables
-// that did not grow.
-func (s *Store) probe(ctx context.Context) (map[string]int64, string, error) {
+// leaseDiff is the runs whose lease appeared, went, or changed hands.
+func leaseDiff(old, now map[string]store.Lease) map[int64]bool {
+	out := map[int64]bool{}
+	for id, l := range now {
+		if o, ok := old[id]; !ok || o.Owner != l.Owner || o.Generation != l.Generation {
+			out[runNum(id)] = true
+		}
+	}
+	for id := range old {
+		if _, ok := now[id]; !ok {
+			out[runNum(id)] = true
+		}
+	}
+	return out
+}
+
+// attemptDiff is the runs whose open tool attempt appeared, went or changed.
+func attemptDiff(old, now map[int64]*store.Recovery) map[int64]bool {
+	out := map[int64]bool{}
+	for id, a := range now {
+		if o, ok := old[id]; !ok || o.AttemptID != a.AttemptID {
+			out[id] = true
+		}
+	}
+	for id := range old {
+		if _, ok := now[id]; !ok {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// probed is what one probe read: each tailed table's top id, signatures
+// of the small tables rewritten in place, and the schema's version.
+type probed struct {
+	tops                 map[string]int64
+	leaseSig, attemptSig string
+	schema               int64
+}
+
+// probe reads, in one statement, the highest row id of every tailed table,
+// signatures of the lease table and of the open tool attempts (served by
+// io-harness's partial index tool_attempts_open), and PRAGMA schema_version:
+// most refreshes then skip the tables that did not grow.
+func (s *Store) probe(ctx context.Context) (probed, error) {
 	var tables []string
 	for _, t := range cursorTables {
-		if s.schema.has(t) {
+		if s.si().has(t) {
 			tables = append(tables, t)
 		}
 	}
-	lease := ""
-	if s.schema.has("run_leases") {
+	lease, attempts := "''", "''"
+	if s.si().has("run_leases") {
 		lease = "(SELECT COALESCE(group_concat(run_id || '/' || owner || '/' || generation || '/' || renewed_at || '/' || ttl_secs, ';'), '') FROM run_leases)"
 	}
-	tops, sig, err := sqlitex.Tops(ctx, &s.stmts, s.read, "id", tables, lease)
-	if err != nil {
-		return nil, "", mapDriverErr(s.path, err)
+	if s.si().has("tool_attempts") {
+		attempts = "(SELECT COALESCE(group_concat(id || '/' || run_id, ';'), '') FROM tool_attempts WHERE completed_at IS NULL)"
 	}
-	return tops, sig, nil
+	sig := "(SELECT schema_version FROM pragma_schema_version) || char(31) || " + lease + " || char(31) || " + attempts
+	tops, joined, err := sqlitex.Tops(ctx, &s.stmts, s.read, "id", tables, sig)
+	if err != nil {
+		return probed{}, mapDriverErr(s.path, err)
+	}
+	parts := strings.SplitN(joined, "\x1f", 3)
+	p := probed{tops: tops}
+	if len(parts) == 3 {
+		p.schema, _ = strconv.ParseInt(parts[0], 10, 64)
+		p.leaseSig, p.attemptSig = parts[1], parts[2]
+	}
+	return p, nil
 }
 
 // cursorName names a cursor's format for an error about it.
@@ -226,7 +369,7 @@ func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *store.Changes) e
 }
 
 func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes, grew bool) error {
-	if !s.schema.has("context_events") {
+	if !s.si().has("context_events") {
 		return nil
 	}
 	// Provider counts that arrived for turns we saw without one.
@@ -279,7 +422,7 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes,
 }
 
 func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
-	if !s.schema.has("agent_events") {
+	if !s.si().has("agent_events") {
 		return nil
 	}
 	q := fmt.Sprintf("SELECT id, run_id, step, kind, child_run_id, detail, tokens, remaining FROM agent_events WHERE id > ? ORDER BY id LIMIT %d", sqlitex.ChangesPage)
@@ -319,7 +462,7 @@ func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *store.Changes
 	var fresh []store.Request
 	for _, kind := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
 		table := requestTables[kind]
-		if !s.schema.has(table) {
+		if !s.si().has(table) {
 			continue
 		}
 		// Known undecided requests: did someone decide them?
@@ -358,12 +501,17 @@ func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *store.Changes
 		}
 		for _, r := range reqs {
 			c.marks[table] = runNum(r.ID)
-			if !r.Resolved {
-				c.pending.Set(r.Key(), struct{}{})
-			}
 			fresh = append(fresh, r)
 		}
 		ch.More = ch.More || len(reqs) == sqlitex.ChangesPage
+	}
+	if err := s.annotate(ctx, s.read, true, fresh); err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	for _, r := range fresh {
+		if !r.Resolved {
+			c.pending.Set(r.Key(), standingSig(r))
+		}
 	}
 	if err := s.fillApprovalTimes(ctx, fresh); err != nil {
 		return err
@@ -375,20 +523,22 @@ func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *store.Changes
 	return nil
 }
 
+// requestCols are the columns scanRequest reads, for each kind.
+func requestCols(kind store.RequestKind) string {
+	switch kind {
+	case store.Approval:
+		return fmt.Sprintf("id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved", store.MaxContentBytes)
+	case store.Question:
+		return "id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at"
+	}
+	return "id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at"
+}
+
 // requestsWhere reads requests of one kind; the WHERE tail holds integers
 // only, and parameters for the rest.
 func (s *Store) requestsWhere(ctx context.Context, kind store.RequestKind, tail string, args ...any) ([]store.Request, error) {
-	var cols string
-	switch kind {
-	case store.Approval:
-		cols = fmt.Sprintf("id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved", store.MaxContentBytes)
-	case store.Question:
-		cols = "id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at"
-	case store.Plan:
-		cols = "id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at"
-	}
 	var out []store.Request
-	err := s.eachRow(ctx, "SELECT "+cols+" FROM "+requestTables[kind]+" WHERE "+tail, args, func(r *sql.Rows) error {
+	err := s.eachRow(ctx, "SELECT "+requestCols(kind)+" FROM "+requestTables[kind]+" WHERE "+tail, args, func(r *sql.Rows) error {
 		req, err := scanRequest(kind, r)
 		out = append(out, req)
 		return err
@@ -396,41 +546,55 @@ func (s *Store) requestsWhere(ctx context.Context, kind store.RequestKind, tail 
 	return out, err
 }
 
-func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes, grew bool) error {
+// changedRuns reports open runs whose row changed, runs touched by a lease
+// or a tool attempt (their readings changed with it), and new runs.
+func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes, grew bool, touched map[int64]bool) error {
 	// Open runs first, then new ones: a run that starts and finishes between
 	// two calls is reported once, as it is now.
-	if c.open.Len() > 0 {
-		// A light look at the open runs first; whole rows only for those that
-		// changed.
-		var changed []int64
-		err := s.eachRow(ctx, s.runSigSelect("WHERE r.id IN ("+sqlitex.IDList(slices.Sorted(c.open.Keys()))+")"), nil, func(r *sql.Rows) error {
-			var id int64
-			var sig string
-			if err := r.Scan(&id, &sig); err != nil {
-				return err
-			}
-			if was, _ := c.open.Get(id); sig != was {
-				changed = append(changed, id)
-			}
-			return nil
-		})
+	changed := map[int64]string{}
+	var look []int64
+	for id := range c.open.Keys() {
+		look = append(look, id)
+	}
+	for id := range touched {
+		if !c.open.Has(id) && id <= c.marks["runs"] {
+			look = append(look, id)
+		}
+	}
+	if len(look) > 0 {
+		// A light look first; whole rows only for those that changed.
+		slices.Sort(look)
+		sigs, err := s.runSigs(ctx, "WHERE r.id IN ("+sqlitex.IDList(look)+")")
 		if err != nil {
 			return err
 		}
-		if len(changed) > 0 {
-			runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id IN ("+sqlitex.IDList(changed)+")"))
-			if err != nil {
-				return err
+		for id, sig := range sigs {
+			if was, ok := c.open.Get(id); (ok && sig != was) || touched[id] {
+				changed[id] = sig
 			}
-			for _, r := range runs {
-				id := runNum(r.ID)
-				ch.Runs = append(ch.Runs, r)
-				if !isOpen(r) {
-					c.open.Delete(id)
-					dropUnreported(c, id)
-				} else {
-					c.open.Set(id, runSig(r))
-				}
+		}
+	}
+	if len(changed) > 0 {
+		runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id IN ("+sqlitex.IDList(slices.Sorted(maps.Keys(changed)))+")"))
+		if err != nil {
+			return err
+		}
+		if err := s.dress(ctx, runs, c.leases); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			id := runNum(r.ID)
+			_, wasOpen := c.open.Get(id)
+			if !wasOpen && !r.Resumable && lifeSig(r) == c.lifeOf(id) {
+				continue // a lease or attempt that changes nothing about this run
+			}
+			ch.Runs = append(ch.Runs, r)
+			c.setLife(id, lifeSig(r))
+			if !isOpen(r) {
+				c.open.Delete(id)
+				dropUnreported(c, id)
+			} else {
+				c.open.Set(id, changed[id])
 			}
 		}
 	}
@@ -441,16 +605,157 @@ func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes
 	if err != nil {
 		return err
 	}
+	if err := s.dress(ctx, runs, c.leases); err != nil {
+		return err
+	}
 	sort.Slice(runs, func(i, j int) bool { return runNum(runs[i].ID) < runNum(runs[j].ID) })
+	var born []int64
 	for _, r := range runs {
 		id := runNum(r.ID)
 		c.marks["runs"] = id
 		if isOpen(r) {
-			c.open.Set(id, runSig(r))
+			born = append(born, id)
 		}
+		c.setLife(id, lifeSig(r))
+		ch.Runs = append(ch.Runs, r)
+	}
+	if len(born) > 0 {
+		sigs, err := s.runSigs(ctx, "WHERE r.id IN ("+sqlitex.IDList(born)+")")
+		if err != nil {
+			return err
+		}
+		for id, sig := range sigs {
+			c.open.Set(id, sig)
+		}
+	}
+	return nil
+}
+
+func (c *SQLCursor) lifeOf(id int64) string {
+	v, _ := c.life.Get(id)
+	return v
+}
+
+func (c *SQLCursor) setLife(id int64, sig string) {
+	if sig == "" {
+		c.life.Delete(id)
+		return
+	}
+	c.life.Set(id, sig)
+}
+
+// lifeChanges re-tells what changed about runs and requests without their
+// rows changing: a request becomes an orphan when its run asks again or
+// commits past it, or parked when its run parks on it; a parked run becomes
+// driven by a leaseless resume when that resume's rows arrive. Only runs
+// this refresh touched (new steps, requests or rows, a lease or an attempt)
+// are looked at again.
+func (s *Store) lifeChanges(ctx context.Context, c *SQLCursor, ch *store.Changes, touched map[int64]bool) error {
+	for _, r := range ch.Steps {
+		touched[runNum(r.RunID)] = true
+	}
+	for _, r := range ch.Requests {
+		touched[runNum(r.RunID)] = true
+	}
+	for _, r := range ch.Runs {
+		touched[runNum(r.ID)] = true
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	// Requests still undecided whose run was touched: their standing again.
+	told := map[store.RequestKey]bool{}
+	for _, r := range ch.Requests {
+		told[r.Key()] = true
+	}
+	byKind := map[store.RequestKind][]int64{}
+	for k := range c.pending.Keys() {
+		if !told[k] {
+			byKind[k.Kind] = append(byKind[k.Kind], runNum(k.ID))
+		}
+	}
+	var again []store.Request
+	for kind, ids := range byKind {
+		slices.Sort(ids)
+		reqs, err := s.requestsWhere(ctx, kind, fmt.Sprintf("id IN (%s) AND run_id IN (%s)", sqlitex.IDList(ids),
+			sqlitex.IDList(slices.Sorted(maps.Keys(touched)))))
+		if err != nil {
+			return err
+		}
+		for _, r := range reqs {
+			if !r.Resolved {
+				again = append(again, r)
+			}
+		}
+	}
+	if len(again) > 0 {
+		if err := s.annotate(ctx, s.read, true, again); err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		var moved []store.Request
+		for _, r := range again {
+			if was, _ := c.pending.Get(r.Key()); was != standingSig(r) {
+				c.pending.Set(r.Key(), standingSig(r))
+				moved = append(moved, r)
+			}
+		}
+		if err := s.fillApprovalTimes(ctx, moved); err != nil {
+			return err
+		}
+		if err := s.fillAncestry(ctx, moved); err != nil {
+			return err
+		}
+		ch.Requests = append(ch.Requests, moved...)
+	}
+	// Parked runs touched: is a leaseless resume driving them now?
+	sent := map[int64]bool{}
+	for _, r := range ch.Runs {
+		sent[runNum(r.ID)] = true
+	}
+	var parked []int64
+	for id := range touched {
+		if sig, ok := c.open.Get(id); ok && !sent[id] && parkedSig(sig) {
+			parked = append(parked, id)
+		}
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	slices.Sort(parked)
+	flags, err := s.leaseless(ctx, s.read, true, parked)
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	var flip []int64
+	for _, id := range parked {
+		was := c.lifeOf(id)
+		wasFlag := strings.HasPrefix(was, "true|")
+		if flags[id] != wasFlag {
+			flip = append(flip, id)
+		}
+	}
+	if len(flip) == 0 {
+		return nil
+	}
+	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "WHERE r.id IN ("+sqlitex.IDList(flip)+")"))
+	if err != nil {
+		return err
+	}
+	if err := s.dress(ctx, runs, c.leases); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		c.setLife(runNum(r.ID), lifeSig(r))
 		ch.Runs = append(ch.Runs, r)
 	}
 	return nil
+}
+
+// parkedSig reports a run signature (status|outcome|…) of a parked run.
+func parkedSig(sig string) bool {
+	status, rest, _ := strings.Cut(sig, "|")
+	outcome, _, _ := strings.Cut(rest, "|")
+	return status == string(store.StatusPaused) || outcome == string(store.OutcomeAwaitingAnswer)
 }
 
 // dropUnreported forgets a run's turns still waiting for a provider count:

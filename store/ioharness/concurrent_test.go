@@ -58,8 +58,10 @@ func childDecide() int {
 	return 0
 }
 
-// liveRun makes a store with a run this process drives (so decisions are
-// deliverable) and n pending approvals on it.
+// liveRun makes a store with a tree this process drives (so decisions are
+// deliverable) and n pending approvals in it, one per agent: a driver polls
+// one request per run at a time (race_gate, src/run/step.rs), so n requests
+// all open at once are n agents' of one tree, leased at its root.
 func liveRun(t *testing.T, n int) (path string, w *Store, ids []string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "runs.sqlite3")
@@ -72,7 +74,8 @@ func liveRun(t *testing.T, n int) (path string, w *Store, ids []string) {
 	run := must[string](t)(w.StartRun(ctx, "race", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, run, time.Hour))
 	for i := 0; i < n; i++ {
-		ids = append(ids, must[string](t)(w.PutPending(ctx, run, i+1, "exec", fmt.Sprintf("rm -rf build/%d", i), nil)))
+		child := must[string](t)(w.StartChildRun(ctx, fmt.Sprintf("clean %d", i), "/w", run, 1))
+		ids = append(ids, must[string](t)(w.PutPending(ctx, child, 1, "exec", fmt.Sprintf("rm -rf build/%d", i), nil)))
 	}
 	return path, w, ids
 }

@@ -42,7 +42,15 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(60+rng.Intn(200)) * time.Millisecond)
+		// The kill lands at a random point of a later create: wait until the
+		// child is creating (on a loaded machine it can take a while to
+		// start), so every trial tests something.
+		if !waitForFile(filepath.Join(dir, "0.sqlite3"), 30*time.Second) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("kill %d: the child created no store in 30 s", k)
+		}
+		time.Sleep(time.Duration(rng.Intn(200)) * time.Millisecond)
 		cmd.Process.Kill()
 		cmd.Wait()
 		entries, _ := os.ReadDir(dir)
@@ -70,4 +78,13 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 		t.Fatal("no store was created before any kill: the kill points test nothing")
 	}
 	t.Logf("%d stores checked after %d kills", checked, kills)
+}
+
+func waitForFile(path string, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+	}
+	return false
 }

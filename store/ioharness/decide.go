@@ -11,21 +11,28 @@ import (
 )
 
 // ClassifyDelivery tells whether a decision written now reaches the run that
-// asked, and if not, why, in one line. lease is the run's effective lease
-// (its own or its tree root's).
+// asked, and if not, why, in one line, from the run and its effective lease
+// (its own or its tree root's) alone. Classify first weighs the request's
+// standing (lifecycle.go): an orphan or the request a run parked on is not
+// for a driver to read, whatever the lease says.
 func ClassifyDelivery(r store.Run, lease *store.Lease, recordsLeases bool, now time.Time) (store.Delivery, string) {
 	live := store.LivenessOf(lease, recordsLeases, now)
 	driven := live == store.Live || live == store.Lapsed
 	switch {
+	case r.Parked() && !driven && r.LeaselessDriver:
+		return store.DeliveryUnknown, fmt.Sprintf("run %s was resumed with a decision (io-harness's resume_with_decision), which holds no lease: nothing in the store says whether its driver still runs; a decision reaches it only if it still polls this request",
+			r.ID)
 	case r.Parked() && !driven:
-		return store.Deferred, fmt.Sprintf("run %s is paused (%s): io-harness's resume refuses a request that is already decided, so decide it through the host that resumes the run",
-			r.ID, orDash(string(r.Outcome)))
-	case r.Status.Ended() && r.Outcome != store.OutcomeAwaitingAnswer:
+		return store.Deferred, deferredReason(r)
+	case r.Ended() && r.Outcome != store.OutcomeAwaitingAnswer:
 		return store.Closed, fmt.Sprintf("run %s has ended (%s)", r.ID, orDash(string(r.Outcome)))
 	}
 	switch live {
 	case store.LivenessUnknown:
 		return store.DeliveryUnknown, ""
+	case store.Foreign:
+		_, note := store.OwnerCheck(*lease)
+		return store.DeliveryUnknown, note
 	case store.Live:
 		return store.Deliverable, ""
 	case store.Lapsed:
@@ -53,7 +60,10 @@ func (s *Store) Delivery(ctx context.Context, key store.RequestKey) (store.Deliv
 	if err != nil {
 		return 0, "", err
 	}
-	d, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now())
+	if err := s.dressOne(ctx, s.read, true, &run); err != nil {
+		return 0, "", mapDriverErr(s.path, err)
+	}
+	d, why := s.Classify(req, run, lease, time.Now())
 	return d, why, nil
 }
 
@@ -71,21 +81,64 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	if !ok {
 		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, d.Key.String(), nil)
 	}
+	// In browse mode the request's standing and its run's readings are
+	// worked out before the write lock is taken (they read the steps and
+	// policy tables), together with a mark of every table they read rows
+	// of; under the lock one read of those marks says whether anything
+	// was written since, and only then are they worked out again. A
+	// decision then holds the lock for a few short reads.
+	var pre *decisionFacts
+	if s.mode == modeBrowse {
+		if pre, err = s.factsFor(ctx, preparedReads{s}, true, d.Key, id); err != nil {
+			return store.DecideResult{}, err
+		}
+	}
+	if beforeDecideLock != nil {
+		beforeDecideLock()
+	}
 	var result store.DecideResult
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		req, err := requestInTx(ctx, tx, d.Key, id)
-		if err != nil {
-			return err
+		// What the decision depends on is read from the store as it is under
+		// this transaction's write lock. In browse mode the read connection
+		// sees the same (nobody else can commit meanwhile, and this
+		// transaction has written nothing yet), through its prepared
+		// statements and learned row bounds; a writer's one connection is
+		// this transaction, read as it is.
+		q, bounded := queryer(tx), false
+		if s.mode == modeBrowse {
+			q, bounded = preparedReads{s}, true
 		}
+		facts := pre
+		if facts != nil {
+			marks, err := s.factMarks(ctx, q)
+			if err != nil {
+				return err
+			}
+			if marks != facts.marks {
+				facts = nil // written since: work it out again, under the lock
+			}
+		}
+		if facts != nil {
+			status, outcome := facts.run.Status, facts.run.Outcome
+			if err := facts.reread(ctx, s, q, d.Key, id); err != nil {
+				return err
+			}
+			if facts.run.Status != status || facts.run.Outcome != outcome {
+				facts = nil // the run parked or ended since: its standing may differ
+			}
+		}
+		if facts == nil {
+			var err error
+			if facts, err = s.factsFor(ctx, q, bounded, d.Key, id); err != nil {
+				return err
+			}
+		}
+		req, run, lease := facts.req, facts.run, facts.lease
 		if req.Resolved {
 			result = store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}
 			return nil
 		}
-		run, lease, err := s.runAndLease(ctx, tx, req.RunID)
-		if err != nil {
-			return err
-		}
-		if dl, why := ClassifyDelivery(run, lease, s.RecordsLeases(), time.Now()); !dl.Writable() {
+		if dl, why := s.Classify(req, run, lease, time.Now()); !dl.Writable() {
 			return &store.RefusedError{Key: d.Key, Reason: why, Delivery: dl}
 		}
 		res, err := tx.ExecContext(ctx, update, append(args, id)...)
@@ -97,6 +150,107 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		return nil
 	})
 	return result, err
+}
+
+// beforeDecideLock, when set (tests), runs between a decision's reading of
+// its facts and its taking the write lock: where another writer can land.
+var beforeDecideLock func()
+
+// decisionFacts are what a decision is judged on: the request (its
+// standing read), its run (status, outcome, its own lease, whether a
+// leaseless resume drives it), the run's effective lease, and the marks of
+// the tables the standing and readings were read from.
+type decisionFacts struct {
+	req   store.Request
+	run   store.Run
+	lease *store.Lease
+	marks factMarks
+}
+
+// factMarks are the top row ids of the tables a standing and a leaseless
+// reading are read from: rows are only ever added above them (every one is
+// AUTOINCREMENT), so equal marks mean no row was added since.
+type factMarks struct{ steps, approvals, questions, plans, policy int64 }
+
+func (s *Store) factMarks(ctx context.Context, q queryer) (factMarks, error) {
+	top := func(t string) string {
+		if !s.si().has(t) {
+			return "0"
+		}
+		return "(SELECT COALESCE(MAX(id), 0) FROM " + t + ")"
+	}
+	var m factMarks
+	err := q.QueryRowContext(ctx, "SELECT "+top("steps")+", "+top("pending_approvals")+", "+top("pending_questions")+", "+
+		top("plans")+", "+top("policy_events")).Scan(&m.steps, &m.approvals, &m.questions, &m.plans, &m.policy)
+	return m, err
+}
+
+// factsFor reads a decision's facts through q.
+func (s *Store) factsFor(ctx context.Context, q queryer, bounded bool, key store.RequestKey, id int64) (*decisionFacts, error) {
+	f := &decisionFacts{}
+	var err error
+	if f.marks, err = s.factMarks(ctx, q); err != nil {
+		return nil, err
+	}
+	if err := f.reread(ctx, s, q, key, id); err != nil {
+		return nil, err
+	}
+	if f.req.Resolved {
+		return f, nil
+	}
+	reqs := []store.Request{f.req}
+	if err := s.annotateWith(ctx, q, bounded, reqs, map[int64]store.Run{runNum(f.run.ID): f.run}); err != nil {
+		return nil, err
+	}
+	f.req.Standing, f.req.StandingReason = reqs[0].Standing, reqs[0].StandingReason
+	if err := s.leaselessOne(ctx, q, bounded, &f.run); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// reread reads again what rows updated in place can change — the request
+// (decided since?), the run (its status and outcome) and the leases — and
+// keeps the standing and leaseless reading, which only added rows (and the
+// run's status and outcome, which the caller compares) change.
+func (f *decisionFacts) reread(ctx context.Context, s *Store, q queryer, key store.RequestKey, id int64) error {
+	req, err := requestInTx(ctx, q, key, id)
+	if err != nil {
+		return err
+	}
+	req.Standing, req.StandingReason = f.req.Standing, f.req.StandingReason
+	run, lease, err := s.runAndLease(ctx, q, req.RunID)
+	if err != nil {
+		return err
+	}
+	run.LeaselessDriver = f.run.LeaselessDriver && run.Parked()
+	f.req, f.run, f.lease = req, run, lease
+	return nil
+}
+
+// dressOne adds to one run (as runAndLease read it) its open tool attempt
+// and whether a leaseless resume drives it, reading through q.
+func (s *Store) dressOne(ctx context.Context, q queryer, bounded bool, run *store.Run) error {
+	att, err := s.openAttempts(ctx, q)
+	if err != nil {
+		return err
+	}
+	run.Recovery = att[runNum(run.ID)]
+	return s.leaselessOne(ctx, q, bounded, run)
+}
+
+// leaselessOne says whether a leaseless resume drives one (parked) run:
+// what delivery needs (a run's recovery is the state's, not the delivery's).
+func (s *Store) leaselessOne(ctx context.Context, q queryer, bounded bool, run *store.Run) error {
+	if !run.Parked() {
+		return nil
+	}
+	flags, err := s.leaseless(ctx, q, bounded, []int64{runNum(run.ID)})
+	if err != nil {
+		return err
+	}
+	run.LeaselessDriver = flags[runNum(run.ID)]
+	return nil
 }
 
 func decisionUpdate(d store.Decision) (string, []any, error) {
@@ -123,8 +277,27 @@ func decisionUpdate(d store.Decision) (string, []any, error) {
 	return "", nil, fmt.Errorf("unknown request kind %v", d.Key.Kind)
 }
 
+// preparedReads reads through the read connection's prepared statements.
+type preparedReads struct{ s *Store }
+
+func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (p preparedReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := p.s.prepared(ctx, q)
+	if err != nil {
+		return p.s.read.QueryRowContext(ctx, q, args...) // the same error, as a Row
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // requestInTx reads one request inside the deciding transaction.
-func requestInTx(ctx context.Context, tx *sql.Tx, key store.RequestKey, id int64) (store.Request, error) {
+func requestInTx(ctx context.Context, tx queryer, key store.RequestKey, id int64) (store.Request, error) {
 	var q string
 	switch key.Kind {
 	case store.Approval:
@@ -167,8 +340,8 @@ func (s *Store) runAndLease(ctx context.Context, q queryer, runID string) (store
 		var parent sql.NullInt64
 		var status, outcome sql.NullString
 		err := q.QueryRowContext(ctx, fmt.Sprintf("SELECT %s, %s, outcome FROM runs WHERE id = ?",
-			s.schema.col("runs", "parent_run_id", "NULL"),
-			s.schema.col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END")), cur).
+			s.si().col("runs", "parent_run_id", "NULL"),
+			s.si().col("runs", "status", "CASE WHEN outcome IS NULL THEN 'running' ELSE 'completed' END")), cur).
 			Scan(&parent, &status, &outcome)
 		if errors.Is(err, sql.ErrNoRows) {
 			if cur == id {
@@ -181,13 +354,17 @@ func (s *Store) runAndLease(ctx context.Context, q queryer, runID string) (store
 		}
 		if cur == id {
 			run = store.Run{ID: runID, ParentID: nullIDStr(parent), Status: store.Status(status.String), Outcome: store.Outcome(outcome.String)}
+			run.Resumable = resumable(run.Status, run.Outcome)
 		}
-		if s.schema.has("run_leases") {
+		if s.si().has("run_leases") {
 			l, err := readLease(ctx, q, cur)
 			if err != nil {
 				return store.Run{}, nil, mapDriverErr(s.path, err)
 			}
 			if l != nil {
+				if cur == id {
+					run.Lease = l
+				}
 				return run, l, nil
 			}
 		}

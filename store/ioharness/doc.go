@@ -15,10 +15,33 @@
 // stamped with a user_version above FormatVersion was written by a newer
 // io-harness and is refused before SQLite opens it.
 //
-// io-harness indexes none of its per-run tables by run_id. Reads of one
-// run's rows walk row ids downward from the table's end in chunks and stop
-// at the run's first step (scan.go): cheap for the recent runs people look
-// at, each chunk its own short read so no scan pins the WAL.
+// io-harness indexes none of its per-run tables by run_id, and vigil never
+// adds an index to a store it reads. Reads that must be exact — the
+// canonical trace, the timeline, a step's detail, a run's events — read
+// every row of the run through row-id bounds learned once per table and
+// run (rows.go): a run created after the table was first read needs no
+// learning, any other is learned by one filtered pass, and afterwards each
+// read visits only the range the run's rows occupy. A backward scan that
+// stops near a run's first step (scan.go) is kept only for counts it cannot
+// get wrong (RunStats: the rows it may miss are step-1 retries, which carry
+// no tokens). Every read is its own short chunk, so none pins the WAL.
+//
+// The schema is learned at open and learned again whenever PRAGMA
+// schema_version changes (a newer io-harness's open adds run_leases,
+// tool_attempts, … to a store vigil is reading).
+//
+// # A run's later lives
+//
+// io-harness drives runs again in ways its status column does not show
+// (lifecycle.go): resume re-drives a step-, time- or cost-capped run under a
+// lease with its status left completed; resume_with_decision drives a
+// paused run with no lease at all; a crash resume replays the step a dead
+// driver was parked on and asks in a new row, leaving the old one to
+// nobody; a driver that dies inside a tool call it cannot repeat leaves an
+// open tool_attempts row and every resume waits for a person. The adapter
+// reads these from the store's own records into Run.Resumable,
+// Run.LeaselessDriver, Run.Recovery and Request.Standing, and Changes tells
+// them again when they change without the run's row changing.
 //
 // # Tailing
 //
@@ -43,10 +66,11 @@
 // # Deciding
 //
 // A decision is one guarded UPDATE on the undecided row inside a BEGIN
-// IMMEDIATE transaction that first checks the run can read it
-// (ClassifyDelivery): a live run parked on a human. A paused (deferred) run
-// is refused, because io-harness's resume refuses a request that is
-// already decided; an ended run or one whose driver is gone is refused
+// IMMEDIATE transaction that first checks, from the store as it is under
+// that lock, that the run can read it (Classify): a live run parked on
+// that request. A paused (deferred) run's request is refused, because
+// io-harness's resume refuses a request that is already decided; an
+// orphan, an ended run's request and one whose driver is gone are refused
 // too. Leases (lease.go) are io-harness's: a run tree's root holds one,
 // its owner string starts with the driver's pid, and a parked run's lease
 // lapses while it waits without meaning the driver is gone.
@@ -56,8 +80,12 @@
 // Create, OpenWriter and Memory give a Store for the write API, which
 // mirrors io-harness's Store methods statement for statement (write*.go):
 // the schema is io-harness 0.66's (schema.sql), Create sets WAL only on a
-// new file of its own, and step commits check the lease generation so a
-// displaced driver cannot commit. The API takes the typed vocabulary
+// new file of its own, OpenWriter brings an older store up to it in one
+// transaction as io-harness's own open would (migrate.go), and step
+// commits check the lease generation so a displaced driver cannot commit.
+// JSON columns are written byte for byte as serde_json writes them
+// (serdejson.go), memory writes keep io-harness's caps, and every value
+// reads back in io-harness as it would have written it. The API takes the typed vocabulary
 // (store.Outcome, store.Verdict, store.AgentEventKind, …); io-harness's
 // words are the vocabulary's, so they are written as they are.
 //

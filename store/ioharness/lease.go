@@ -177,7 +177,7 @@ func (s *Store) RunLease(ctx context.Context, runID string) (*store.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	if !s.schema.has("run_leases") {
+	if !s.si().has("run_leases") {
 		return nil, nil
 	}
 	l, err := readLease(ctx, s.read, run)

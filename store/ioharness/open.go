@@ -44,10 +44,11 @@ type Store struct {
 	read  *sql.DB        // reads (pinned single connection)
 	write sqlitex.Writer // writes; opened lazily in browse mode
 
-	schema *schemaInfo
-	owner  ownerID // lease owner string for this process's writes
+	schema atomic.Pointer[schemaInfo] // refreshed when the store's schema changes (schema.go)
+	owner  ownerID                    // lease owner string for this process's writes
 
 	stmts sqlitex.Stmts // prepared reads on the read connection
+	rows  rowBounds     // where each run's rows lie, for exact per-run reads (rows.go)
 }
 
 // Open opens an existing store for browsing and deciding. It never changes
@@ -179,8 +180,9 @@ func placeNoClobber(tmp, abs string) error {
 }
 
 // OpenWriter opens an existing store (one made by Create or by io-harness)
-// for the write API. It runs no migration: writes to tables an old store
-// lacks fail with a clear error.
+// for the write API. A store an older io-harness wrote is first brought up
+// to the current schema, in one transaction, as io-harness's own open would
+// (migrate.go): every write then finds the tables and columns it needs.
 func OpenWriter(path string) (*Store, error) {
 	abs, err := checkStoreFile(path)
 	if err != nil {
@@ -195,6 +197,10 @@ func OpenWriter(path string) (*Store, error) {
 		return nil, err
 	}
 	if err := s.check(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -227,7 +233,7 @@ func newWriter(abs string, db *sql.DB) (*Store, error) {
 		db.Close()
 		return nil, mapDriverErr(abs, err)
 	}
-	s.schema = si
+	s.setSchema(si)
 	return s, nil
 }
 
@@ -315,7 +321,7 @@ func (s *Store) check(ctx context.Context) error {
 			return mapDriverErr(s.path, err)
 		}
 	}
-	s.schema = si
+	s.setSchema(si)
 	return nil
 }
 

@@ -21,60 +21,45 @@ func (s *Store) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyE
 	return s.policyEvents(ctx, run, allSteps)
 }
 
-// stepFilter narrows a backward scan to one step (stopping once an earlier
-// step shows up) or leaves it whole.
-func stepFilter(sp scanSpec, step int) scanSpec {
-	if step == allSteps {
-		sp.done = firstStep
-		return sp
+// stepFilter narrows an exact read to one step, or leaves it whole.
+func stepFilter(sp runSpec, step int) runSpec {
+	if step != allSteps {
+		sp.where, sp.args = "step = ?", []any{step}
 	}
-	sp.where, sp.args = "step <= ?", []any{step}
-	sp.done = func(_ int64, st int) bool { return st < step }
 	return sp
 }
 
+// policyEvents reads every refusal and decision of the run (or of one of
+// its steps), in row order. A resume writes rows late under old step
+// numbers (the provider's net check at step 0, a resumed:<id> decision at
+// the deferred step): they are all read.
 func (s *Store) policyEvents(ctx context.Context, run int64, step int) ([]store.PolicyEvent, error) {
-	sp := stepFilter(scanSpec{table: "policy_events", runs: []int64{run},
+	sp := stepFilter(runSpec{table: "policy_events", runs: []int64{run},
 		cols: "kind, act, target, rule, layer, decision, source, performed"}, step)
-	evs, err := scanBack(ctx, s.read, sp, func(r *sql.Rows) (store.PolicyEvent, int64, int, error) {
+	evs, err := readRuns(ctx, s, sp, func(r *sql.Rows) (store.PolicyEvent, error) {
 		var e store.PolicyEvent
 		var run int64
 		var rule, layer, decision, source, performed sql.NullString
 		err := r.Scan(&e.RowID, &run, &e.Step, &e.Kind, &e.Act, &e.Target, &rule, &layer, &decision, &source, &performed)
 		e.RunID = idStr(run)
 		e.Rule, e.Layer, e.Decision, e.Source, e.Performed = rule.String, layer.String, store.PolicyVerdict(decision.String), source.String, performed.String
-		return e, run, e.Step, err
+		return e, err
 	})
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	return keepStep(evs, step, func(e store.PolicyEvent) int { return e.Step }), nil
-}
-
-// keepStep reverses a newest-first scan and keeps one step's rows (or all).
-func keepStep[T any](xs []T, step int, stepOf func(T) int) []T {
-	reverse(xs)
-	if step == allSteps {
-		return xs
-	}
-	out := xs[:0]
-	for _, x := range xs {
-		if stepOf(x) == step {
-			out = append(out, x)
-		}
-	}
-	return out
+	return evs, nil
 }
 
 // AgentEvents returns the tree events of the given runs (spawns, spawn
 // refusals, budget draws, messages), oldest first.
 func (s *Store) AgentEvents(ctx context.Context, runIDs ...string) ([]store.AgentEvent, error) {
-	if !s.schema.has("agent_events") {
+	if !s.si().has("agent_events") {
 		return nil, nil
 	}
-	evs, err := scanBack(ctx, s.read, scanSpec{table: "agent_events", runs: parseIDs(runIDs),
-		cols: "kind, child_run_id, detail, tokens, remaining", done: firstStep},
-		func(r *sql.Rows) (store.AgentEvent, int64, int, error) {
+	evs, err := readRuns(ctx, s, runSpec{table: "agent_events", runs: parseIDs(runIDs),
+		cols: "kind, child_run_id, detail, tokens, remaining"},
+		func(r *sql.Rows) (store.AgentEvent, error) {
 			var e store.AgentEvent
 			var run int64
 			var child, tokens, remaining sql.NullInt64
@@ -82,12 +67,11 @@ func (s *Store) AgentEvents(ctx context.Context, runIDs ...string) ([]store.Agen
 			err := r.Scan(&e.RowID, &run, &e.Step, &e.Kind, &child, &detail, &tokens, &remaining)
 			e.RunID, e.ChildRunID, e.Detail = idStr(run), nullIDStr(child), detail.String
 			e.Tokens, e.Remaining = nullInt(tokens), nullInt(remaining)
-			return e, run, e.Step, err
+			return e, err
 		})
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	reverse(evs)
 	return evs, nil
 }
 
@@ -105,11 +89,11 @@ func (s *Store) Events(ctx context.Context, runID string) ([]Event, error) {
 		{"mcp_events", "mcp", "kind, detail, NULL, server, tool, ok, millis"},
 		{"checkpoint_events", "checkpoint", "kind, detail, NULL, NULL, NULL, NULL, NULL"},
 	} {
-		if !s.schema.has(t.table) {
+		if !s.si().has(t.table) {
 			continue
 		}
-		evs, err := scanBack(ctx, s.read, scanSpec{table: t.table, runs: []int64{run}, cols: t.cols, done: firstStep},
-			func(r *sql.Rows) (Event, int64, int, error) {
+		evs, err := readRuns(ctx, s, runSpec{table: t.table, runs: []int64{run}, cols: t.cols},
+			func(r *sql.Rows) (Event, error) {
 				e := Event{Source: t.name}
 				var run int64
 				var detail, backend, server, tool sql.NullString
@@ -120,13 +104,15 @@ func (s *Store) Events(ctx context.Context, runID string) ([]Event, error) {
 					b := ok.Int64 != 0
 					e.OK = &b
 				}
-				e.Millis = time.Duration(millis.Int64) * time.Millisecond
-				return e, run, e.Step, err
+				if millis.Valid {
+					d := time.Duration(millis.Int64) * time.Millisecond
+					e.Millis = &d
+				}
+				return e, err
 			})
 		if err != nil {
 			return nil, mapDriverErr(s.path, err)
 		}
-		reverse(evs)
 		out = append(out, evs...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Step < out[j].Step })
@@ -143,7 +129,7 @@ func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.Provid
 }
 
 func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]store.ProviderCall, error) {
-	if !s.schema.has("provider_calls") {
+	if !s.si().has("provider_calls") {
 		return nil, nil
 	}
 	// provider_calls has a run_id index (io-harness 0.37+); older stores

@@ -27,6 +27,9 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 	if err := s.fillApprovalTimes(ctx, out); err != nil {
 		return nil, err
 	}
+	if err := s.annotate(ctx, s.read, true, out); err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
 	return out, s.fillAncestry(ctx, out)
 }
 
@@ -34,7 +37,7 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 // the provider call that produced the asking step: the ask follows it
 // within moments.
 func (s *Store) fillApprovalTimes(ctx context.Context, reqs []store.Request) error {
-	if !s.schema.has("provider_calls") {
+	if !s.si().has("provider_calls") {
 		return nil
 	}
 	for i := range reqs {
@@ -69,6 +72,9 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 	if err := s.fillApprovalTimes(ctx, reqs); err != nil {
 		return store.Request{}, err
 	}
+	if err := s.annotate(ctx, s.read, true, reqs); err != nil {
+		return store.Request{}, mapDriverErr(s.path, err)
+	}
 	return reqs[0], s.fillAncestry(ctx, reqs)
 }
 
@@ -82,7 +88,7 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 			where = append(where, "resolved IS NULL")
 		}
 	case store.Question:
-		if !s.schema.has("pending_questions") {
+		if !s.si().has("pending_questions") {
 			return nil, nil
 		}
 		q = "SELECT id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at FROM pending_questions"
@@ -90,7 +96,7 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 			where = append(where, "resolved = 0")
 		}
 	case store.Plan:
-		if !s.schema.has("plans") {
+		if !s.si().has("plans") {
 			return nil, nil
 		}
 		q = "SELECT id, run_id, step, steps, verdict, correction, decided_by, resolved, proposed_at FROM plans"
@@ -195,7 +201,7 @@ func (s *Store) fillAncestry(ctx context.Context, reqs []store.Request) error {
 func (s *Store) parents(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
 	q := "SELECT id, NULL FROM runs"
-	if s.schema.hasCol("runs", "parent_run_id") {
+	if s.si().hasCol("runs", "parent_run_id") {
 		q = "SELECT id, parent_run_id FROM runs"
 	}
 	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
@@ -213,7 +219,7 @@ func (s *Store) parents(ctx context.Context) (map[string]string, error) {
 // parentsOf reads the parent links above the requests' runs only.
 func (s *Store) parentsOf(ctx context.Context, reqs []store.Request) (map[string]string, error) {
 	out := map[string]string{}
-	if !s.schema.hasCol("runs", "parent_run_id") {
+	if !s.si().hasCol("runs", "parent_run_id") {
 		return out, nil
 	}
 	for _, r := range reqs {

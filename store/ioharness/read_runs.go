@@ -16,7 +16,7 @@ import (
 const listGoalBytes = 4096
 
 func (s *Store) runSelect(goalCap int, where string) string {
-	si := s.schema
+	si := s.si()
 	goal := "r.goal"
 	if goalCap > 0 {
 		goal = fmt.Sprintf("substr(r.goal, 1, %d)", goalCap)
@@ -66,8 +66,11 @@ func scanRun(rows *sql.Rows) (store.Run, error) {
 		TurnKind:  nullStr(kind),
 		StartedAt: nullTime(started),
 	}
+	r.Resumable = resumable(r.Status, r.Outcome)
 	// A run_outcomes row is the summary only while the run is really
-	// finished: a resumed run keeps its earlier row until it ends again.
+	// finished: a resumed run keeps its earlier row until it ends again
+	// (and one a resume drives again with its status left completed loses
+	// it in dress, once its lease is known).
 	if oRun.Valid && r.Status != "running" && r.Status != "paused" {
 		sum := &store.Summary{
 			Outcome:    store.Outcome(nullStr(oOutcome)),
@@ -97,10 +100,8 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range runs {
-		if l, ok := leases[runs[i].ID]; ok {
-			runs[i].Lease = &l
-		}
+	if err := s.dress(ctx, runs, leases); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
@@ -118,16 +119,14 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	if len(runs) == 0 {
 		return store.Run{}, storeErr(s.path, store.ErrNoSuchRun, id, nil)
 	}
-	r := runs[0]
-	if s.schema.has("run_leases") {
-		leases, err := s.leases(ctx)
-		if err != nil {
-			return store.Run{}, err
-		}
-		if l, ok := leases[r.ID]; ok {
-			r.Lease = &l
-		}
+	leases, err := s.leases(ctx)
+	if err != nil {
+		return store.Run{}, err
 	}
+	if err := s.dress(ctx, runs, leases); err != nil {
+		return store.Run{}, err
+	}
+	r := runs[0]
 	if !r.StatsKnown {
 		st, err := s.RunStats(ctx, []string{r.ID})
 		if err != nil {
@@ -186,7 +185,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	}
 	// A conversational reply's spend is its provider calls, as io-harness's
 	// spent_tokens counts it.
-	if s.schema.has("provider_calls") && s.schema.hasCol("runs", "turn_kind") {
+	if s.si().has("provider_calls") && s.si().hasCol("runs", "turn_kind") {
 		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0) FROM provider_calls p
 			WHERE p.run_id IN (%s) AND p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
 			GROUP BY p.run_id`, sqlitex.IDList(nums))
@@ -219,7 +218,7 @@ func (s *Store) Tree(ctx context.Context, rootID string) ([]store.Run, error) {
 	if !ok {
 		return nil, storeErr(s.path, store.ErrNoSuchRun, rootID, nil)
 	}
-	if !s.schema.hasCol("runs", "parent_run_id") {
+	if !s.si().hasCol("runs", "parent_run_id") {
 		r, err := s.Run(ctx, rootID)
 		if err != nil {
 			return nil, err
@@ -241,11 +240,11 @@ func (s *Store) Tree(ctx context.Context, rootID string) ([]store.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.dress(ctx, runs, leases); err != nil {
+		return nil, err
+	}
 	var unknown []string
 	for i := range runs {
-		if l, ok := leases[runs[i].ID]; ok {
-			runs[i].Lease = &l
-		}
 		if !runs[i].StatsKnown {
 			unknown = append(unknown, runs[i].ID)
 		}
@@ -270,7 +269,7 @@ func (s *Store) Tree(ctx context.Context, rootID string) ([]store.Run, error) {
 // driven, so it stays small.
 func (s *Store) leases(ctx context.Context) (map[string]store.Lease, error) {
 	out := map[string]store.Lease{}
-	if !s.schema.has("run_leases") {
+	if !s.si().has("run_leases") {
 		return out, nil
 	}
 	err := s.eachRow(ctx, "SELECT run_id, owner, generation, acquired_at, renewed_at, ttl_secs FROM run_leases", nil,
@@ -289,7 +288,7 @@ func (s *Store) leases(ctx context.Context) (map[string]store.Lease, error) {
 
 // RecordsLeases reports whether the store has the run_leases table
 // (io-harness 0.62 and later): without it, liveness cannot be told.
-func (s *Store) RecordsLeases() bool { return s.schema.has("run_leases") }
+func (s *Store) RecordsLeases() bool { return s.si().has("run_leases") }
 
 // eachRow runs a read and hands each row to fn, with no read transaction
 // outliving the call.

@@ -50,25 +50,21 @@ func stepKind(decision string) store.StepKind {
 }
 
 // Steps returns a run's timeline: one entry per step, provider retries
-// folded under it.
+// folded under it. It reads every row of the run (rows.go): a retry of step
+// 1 written long before step 1's commit is still folded under it.
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	run, err := s.runKey(runID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := scanBack(ctx, s.read, scanSpec{
-		table: "steps",
-		cols:  stepRowCols,
-		runs:  []int64{run},
-		done:  firstStep,
-	}, func(r *sql.Rows) (store.StepRow, int64, int, error) {
-		x, run, err := scanStepRow(r)
-		return x, run, x.Number, err
-	})
+	rows, err := readRuns(ctx, s, runSpec{table: "steps", cols: stepRowCols, runs: []int64{run}},
+		func(r *sql.Rows) (store.StepRow, error) {
+			x, _, err := scanStepRow(r)
+			return x, err
+		})
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	reverse(rows)
 	steps := store.AppendStepRows(nil, rows)
 	calls, err := s.providerCalls(ctx, run, allSteps)
 	if err != nil {
@@ -133,13 +129,12 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	return d, nil
 }
 
-// stepExtras fills the per-step rows of other tables. None has a run_id
-// index, so each is read backwards until a row of an earlier step shows the
-// step's rows are behind us.
+// stepExtras fills the per-step rows of other tables: every row of the run
+// under the step's number, wherever in the table it was written (a resume
+// writes rows for old steps late).
 func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) error {
 	n := d.Number
-	before := func(_ int64, step int) bool { return step < n }
-	if s.schema.has("step_turns") {
+	if s.si().has("step_turns") {
 		var text sql.NullString
 		var calls string
 		err := s.read.QueryRowContext(ctx, "SELECT text, calls FROM step_turns WHERE run_id = ? AND step = ?", run, n).Scan(&text, &calls)
@@ -150,56 +145,41 @@ func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) 
 			return mapDriverErr(s.path, err)
 		}
 	}
-	if s.schema.has("ledger_observations") {
-		obs, err := scanBack(ctx, s.read, scanSpec{table: "ledger_observations",
-			cols:  fmt.Sprintf("kind, target, CASE WHEN step = %d THEN substr(text, 1, %d) END", n, store.MaxDetailBytes),
-			where: "step <= ?", args: []any{n}, runs: []int64{run}, done: before},
-			func(r *sql.Rows) (store.Observation, int64, int, error) {
+	if s.si().has("ledger_observations") {
+		obs, err := readRuns(ctx, s, runSpec{table: "ledger_observations",
+			cols:  fmt.Sprintf("kind, target, substr(text, 1, %d)", store.MaxDetailBytes),
+			where: "step = ?", args: []any{n}, runs: []int64{run}},
+			func(r *sql.Rows) (store.Observation, error) {
 				var id, run int64
-				var step int
 				var o store.Observation
 				var target, text sql.NullString
-				err := r.Scan(&id, &run, &step, &o.Kind, &target, &text)
+				err := r.Scan(&id, &run, &o.Step, &o.Kind, &target, &text)
 				o.Target, o.Text = target.String, text.String
-				if step != n {
-					o.Kind = "" // marks rows of earlier steps, dropped below
-				}
-				return o, run, step, err
+				return o, err
 			})
 		if err != nil {
 			return mapDriverErr(s.path, err)
 		}
-		for i := len(obs) - 1; i >= 0; i-- {
-			if obs[i].Kind != "" {
-				d.Observations = append(d.Observations, obs[i])
-			}
-		}
+		d.Observations = obs
 	}
-	if s.schema.has("edits") {
-		hunk := s.schema.col("edits", "hunk", "NULL")
-		edits, err := scanBack(ctx, s.read, scanSpec{table: "edits",
-			cols:  fmt.Sprintf("tool, path, lines_added, lines_removed, CASE WHEN step = %d THEN substr(%s, 1, %d) END", n, hunk, store.MaxDetailBytes),
-			where: "step <= ?", args: []any{n}, runs: []int64{run}, done: before},
-			func(r *sql.Rows) (store.Edit, int64, int, error) {
+	if s.si().has("edits") {
+		hunk := s.si().col("edits", "hunk", "NULL")
+		edits, err := readRuns(ctx, s, runSpec{table: "edits",
+			cols:  fmt.Sprintf("tool, path, lines_added, lines_removed, substr(%s, 1, %d)", hunk, store.MaxDetailBytes),
+			where: "step = ?", args: []any{n}, runs: []int64{run}},
+			func(r *sql.Rows) (store.Edit, error) {
 				var id, run int64
 				var step int
 				var e store.Edit
 				var h sql.NullString
 				err := r.Scan(&id, &run, &step, &e.Tool, &e.Path, &e.LinesAdded, &e.LinesRemoved, &h)
 				e.Hunk = h.String
-				if step != n {
-					e.Tool = ""
-				}
-				return e, run, step, err
+				return e, err
 			})
 		if err != nil {
 			return mapDriverErr(s.path, err)
 		}
-		for i := len(edits) - 1; i >= 0; i-- {
-			if edits[i].Tool != "" {
-				d.Edits = append(d.Edits, edits[i])
-			}
-		}
+		d.Edits = edits
 	}
 	pol, err := s.policyEvents(ctx, run, n)
 	if err != nil {
@@ -221,16 +201,18 @@ func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.Conte
 	if err != nil {
 		return nil, err
 	}
-	if !s.schema.has("context_events") {
+	if !s.si().has("context_events") {
 		return nil, nil
 	}
-	out, err := scanBack(ctx, s.read, scanSpec{table: "context_events",
-		cols: "est_tokens, reported_tokens, detail", where: "kind = 'assembled'", runs: []int64{run},
-		done: firstStep}, scanSample)
+	out, err := readRuns(ctx, s, runSpec{table: "context_events",
+		cols: "est_tokens, reported_tokens, detail", where: "kind = 'assembled'", runs: []int64{run}},
+		func(r *sql.Rows) (store.ContextSample, error) {
+			c, _, _, err := scanSample(r)
+			return c, err
+		})
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	reverse(out)
 	return out, nil
 }
 

@@ -9,10 +9,17 @@ import (
 // adds tables and nullable or defaulted columns, so an older store is read
 // by leaving out what it lacks rather than refusing it.
 type schemaInfo struct {
-	tables map[string]map[string]bool
+	tables  map[string]map[string]bool
+	version int64 // PRAGMA schema_version when learned
 }
 
 func loadSchema(ctx context.Context, db *sql.DB) (*schemaInfo, error) {
+	si := &schemaInfo{tables: map[string]map[string]bool{}}
+	// The version first: a change between the two reads is then seen again
+	// by the next probe rather than lost.
+	if err := db.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&si.version); err != nil {
+		return nil, err
+	}
 	rows, err := db.QueryContext(ctx,
 		`SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
 		 WHERE m.type = 'table'`)
@@ -20,7 +27,6 @@ func loadSchema(ctx context.Context, db *sql.DB) (*schemaInfo, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	si := &schemaInfo{tables: map[string]map[string]bool{}}
 	for rows.Next() {
 		var table, col string
 		if err := rows.Scan(&table, &col); err != nil {
@@ -45,4 +51,28 @@ func (si *schemaInfo) col(table, col, fallback string) string {
 		return col
 	}
 	return fallback
+}
+
+// si is the schema as last learned.
+func (s *Store) si() *schemaInfo { return s.schema.Load() }
+
+func (s *Store) setSchema(si *schemaInfo) { s.schema.Store(si) }
+
+// refreshSchema learns the schema again when PRAGMA schema_version says it
+// changed since it was learned: io-harness adds tables and columns when a
+// newer release opens the store (run_leases after an upgrade to 0.62, say),
+// and a reader that kept what it learned at open would go on ignoring them.
+// The probe that asks is one cheap pragma; the work happens only on a change.
+func (s *Store) refreshSchema(ctx context.Context, version int64) error {
+	if cur := s.si(); cur != nil && cur.version == version {
+		return nil
+	}
+	si, err := loadSchema(ctx, s.read)
+	if err != nil {
+		return err
+	}
+	si.version = version
+	s.setSchema(si)
+	s.rows.forget() // row bounds were learned over the old tables
+	return nil
 }

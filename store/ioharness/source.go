@@ -44,12 +44,14 @@ var (
 // Format names this store's format.
 func (s *Store) Format() string { return Format }
 
-// Classify applies io-harness's delivery rules (see ClassifyDelivery).
+// Classify applies io-harness's delivery rules: the request's standing
+// (an orphan is refused, a parked request deferred), then the run's end and
+// who drives it (ClassifyDelivery).
 func (s *Store) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
 	if req.Resolved {
 		return store.Closed, "already decided (" + req.Decision + ")"
 	}
-	return ClassifyDelivery(run, lease, s.RecordsLeases(), now)
+	return classify(req, run, lease, s.RecordsLeases(), now)
 }
 
 // Watch is the store file, its WAL and rollback journal, and PRAGMA

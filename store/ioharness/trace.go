@@ -8,10 +8,13 @@ import (
 	"strings"
 )
 
-// CanonicalTrace is io-harness's comparable form of a run: a line per step
-// row (retries included) ordered by step, then a line per context event.
-// It leaves out ids, timestamps and every other table, so two runs of the
-// same task can be compared line by line.
+// CanonicalTrace is io-harness's comparable form of a run, byte for byte
+// what Store::canonical_trace (src/state/trace.rs) returns: a line per steps
+// row (retries included) ordered by step and then row id, then a line per
+// context event in row order, each number printed as that function reads it
+// (the step as u32, tokens as u64). It leaves out ids, timestamps and every
+// other table, so two runs of the same task compare line by line. Every row
+// of the run is read (rows.go), wherever in the table it sits.
 func (s *Store) CanonicalTrace(ctx context.Context, runID string) (string, error) {
 	run, err := s.runKey(runID)
 	if err != nil {
@@ -19,48 +22,40 @@ func (s *Store) CanonicalTrace(ctx context.Context, runID string) (string, error
 	}
 	type stepLine struct {
 		id   int64
-		step int
+		step int64
 		text string
 	}
-	steps, err := scanBack(ctx, s.read, scanSpec{table: "steps", runs: []int64{run},
-		cols: "tokens, decision, tool_call, prompt, result", done: firstStep},
-		func(r *sql.Rows) (stepLine, int64, int, error) {
+	steps, err := readRuns(ctx, s, runSpec{table: "steps", runs: []int64{run},
+		cols: "tokens, decision, tool_call, prompt, result"},
+		func(r *sql.Rows) (stepLine, error) {
 			var l stepLine
 			var run, tokens int64
 			var decision, tool, prompt, result string
 			err := r.Scan(&l.id, &run, &l.step, &tokens, &decision, &tool, &prompt, &result)
 			l.text = fmt.Sprintf("step %d | tokens %d | decision %s | tool_call %s | prompt %s | result %s\n",
-				l.step, tokens, decision, tool, prompt, result)
-			return l, run, l.step, err
+				uint32(l.step), uint64(tokens), decision, tool, prompt, result)
+			return l, err
 		})
 	if err != nil {
 		return "", mapDriverErr(s.path, err)
 	}
-	sort.Slice(steps, func(i, j int) bool {
-		if steps[i].step != steps[j].step {
-			return steps[i].step < steps[j].step
-		}
-		return steps[i].id < steps[j].id
-	})
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
 	var b strings.Builder
 	for _, l := range steps {
 		b.WriteString(l.text)
 	}
-	if s.schema.has("context_events") {
-		lines, err := scanBack(ctx, s.read, scanSpec{table: "context_events", runs: []int64{run},
-			cols: "kind, detail", done: firstStep},
-			func(r *sql.Rows) (string, int64, int, error) {
-				var id, run int64
-				var step int
+	if s.si().has("context_events") {
+		lines, err := readRuns(ctx, s, runSpec{table: "context_events", runs: []int64{run}, cols: "kind, detail"},
+			func(r *sql.Rows) (string, error) {
+				var id, run, step int64
 				var kind string
 				var detail sql.NullString
 				err := r.Scan(&id, &run, &step, &kind, &detail)
-				return fmt.Sprintf("context %d | %s | %s\n", step, kind, detail.String), run, step, err
+				return fmt.Sprintf("context %d | %s | %s\n", uint32(step), kind, detail.String), err
 			})
 		if err != nil {
 			return "", mapDriverErr(s.path, err)
 		}
-		reverse(lines)
 		for _, l := range lines {
 			b.WriteString(l)
 		}

@@ -11,11 +11,11 @@ type Event struct {
 	Kind   string
 	Detail string
 
-	Backend string        // sandbox: the execution backend
-	Server  string        // mcp: the server
-	Tool    string        // mcp: the tool
-	OK      *bool         // mcp: whether a call succeeded
-	Millis  time.Duration // mcp: how long a call took
+	Backend string         // sandbox: the execution backend
+	Server  string         // mcp: the server
+	Tool    string         // mcp: the tool
+	OK      *bool          // mcp: whether a call succeeded
+	Millis  *time.Duration // mcp: how long a connect or call took; nil when not recorded (NULL, as io-harness writes for discover and disconnect)
 }
 
 // MemoryEntry is one durable cross-run memory fact.

@@ -70,7 +70,7 @@ func (s *Store) runKey(id string) (int64, error) {
 }
 
 func (s *Store) needTable(table string) error {
-	if !s.schema.has(table) {
+	if !s.si().has(table) {
 		return storeErr(s.path, store.ErrUnsupported,
 			"this store has no "+table+" table (written by an older io-harness; open it once with a newer io-harness to migrate)", nil)
 	}

@@ -109,8 +109,13 @@ func (s *Store) RecordEdit(ctx context.Context, runID string, step int, e store.
 	return err
 }
 
-// RecordObservations writes a step's ledger entries in one transaction.
-func (s *Store) RecordObservations(ctx context.Context, runID string, step int, obs []store.Observation) error {
+// RecordObservations writes ledger entries in one transaction, each under
+// its own step, as io-harness's record_observations does: persist_ledger
+// writes everything observed since the last commit, and an entry keeps the
+// step it was observed at (the seeded conversation is step 0, a recovery's
+// observation the step its call was made at), not the step whose commit
+// writes it.
+func (s *Store) RecordObservations(ctx context.Context, runID string, obs []store.Observation) error {
 	if len(obs) == 0 {
 		return nil
 	}
@@ -121,7 +126,7 @@ func (s *Store) RecordObservations(ctx context.Context, runID string, step int, 
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, o := range obs {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO ledger_observations (run_id, step, kind, target, text) VALUES (?, ?, ?, ?, ?)",
-				run, step, o.Kind, nullable(o.Target), o.Text); err != nil {
+				run, o.Step, o.Kind, nullable(o.Target), o.Text); err != nil {
 				return err
 			}
 		}
@@ -141,13 +146,22 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 			run, e.Step, e.Kind, nullable(e.Backend), nullable(e.Detail))
 	case "mcp":
 		_, err = s.exec(ctx, "INSERT INTO mcp_events (run_id, step, kind, server, tool, ok, millis, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			run, e.Step, e.Kind, e.Server, nullable(e.Tool), boolOrNull(e.OK), int64(e.Millis/time.Millisecond), nullable(e.Detail))
+			run, e.Step, e.Kind, e.Server, nullable(e.Tool), boolOrNull(e.OK), millisOrNull(e.Millis), nullable(e.Detail))
 	case "checkpoint":
 		return s.RecordCheckpointEvent(ctx, e.RunID, e.Step, e.Kind, e.Detail)
 	default:
 		return storeErr(s.path, store.ErrUnsupported, "unknown event source "+e.Source, nil)
 	}
 	return err
+}
+
+// millisOrNull is McpEvent.millis as io-harness binds it: an Option<u64>
+// of whole milliseconds, NULL when there is none.
+func millisOrNull(d *time.Duration) any {
+	if d == nil {
+		return nil
+	}
+	return int64(*d / time.Millisecond)
 }
 
 func boolOrNull(b *bool) any {

@@ -11,25 +11,55 @@ import (
 // every workspace.
 const GlobalMemory = "<global>"
 
-// MaxMemoryEntryChars is io-harness's default cap on one memory value.
-const MaxMemoryEntryChars = 2000
+// MaxMemoryEntryChars is io-harness's default cap on one memory value
+// (MEMORY_MAX_ENTRY_CHARS = MEMORY_MAX_CHARS / 8).
+const MaxMemoryEntryChars = MaxMemoryChars / 8
+
+// MaxMemoryEntries and MaxMemoryChars are io-harness's caps on one
+// workspace's memory (MEMORY_MAX_ENTRIES, MEMORY_MAX_CHARS): a write past
+// either evicts the workspace's least-proven entries until both hold.
+const (
+	MaxMemoryEntries = 64
+	MaxMemoryChars   = 16_000
+)
+
+// MemoryWrite is what a memory write did: refused (the entry is pinned),
+// or written, with the keys evicted to keep the workspace within its caps,
+// in eviction order.
+type MemoryWrite struct {
+	Refused bool
+	Evicted []string
+}
 
 // MemoryPut writes a fact (or, with kind "decision", a decision) under a
-// workspace key, as io-harness's memory_write does: the value is cut to the
-// entry cap, the run's first write to a key keeps a restore point, and a
-// pinned entry is never overwritten (written is false then). Eviction under
-// the store-wide caps is the harness's policy and is left to it.
+// workspace key, as io-harness's memory_write does (see MemoryWriteEntry);
+// written is false when the entry is pinned.
 func (s *Store) MemoryPut(ctx context.Context, workspace, key, value, runID string, step int, kind string) (written bool, err error) {
+	w, err := s.MemoryWriteEntry(ctx, workspace, key, value, runID, step, kind)
+	return err == nil && !w.Refused, err
+}
+
+// MemoryWriteEntry is io-harness's memory_write (memory_write_with under the
+// default limits), statement for statement, in one transaction: the value
+// is cut to the entry cap and marked, the run's first write to a key keeps a
+// restore point, a pinned entry is never overwritten (Refused), and then
+// enforce_memory_caps evicts until the workspace holds at most
+// MaxMemoryEntries entries and MaxMemoryChars characters: least-recalled
+// first (by distinct runs, then last recall, then age), never the entry
+// just written nor a pinned one (pinned entries still count).
+func (s *Store) MemoryWriteEntry(ctx context.Context, workspace, key, value, runID string, step int, kind string) (MemoryWrite, error) {
 	run, err := s.runKey(runID)
 	if err != nil {
-		return false, err
+		return MemoryWrite{}, err
 	}
 	if kind == "" {
 		kind = "fact"
 	}
 	value = truncateMemoryValue(value, MaxMemoryEntryChars)
-	hasSnapshots := s.schema.has("memory_snapshots")
+	hasSnapshots := s.si().has("memory_snapshots")
+	var out MemoryWrite
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		out = MemoryWrite{}
 		snapshotted := false
 		if hasSnapshots {
 			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memory_snapshots (run_id, workspace, key, step, before, kind, state)
@@ -56,14 +86,75 @@ func (s *Store) MemoryPut(ctx context.Context, workspace, key, value, runID stri
 		if err != nil {
 			return err
 		}
-		n, _ := res.RowsAffected()
-		written = n > 0
-		if !written && snapshotted {
-			_, err = tx.ExecContext(ctx, "DELETE FROM memory_snapshots WHERE run_id = ? AND workspace = ? AND key = ?", run, workspace, key)
+		if n, _ := res.RowsAffected(); n == 0 {
+			out.Refused = true
+			if snapshotted {
+				_, err = tx.ExecContext(ctx, "DELETE FROM memory_snapshots WHERE run_id = ? AND workspace = ? AND key = ?", run, workspace, key)
+			}
+			return err
 		}
+		out.Evicted, err = s.enforceMemoryCaps(ctx, tx, workspace, key)
 		return err
 	})
-	return written, err
+	return out, err
+}
+
+// enforceMemoryCaps is io-harness's enforce_memory_caps with its
+// MEMORY_CANDIDATES_SQL order.
+func (s *Store) enforceMemoryCaps(ctx context.Context, tx *sql.Tx, workspace, keep string) ([]string, error) {
+	recalls := `(SELECT COUNT(DISTINCT r.run_id) FROM memory_recalls r WHERE r.workspace = m.workspace AND r.key = m.key),
+		(SELECT MAX(r.at) FROM memory_recalls r WHERE r.workspace = m.workspace AND r.key = m.key)`
+	if !s.si().has("memory_recalls") {
+		recalls = "0, NULL" // a store from before recalls were recorded: none were
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT m.key, LENGTH(m.value), `+s.si().col("memory", "pinned", "NULL")+`, `+recalls+`
+		FROM memory m WHERE m.workspace = ? ORDER BY 4 ASC, 5 ASC, m.created_at ASC, m.id ASC`, workspace)
+	if err != nil {
+		return nil, err
+	}
+	type cand struct {
+		key    string
+		chars  int64
+		pinned bool
+	}
+	var cands []cand
+	for rows.Next() {
+		var c cand
+		var n sql.NullInt64
+		var pinned sql.NullInt64
+		var runs sql.NullInt64
+		var last sql.NullString
+		if err := rows.Scan(&c.key, &n, &pinned, &runs, &last); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.chars, c.pinned = max(n.Int64, 0), pinned.Int64 == 1
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	count, chars := len(cands), int64(0)
+	for _, c := range cands {
+		chars += c.chars
+	}
+	var evicted []string
+	for _, c := range cands {
+		if count <= MaxMemoryEntries && chars <= MaxMemoryChars {
+			break
+		}
+		if c.key == keep || c.pinned {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM memory WHERE workspace = ? AND key = ?", workspace, c.key); err != nil {
+			return nil, err
+		}
+		count--
+		chars -= c.chars
+		evicted = append(evicted, c.key)
+	}
+	return evicted, nil
 }
 
 func truncateMemoryValue(v string, max int) string {
@@ -84,8 +175,8 @@ func truncateMemoryValue(v string, max int) string {
 }
 
 func (s *Store) memoryCols() string {
-	return "workspace, key, value, run_id, step, created_at, " + s.schema.col("memory", "kind", "NULL") + ", " +
-		s.schema.col("memory", "pinned", "NULL")
+	return "workspace, key, value, run_id, step, created_at, " + s.si().col("memory", "kind", "NULL") + ", " +
+		s.si().col("memory", "pinned", "NULL")
 }
 
 func scanMemory(r interface{ Scan(...any) error }) (MemoryEntry, error) {
@@ -105,7 +196,7 @@ func scanMemory(r interface{ Scan(...any) error }) (MemoryEntry, error) {
 
 // MemoryGet reads one entry; ok is false when there is none.
 func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEntry, bool, error) {
-	if !s.schema.has("memory") {
+	if !s.si().has("memory") {
 		return MemoryEntry{}, false, nil
 	}
 	m, err := scanMemory(s.read.QueryRowContext(ctx, "SELECT "+s.memoryCols()+" FROM memory WHERE workspace = ? AND key = ?", workspace, key))
@@ -118,7 +209,7 @@ func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEnt
 // MemoryList lists a workspace's entries oldest first; an empty workspace
 // lists every workspace's.
 func (s *Store) MemoryList(ctx context.Context, workspace string) ([]MemoryEntry, error) {
-	if !s.schema.has("memory") {
+	if !s.si().has("memory") {
 		return nil, nil
 	}
 	q := "SELECT " + s.memoryCols() + " FROM memory"

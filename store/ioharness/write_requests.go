@@ -2,8 +2,8 @@ package ioharness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -48,10 +48,10 @@ func (s *Store) PutQuestion(ctx context.Context, runID string, step int, questio
 	if err := s.needTable("pending_questions"); err != nil {
 		return "", err
 	}
+	// put_question: serde_json::to_string(&q.choices), NULL when there are none.
 	var ch any
 	if len(choices) > 0 {
-		b, _ := json.Marshal(choices)
-		ch = string(b)
+		ch = serdeStrings(choices)
 	}
 	return s.insert(ctx, "INSERT INTO pending_questions (run_id, step, question, context, choices) VALUES (?, ?, ?, ?, ?)",
 		run, step, question, nullable(qctx), ch)
@@ -72,16 +72,29 @@ func (s *Store) PutPlan(ctx context.Context, runID string, step int, steps []sto
 	if err := s.needTable("plans"); err != nil {
 		return "", err
 	}
-	type wire struct {
-		Intent string `json:"intent"`
-		Agent  string `json:"agent,omitempty"`
+	return s.insert(ctx, "INSERT INTO plans (run_id, step, steps) VALUES (?, ?, ?)", run, step, encodePlanSteps(steps))
+}
+
+// encodePlanSteps is put_plan's serde_json::to_string(&plan.steps): each
+// PlanStep { intent, agent } in declaration order, agent left out when it
+// has none (skip_serializing_if = "Option::is_none").
+func encodePlanSteps(steps []store.PlanStep) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, p := range steps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"intent":`)
+		serdeString(&b, p.Intent)
+		if p.Agent != "" {
+			b.WriteString(`,"agent":`)
+			serdeString(&b, p.Agent)
+		}
+		b.WriteByte('}')
 	}
-	ws := make([]wire, 0, len(steps))
-	for _, p := range steps {
-		ws = append(ws, wire{p.Intent, p.Agent})
-	}
-	b, _ := json.Marshal(ws)
-	return s.insert(ctx, "INSERT INTO plans (run_id, step, steps) VALUES (?, ?, ?)", run, step, string(b))
+	b.WriteByte(']')
+	return b.String()
 }
 
 // DecidePlan decides a plan once: approve, revise (with a correction) or

@@ -1,13 +1,13 @@
 package ioharness
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -113,7 +113,7 @@ func (s *Store) writeSummary(ctx context.Context, tx *sql.Tx, run int64, outcome
 	if err := tx.QueryRowContext(ctx, spend, run).Scan(&steps, &tokens); err != nil {
 		return err
 	}
-	if s.schema.hasCol("runs", "turn_kind") && s.schema.has("provider_calls") {
+	if s.si().hasCol("runs", "turn_kind") && s.si().has("provider_calls") {
 		// A conversational reply's spend is its provider calls.
 		var reply int
 		tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id = ? AND turn_kind = 'reply'", run).Scan(&reply)
@@ -213,31 +213,32 @@ func (s *Store) CheckpointStep(ctx context.Context, runID string, st StepRecord)
 	})
 }
 
-// encodeCalls writes tool calls as io-harness's serde_json does: object keys
-// sorted, and no HTML escaping ("&&" stays "&&").
+// encodeCalls writes tool calls as io-harness's write_step_turn does:
+// serde_json::to_string of a Vec<ToolCall { name, arguments: Value }>, the
+// fields in declaration order, each call's arguments parsed and written as
+// serde_json does (serdejson.go). Missing arguments are the empty object.
 func encodeCalls(calls []ToolCall) ([]byte, error) {
-	type call struct {
-		Name      string `json:"name"`
-		Arguments any    `json:"arguments"`
-	}
-	out := make([]call, 0, len(calls))
-	for _, c := range calls {
-		var args any = map[string]any{}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":`)
+		serdeString(&b, c.Name)
+		b.WriteString(`,"arguments":`)
+		args := []byte("{}")
 		if len(c.Arguments) > 0 {
-			// Decoding into any turns objects into maps, which encode sorted.
-			if err := json.Unmarshal(c.Arguments, &args); err != nil {
-				return nil, err
+			var err error
+			if args, err = serdeValue(c.Arguments); err != nil {
+				return nil, fmt.Errorf("call %d (%s): %w", i+1, c.Name, err)
 			}
 		}
-		out = append(out, call{c.Name, args})
+		b.Write(args)
+		b.WriteByte('}')
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	b.WriteByte(']')
+	return []byte(b.String()), nil
 }
 
 // RecordStepRow writes a bare step row outside the checkpoint: io-harness
@@ -356,7 +357,7 @@ func (s *Store) CheckResumable(ctx context.Context, runID string) error {
 	if err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ?", run).Scan(&one); err != nil {
 		return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf("no run with id %s in the store", runID), nil)
 	}
-	if s.schema.hasCol("runs", "turn_kind") {
+	if s.si().hasCol("runs", "turn_kind") {
 		err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ? AND turn_kind = 'reply' AND status = 'running'", run).Scan(&one)
 		if err == nil {
 			return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf(

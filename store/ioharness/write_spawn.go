@@ -34,7 +34,7 @@ func (s *Store) RecordSpawn(ctx context.Context, sp Spawn) error {
 	if deny == "" {
 		deny = "[]"
 	}
-	if s.schema.hasCol("spawns", "as_name") {
+	if s.si().hasCol("spawns", "as_name") {
 		_, err = s.exec(ctx, `INSERT INTO spawns (parent_run_id, step, child_run_id, goal, verify_file, needle, max_steps, deny_write, as_name)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, parent, sp.Step, child, sp.Goal, sp.VerifyFile, sp.Needle,
 			nullableInt(sp.MaxSteps), deny, sp.AsName)
@@ -57,7 +57,7 @@ func (s *Store) FindSpawn(ctx context.Context, parentRunID string, step int, goa
 	var child int64
 	var max sql.NullInt64
 	err = s.read.QueryRowContext(ctx, `SELECT child_run_id, goal, verify_file, needle, max_steps, deny_write, `+
-		s.schema.col("spawns", "as_name", "''")+`
+		s.si().col("spawns", "as_name", "''")+`
 		FROM spawns WHERE parent_run_id = ? AND step = ? AND goal = ? ORDER BY id ASC LIMIT 1`, parent, step, goal).
 		Scan(&child, &sp.Goal, &sp.VerifyFile, &sp.Needle, &max, &sp.DenyWrite, &sp.AsName)
 	if errors.Is(err, sql.ErrNoRows) {

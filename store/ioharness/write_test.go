@@ -177,7 +177,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	if err := s.RecordEdit(ctx, child, 1, store.Edit{Tool: "write_file", Path: "a.txt", LinesAdded: 2, Hunk: "+a\n+b\n"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordObservations(ctx, child, 1, []store.Observation{{Kind: "read", Target: "a.txt", Text: "[read a.txt]"}, {Kind: "message", Text: "hi"}}); err != nil {
+	if err := s.RecordObservations(ctx, child, []store.Observation{{Step: 1, Kind: "read", Target: "a.txt", Text: "[read a.txt]"}, {Step: 1, Kind: "message", Text: "hi"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CheckpointStep(ctx, child, StepRecord{Step: 1, Decision: "wrote a.txt", Result: "r"}); err != nil {
@@ -189,7 +189,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		len(d.Policy) != 1 || len(d.ProviderCalls) != 2 {
 		t.Errorf("detail = %+v", d)
 	}
-	if err := s.RecordEvent(ctx, Event{RunID: child, Step: 1, Source: "mcp", Kind: "called", Server: "fs", Tool: "ls", OK: ptr(true), Millis: 12 * time.Millisecond}); err != nil {
+	if err := s.RecordEvent(ctx, Event{RunID: child, Step: 1, Source: "mcp", Kind: "called", Server: "fs", Tool: "ls", OK: ptr(true), Millis: ptr(12 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RecordEvent(ctx, Event{RunID: child, Step: 1, Source: "sandbox", Kind: "exec", Backend: "bwrap", Detail: "ls -la"}); err != nil {
@@ -205,7 +205,7 @@ func TestEventsRoundTrip(t *testing.T) {
 			sandbox = &evs[i]
 		}
 	}
-	if mcp == nil || mcp.Server != "fs" || mcp.OK == nil || !*mcp.OK || mcp.Millis != 12*time.Millisecond || sandbox == nil || sandbox.Backend != "bwrap" {
+	if mcp == nil || mcp.Server != "fs" || mcp.OK == nil || !*mcp.OK || mcp.Millis == nil || *mcp.Millis != 12*time.Millisecond || sandbox == nil || sandbox.Backend != "bwrap" {
 		t.Errorf("events = %+v", evs)
 	}
 	if err := s.RecordSpawn(ctx, Spawn{ParentRunID: root, Step: 1, ChildRunID: child, Goal: "scout", VerifyFile: "a.txt", Needle: "A", MaxSteps: ptr[int64](3), AsName: "scout"}); err != nil {
