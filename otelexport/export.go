@@ -90,6 +90,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		o.Out = io.Discard
 	}
 	e := &exporter{o: o, ids: NewIDs(o.StoreID), b: newBuilder(o), runs: map[string]*runState{},
+		seq: map[string]int{}, dirty: map[string]bool{}, byRun: map[string][]store.RequestKey{},
 		requests: map[store.RequestKey]store.Request{}, sent: map[trace.SpanID]bool{}, finishedAt: map[string]time.Time{}}
 	if o.Ledger != nil && !o.Resend {
 		for id := range o.Ledger.ids {
@@ -131,7 +132,10 @@ type exporter struct {
 	b     *builder
 	md    *runmodel.Model
 	runs  map[string]*runState
-	order []string // runs in the order first seen, for a stable batch order
+	order []string        // runs in the order first seen, for a stable batch order
+	seq   map[string]int  // a run's place in order
+	dirty map[string]bool // runs something was read of since the last flush
+	byRun map[string][]store.RequestKey
 
 	requests map[store.RequestKey]store.Request
 	sent     map[trace.SpanID]bool // acknowledged: spans, and rows handled
@@ -157,10 +161,11 @@ type row struct {
 // runState is what has been read of one run.
 type runState struct {
 	id       string
-	rows     map[int64]bool // every row seen
-	todo     []row          // turn rows not handled yet, in row order
-	firstRow map[int]int64  // step number → its first turn row
-	calls    []store.ProviderCall
+	rows     map[int64]bool       // every row seen
+	todo     []row                // turn rows not handled yet, in row order
+	firstRow map[int]int64        // step number → its first turn row
+	calls    []store.ProviderCall // every attempt read, in the order read
+	pending  []int                // those not sent yet (indexes into calls)
 	callSeen map[int64]bool
 	samples  map[int]store.ContextSample
 	events   []store.AgentEvent
@@ -168,15 +173,27 @@ type runState struct {
 	details  map[int64]store.StepDetail // turn rows read whole this cycle
 }
 
+// run is the state of run id, made on first sight; the run is marked
+// dirty: the next flush looks at it.
 func (e *exporter) run(id string) *runState {
 	rs := e.runs[id]
 	if rs == nil {
 		rs = &runState{id: id, rows: map[int64]bool{}, firstRow: map[int]int64{}, callSeen: map[int64]bool{},
 			samples: map[int]store.ContextSample{}, evSeen: map[int64]bool{}}
 		e.runs[id] = rs
+		e.seq[id] = len(e.order)
 		e.order = append(e.order, id)
 	}
+	e.dirty[id] = true
 	return rs
+}
+
+func (e *exporter) addRequest(q store.Request) {
+	if _, ok := e.requests[q.Key()]; !ok {
+		e.byRun[q.RunID] = append(e.byRun[q.RunID], q.Key())
+	}
+	e.requests[q.Key()] = q
+	e.run(q.RunID)
 }
 
 func (rs *runState) addRow(r row) {
@@ -198,6 +215,7 @@ func (rs *runState) addCall(c store.ProviderCall) {
 		return
 	}
 	rs.callSeen[c.RowID] = true
+	rs.pending = append(rs.pending, len(rs.calls))
 	rs.calls = append(rs.calls, c)
 }
 
@@ -312,7 +330,7 @@ func (e *exporter) loadShared(ctx context.Context, ids []string) error {
 		return err
 	}
 	for _, q := range reqs {
-		e.requests[q.Key()] = q
+		e.addRequest(q)
 	}
 	evs, err := src.AgentEvents(ctx, scoped...)
 	if err != nil {
@@ -327,6 +345,9 @@ func (e *exporter) loadShared(ctx context.Context, ids []string) error {
 // apply folds one refresh in.
 func (e *exporter) apply(ch *store.Changes) {
 	e.md.Apply(ch, e.o.Now())
+	for _, r := range ch.Runs {
+		e.run(r.ID)
+	}
 	for _, c := range ch.Calls {
 		e.run(c.RunID).addCall(c)
 	}
@@ -337,7 +358,7 @@ func (e *exporter) apply(ch *store.Changes) {
 		e.run(s.RunID).samples[s.Step] = s
 	}
 	for _, q := range ch.Requests {
-		e.requests[q.Key()] = q
+		e.addRequest(q)
 	}
 	for _, ev := range ch.AgentEvents {
 		e.run(ev.RunID).addEvent(ev)
@@ -399,6 +420,9 @@ func (e *exporter) settleSummaries(ctx context.Context) error {
 		runs = append(runs, r)
 	}
 	e.md.Apply(&store.Changes{Runs: runs}, e.o.Now())
+	for _, r := range runs {
+		e.run(r.ID)
+	}
 	return nil
 }
 
@@ -406,6 +430,7 @@ func (e *exporter) settleSummaries(ctx context.Context) error {
 // they cover.
 type pending struct {
 	spans []tracetest.SpanStub
+	ids   map[trace.SpanID]bool
 	marks []trace.SpanID // rows handled (no span of their own)
 	size  int
 	kinds Stats
@@ -430,7 +455,13 @@ func (e *exporter) flush(ctx context.Context, final bool) error {
 		p = pending{}
 		return err
 	}
-	for _, id := range e.order {
+	ids := make([]string, 0, len(e.dirty))
+	for id := range e.dirty {
+		ids = append(ids, id)
+	}
+	clear(e.dirty)
+	slices.SortFunc(ids, func(a, b string) int { return e.seq[a] - e.seq[b] })
+	for _, id := range ids {
 		if !e.inScope(id) {
 			continue
 		}
@@ -483,13 +514,16 @@ func (e *exporter) build(ctx context.Context, r store.Run, rs *runState, final b
 	agentReady := e.agentReady(r, final)
 	// Provider calls, once their step has committed (the turn's counts are
 	// in by then), or with the run's own span.
-	for _, c := range rs.calls {
+	waiting := rs.pending[:0]
+	for _, i := range rs.pending {
+		c := rs.calls[i]
 		id := e.ids.Call(r.ID, c.RowID)
 		if e.known(id) || p.has(id) {
 			continue
 		}
 		first, committed := rs.firstRow[c.Step]
 		if !committed && !agentReady {
+			waiting = append(waiting, i)
 			continue
 		}
 		var d *store.StepDetail
@@ -504,12 +538,11 @@ func (e *exporter) build(ctx context.Context, r store.Run, rs *runState, final b
 		p.add(e.b.chatSpan(ctxSpan, c, id, d, sample, hasSample))
 		p.kinds.Calls++
 	}
+	rs.pending = waiting
 	if agentReady && !e.known(e.ids.Agent(r.ID)) && !p.has(e.ids.Agent(r.ID)) {
 		var reqs []store.Request
-		for _, q := range e.requests {
-			if q.RunID == r.ID {
-				reqs = append(reqs, q)
-			}
+		for _, k := range e.byRun[r.ID] {
+			reqs = append(reqs, e.requests[k])
 		}
 		p.add(e.b.agentSpan(ctxSpan, r, e.md, rs, reqs))
 		p.kinds.Agents++
@@ -539,18 +572,15 @@ func (e *exporter) detail(ctx context.Context, rs *runState, tr row) (store.Step
 }
 
 func (p *pending) add(s tracetest.SpanStub) {
+	if p.ids == nil {
+		p.ids = map[trace.SpanID]bool{}
+	}
+	p.ids[s.SpanContext.SpanID()] = true
 	p.spans = append(p.spans, s)
 	p.size += spanSize(s)
 }
 
-func (p *pending) has(id trace.SpanID) bool {
-	for i := range p.spans {
-		if p.spans[i].SpanContext.SpanID() == id {
-			return true
-		}
-	}
-	return false
-}
+func (p *pending) has(id trace.SpanID) bool { return p.ids[id] }
 
 // send exports one batch, retrying with back-off until the endpoint takes
 // it (or, one-shot, until RetryFor runs out), and then records it.
@@ -743,6 +773,9 @@ func (e *exporter) rereadUnsummarised(ctx context.Context) {
 	}
 	if len(runs) > 0 {
 		e.md.Apply(&store.Changes{Runs: runs}, e.o.Now())
+	}
+	for id := range e.finishedAt {
+		e.run(id) // looked at again: sent now if the grace is over
 	}
 }
 
