@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
@@ -473,6 +475,16 @@ func TestLedger(t *testing.T) {
 		t.Errorf("a second holder of the ledger: %v", err)
 	}
 	l.Close()
+	// The file names what it is about, without credentials.
+	cred, err := otelexport.OpenLedger(dir, "test:tree", "http://user:secret@127.0.0.1:4318/v1/traces", "vigil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := os.ReadFile(cred.Path())
+	cred.Close()
+	if strings.Contains(string(head), "secret") || !strings.Contains(string(head), "127.0.0.1:4318") {
+		t.Errorf("ledger header %q", head)
+	}
 	l = open()
 	if again := export(t, tr.path, otelexport.Options{Ledger: l}); len(again) != 0 {
 		t.Errorf("an export after a complete one sent %d spans", len(again))
@@ -496,5 +508,72 @@ func TestLedger(t *testing.T) {
 			names = append(names, s.Name)
 		}
 		t.Errorf("after the live run ended an export sent %q, want its invoke_agent span alone", names)
+	}
+}
+
+// TestLedgerTornLine: a crash mid-append leaves a torn last line; the
+// ledger reads the whole ids before it, ignores the torn one, and the next
+// id lands on a line of its own.
+func TestLedgerTornLine(t *testing.T) {
+	dir := t.TempDir()
+	ids := otelexport.NewIDs("s")
+	l, err := otelexport.OpenLedger(dir, "s", "e", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Add([]trace.SpanID{ids.Agent("1"), ids.Agent("2")}); err != nil {
+		t.Fatal(err)
+	}
+	path := l.Path()
+	l.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(ids.Agent("3").String()[:7])
+	f.Close()
+	l, err = otelexport.OpenLedger(dir, "s", "e", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Len() != 2 || !l.Has(ids.Agent("1")) || !l.Has(ids.Agent("2")) || l.Has(ids.Agent("3")) {
+		t.Errorf("after a torn line the ledger holds %d ids", l.Len())
+	}
+	if err := l.Add([]trace.SpanID{ids.Agent("4")}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, err = otelexport.OpenLedger(dir, "s", "e", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Len() != 3 || !l.Has(ids.Agent("4")) {
+		t.Errorf("the id after a torn line was not read back: %d ids", l.Len())
+	}
+}
+
+// TestResolve: an http/protobuf base URL gets /v1/traces, a path that ends
+// in it is kept, a traces URL from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+// used as it is; a gRPC endpoint is its host and port.
+func TestResolve(t *testing.T) {
+	for _, c := range []struct {
+		ep   otelexport.Endpoint
+		want string
+	}{
+		{otelexport.Endpoint{URL: "http://127.0.0.1:4318", Protocol: otelexport.ProtocolHTTP}, "http://127.0.0.1:4318/v1/traces"},
+		{otelexport.Endpoint{URL: "http://127.0.0.1:4318/", Protocol: otelexport.ProtocolHTTP}, "http://127.0.0.1:4318/v1/traces"},
+		{otelexport.Endpoint{URL: "https://cloud.example/api/public/otel", Protocol: otelexport.ProtocolHTTP}, "https://cloud.example/api/public/otel/v1/traces"},
+		{otelexport.Endpoint{URL: "https://x.example/v1/traces", Protocol: otelexport.ProtocolHTTP}, "https://x.example/v1/traces"},
+		{otelexport.Endpoint{URL: "https://x.example/ingest", Protocol: otelexport.ProtocolHTTP, Exact: true}, "https://x.example/ingest"},
+		{otelexport.Endpoint{URL: "http://127.0.0.1:4317", Protocol: otelexport.ProtocolGRPC}, "http://127.0.0.1:4317"},
+	} {
+		got, err := c.ep.Resolve()
+		if err != nil || got != c.want {
+			t.Errorf("%+v: %q %v, want %q", c.ep, got, err, c.want)
+		}
+	}
+	if got := otelexport.Display("https://user:pw@x.example/v1/traces"); got != "https://x.example/v1/traces" {
+		t.Errorf("Display shows %q", got)
 	}
 }

@@ -85,7 +85,7 @@ func OpenLedger(dir, storeID, endpoint, service string) (*Ledger, error) {
 	}
 	if lines == 0 {
 		header := fmt.Sprintf("# vigil otel: what %s acknowledged of store %s (service %s)\n",
-			strconv.Quote(endpoint), strconv.Quote(storeID), strconv.Quote(service))
+			strconv.Quote(Display(endpoint)), strconv.Quote(storeID), strconv.Quote(service))
 		if _, err := f.WriteString(header); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("cannot write %s: %w", path, err)
