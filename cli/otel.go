@@ -60,7 +60,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT=https://api.honeycomb.io OTEL_EXPORTER_OTLP_HEADERS=
 	}
 	f := c.Flags()
 	f.StringVar(&o.endpoint, "endpoint", "", "the OTLP endpoint: http(s)://HOST:PORT[/PATH] (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
-	f.StringVar(&o.protocol, "protocol", "", "http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	f.StringVar(&o.protocol, "protocol", "", "the protocol: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	f.StringArrayVar(&o.headers, "header", nil, "a request header NAME=VALUE; repeat for more (default $OTEL_EXPORTER_OTLP_HEADERS)")
 	f.BoolVar(&o.follow, "follow", false, "keep exporting as the store grows, until Ctrl-C (or until the RUNs named have ended)")
 	f.BoolVar(&o.content, "content", false, "also send prompts, model output, tool arguments and results, goals and request texts")
