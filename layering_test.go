@@ -44,6 +44,7 @@ var rules = []rule{
 	{pkg: "runmodel", direct: true, only: []string{module + "/store"}, why: "the run model is the contract's, nothing else's"},
 	{pkg: "store/leviath", forbidden: drivers, why: "journals need no SQLite"},
 	{pkg: "cli", direct: true, forbidden: []string{module + "/views/..."}, why: "the CLI formats with internal/textfmt, not the panes"},
+	{pkg: "otelexport", forbidden: append(slices.Clone(adapters), drivers...), why: "the exporter reads a store.Source, whatever the format"},
 }
 
 // listed is what `go list -json` says of one package.

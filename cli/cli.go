@@ -1,6 +1,7 @@
 // Package cli is vigil's command line: the explorer (`vigil [PATH]`), the
-// demo, and the plain commands that read a store or decide what a run waits
-// on (runs, show, tail, approve, deny, answer, revise, trace, diff).
+// demo, the plain commands that read a store or decide what a run waits on
+// (runs, show, tail, approve, deny, answer, revise, trace, diff), and the
+// export to an OpenTelemetry backend (otel, the mapping in otelexport).
 //
 // Every command runs in-process through Run, which returns the exit code,
 // so tests drive the whole command line without a subprocess:

@@ -68,7 +68,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
-		a.traceCmd(), a.diffCmd())
+		a.traceCmd(), a.diffCmd(), a.otelCmd())
 	return root
 }
 
@@ -132,6 +132,7 @@ its requests from another terminal with vigil approve/deny/answer --store.`,
 	f.Int64Var(&o.seed, "seed", 1, "scenario seed: the same seed plays the same release")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print the demo's log lines instead of opening the explorer")
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
+	f.StringVar(&o.otel, "otel", "", "also export the demo, live, to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318 for Jaeger)")
 	return c
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/demo"
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -120,6 +121,7 @@ type demoOpts struct {
 	seed  int64
 	noTUI bool
 	poll  time.Duration
+	otel  string // an OTLP/HTTP endpoint to export the demo to, live
 }
 
 func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
@@ -135,8 +137,15 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	} else {
 		path = a.expandHome(path)
 	}
+	var otelEP otelexport.Endpoint
+	if o.otel != "" {
+		otelEP = otelexport.Endpoint{URL: o.otel, Protocol: otelexport.ProtocolHTTP}
+		if _, err := otelEP.Resolve(); err != nil {
+			return &usageError{fmt.Errorf("--otel: %w", err)}
+		}
+	}
 	if o.noTUI {
-		return a.runDemoLog(ctx, path, o)
+		return a.runDemoLog(ctx, path, o, otelEP)
 	}
 	// The harness is a process of its own (demo.go); this one is the explorer.
 	h, err := startHarness(ctx, path, o)
@@ -149,12 +158,32 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	if a.demoReady != nil {
 		a.demoReady(path)
 	}
+	// The explorer owns the terminal: what the export says is shown when
+	// it quits.
+	held := &heldLines{}
+	var endOtel func() error
+	if o.otel != "" {
+		var err error
+		if endOtel, err = a.demoOtel(ctx, path, otelEP, held, false); err != nil {
+			h.stop()
+			return err
+		}
+	}
+	finish := func(err error) error {
+		if endOtel != nil {
+			if oerr := endOtel(); err == nil {
+				err = oerr
+			}
+		}
+		held.writeTo(a.errOut())
+		return err
+	}
 	ss := &sources{path: path}
 	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
 	if err != nil {
 		h.stop()
-		return err
+		return finish(err)
 	}
 	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, StoreLabel: label, NoColor: a.getenv("NO_COLOR") != ""}
 	// The first thing on screen is the live run: the newest root running.
@@ -170,35 +199,108 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	ss.close()
 	derr := h.stop()
 	if xerr != nil {
-		return xerr
+		return finish(xerr)
 	}
-	return derr
+	return finish(derr)
+}
+
+// demoOtel exports the demo store to ep as it is written, content and all
+// (the demo's text is made up), and returns what ends the export: it lets
+// the last spans out, then stops.
+func (a *app) demoOtel(ctx context.Context, path string, ep otelexport.Endpoint, log io.Writer, tell bool) (func() error, error) {
+	src, err := openSource(path, true)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := otelexport.NewExporter(ctx, ep)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	resolved, _ := ep.Resolve()
+	shown := otelexport.Display(resolved)
+	if tell {
+		fmt.Fprintf(a.stderr, "vigil: exporting the demo to %s as it runs (service vigil-demo)\n", shown)
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := otelexport.Run(ectx, otelexport.Options{Source: src, StoreID: defaultStoreID(src), Exporter: exp,
+			Endpoint: shown, Service: "vigil-demo", Content: true, Follow: true, Log: log, Now: a.now})
+		done <- err
+	}()
+	return func() error {
+		// The runs the demo just ended: their spans leave within the
+		// summary grace.
+		select {
+		case err := <-done:
+			cancel()
+			src.Close()
+			return err
+		case <-time.After(2500 * time.Millisecond):
+		}
+		cancel()
+		err := <-done
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer scancel()
+		exp.Shutdown(sctx)
+		src.Close()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		return err
+	}, nil
+}
+
+// heldLines keeps lines to write later (at most 200: the last ones).
+type heldLines struct {
+	mu    sync.Mutex
+	lines []string
+	buf   []byte
+}
+
+func (h *heldLines) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buf = append(h.buf, p...)
+	for {
+		i := bytes.IndexByte(h.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		h.lines = append(h.lines, sanitize.Line(string(h.buf[:i])))
+		h.buf = h.buf[i+1:]
+		if len(h.lines) > 200 {
+			h.lines = h.lines[len(h.lines)-200:]
+		}
+	}
+}
+
+func (h *heldLines) writeTo(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range h.lines {
+		fmt.Fprintln(w, l)
+	}
+	h.lines = nil
 }
 
 // runDemoLog is demo --no-tui: the harness in this process (nothing else
-// here reads the store), its log on stdout, until it ends or ctx is
-// cancelled.
-func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts) error {
+// here reads the store but the export, when asked for), its log on stdout,
+// until it ends or ctx is cancelled.
+func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts, otelEP otelexport.Endpoint) error {
 	fmt.Fprintf(a.errOut(), "vigil: demo store %s; decide what it waits on with: vigil approve|deny|answer REQ --store %s\n",
 		clean(abs(path)), clean(abs(path)))
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
+	ready := make(chan struct{})
 	go func() {
 		done <- demo.Run(dctx, demo.Options{Path: path, Speed: o.speed, Seed: o.seed, Log: &lineWriter{w: a.stdout},
-			Ready: func() {
-				if a.demoReady != nil {
-					a.demoReady(path)
-				}
-			}})
+			Ready: func() { close(ready) }})
 	}()
-	select {
-	case err := <-done:
-		if errors.Is(err, context.Canceled) {
-			return nil
-		}
-		return err
-	case <-ctx.Done():
+	// stop cancels the demo and waits (a while) for it to release the store.
+	stop := func() error {
 		cancel()
 		select {
 		case err := <-done:
@@ -210,6 +312,42 @@ func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts) error {
 			return fmt.Errorf("the demo did not stop within %v", demoStopTimeout)
 		}
 	}
+	select {
+	case <-ready:
+	case err := <-done:
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return stop()
+	}
+	if a.demoReady != nil {
+		a.demoReady(path)
+	}
+	var endOtel func() error
+	if o.otel != "" {
+		var err error
+		if endOtel, err = a.demoOtel(ctx, path, otelEP, &lineWriter{w: a.stderr}, true); err != nil {
+			stop()
+			return err
+		}
+	}
+	var err error
+	select {
+	case err = <-done:
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	case <-ctx.Done():
+		err = stop()
+	}
+	if endOtel != nil {
+		if oerr := endOtel(); err == nil {
+			err = oerr
+		}
+	}
+	return err
 }
 
 // lineWriter writes whole lines, each made safe for a terminal, one write

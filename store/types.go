@@ -181,6 +181,18 @@ type StepDetail struct {
 	// model at this step; nil where the format records none (facts.go).
 	Citations   []Citation
 	ServerTools []ServerToolCall
+	// Tools are the tool calls the row's model turn made, in the order it
+	// made them; nil on a row that is not a model turn (a tool's result, a
+	// status note) and where the format records no calls.
+	Tools []ToolCall
+}
+
+// ToolCall is one call to a tool that a model turn made, as its format
+// recorded it.
+type ToolCall struct {
+	ID        string // the call's id; "" where the format records none (io-harness)
+	Name      string
+	Arguments string // as recorded (JSON, usually), capped at MaxDetailBytes
 }
 
 // Observation is one ledger entry a step produced.

@@ -161,6 +161,9 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	if err := s.stepExtras(ctx, run, &d); err != nil {
 		return store.StepDetail{}, err
 	}
+	if d.Tools == nil && d.Kind == store.StepTurn {
+		d.Tools = summaryCalls(d.ToolCallFull)
+	}
 	return d, nil
 }
 
@@ -185,6 +188,8 @@ type stepExtra struct {
 	calls  map[int][]store.ProviderCall
 	cites  map[int][]store.Citation
 	tools  map[int][]store.ServerToolCall
+	// turnTools are the tool calls of each step's model turn.
+	turnTools map[int][]store.ToolCall
 }
 
 // fill puts the extras of d's step into d.
@@ -195,6 +200,7 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 	}
 	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
 	d.Citations, d.ServerTools = x.cites[n], x.tools[n]
+	d.Tools = x.turnTools[n]
 }
 
 // extras reads the rows of other tables under one step of a run, or under
@@ -202,17 +208,18 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, error) {
 	x := &stepExtra{turns: map[int]sql.NullString{}, obs: map[int][]store.Observation{}, edits: map[int][]store.Edit{},
 		policy: map[int][]store.PolicyEvent{}, calls: map[int][]store.ProviderCall{}, cites: map[int][]store.Citation{},
-		tools: map[int][]store.ServerToolCall{}}
+		tools: map[int][]store.ServerToolCall{}, turnTools: map[int][]store.ToolCall{}}
 	if s.si().has("step_turns") {
-		q, args := "SELECT step, text FROM step_turns WHERE run_id = ?", []any{run}
+		q, args := "SELECT step, text, calls FROM step_turns WHERE run_id = ?", []any{run}
 		if step != allSteps {
 			q, args = q+" AND step = ?", append(args, step)
 		}
 		err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 			var n int
-			var text sql.NullString
-			err := r.Scan(&n, &text)
+			var text, calls sql.NullString
+			err := r.Scan(&n, &text, &calls)
 			x.turns[n] = text
+			x.turnTools[n] = turnCalls(calls.String)
 			return err
 		})
 		if err != nil {

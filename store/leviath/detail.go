@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,6 +95,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		var lines []string
 		for _, c := range e.Kind.ToolCalls {
 			lines = append(lines, strings.TrimSpace(c.Name+" "+string(c.Arguments)))
+			d.Tools = append(d.Tools, store.ToolCall{ID: c.ID, Name: c.Name, Arguments: toolArgs(c.Arguments)})
 			if o, ok := timingObs(rs, c.ID, c.Name); ok {
 				d.Observations = append(d.Observations, o)
 			}
@@ -259,4 +261,18 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 		return nil, nil, bad("its frame has changed")
 	}
 	return &entries[ei], nil, nil
+}
+
+// toolArgs is a call's arguments as the journal holds them, compacted and
+// cut to MaxDetailBytes; "" for none.
+func toolArgs(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		raw = b.Bytes()
+	}
+	return cut(string(raw), store.MaxDetailBytes)
 }

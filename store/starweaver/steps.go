@@ -398,6 +398,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	var full []string
 	for _, c := range calls {
 		full = append(full, callText(c))
+		d.Tools = append(d.Tools, store.ToolCall{ID: c.ID, Name: c.Name, Arguments: cutBytes(compactJSON(c.Arguments), store.MaxDetailBytes)})
 	}
 	d.ToolCallFull = strings.Join(full, "\n\n")
 	d.ToolCall = d.ToolCallFull
