@@ -148,15 +148,15 @@ func commitToScreen(c *config, t *term, small string) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	if err := startOnRun(c, t, path); err != nil {
-		return row{}, err
-	}
-	defer t.stop()
-	w, err := startWriter(path)
+	w, err := startWriter(path, liveRun)
 	if err != nil {
 		return row{}, err
 	}
 	defer w.close()
+	if err := startOnRun(c, t, path); err != nil {
+		return row{}, err
+	}
+	defer t.stop()
 	rng := rand.New(rand.NewSource(15))
 	var ds []time.Duration
 	for i := 0; i < c.commits; i++ {
@@ -185,6 +185,11 @@ func commitToTail(c *config, small string) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
+	w, err := startWriter(path, liveRun)
+	if err != nil {
+		return row{}, err
+	}
+	defer w.close()
 	cmd := exec.Command(c.vigil, "tail", strconv.Itoa(liveRun), "--store", path)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -206,11 +211,6 @@ func commitToTail(c *config, small string) (row, error) {
 		}
 		close(lines)
 	}()
-	w, err := startWriter(path)
-	if err != nil {
-		return row{}, err
-	}
-	defer w.close()
 	// tail prints the run so far first: wait for its last step.
 	time.Sleep(300 * time.Millisecond)
 	rng := rand.New(rand.NewSource(16))
@@ -253,16 +253,16 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
+	w, err := startWriter(path, liveRun)
+	if err != nil {
+		return row{}, err
+	}
+	defer w.close()
 	if err := startOnRun(c, t, path); err != nil {
 		return row{}, err
 	}
 	defer t.stop()
 	pid := t.pid()
-	w, err := startWriter(path)
-	if err != nil {
-		return row{}, err
-	}
-	defer w.close()
 	var mu sync.Mutex
 	var peakRSS int64
 	stop := make(chan struct{})
