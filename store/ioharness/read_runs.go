@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -104,6 +105,42 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		return nil, err
 	}
 	return runs, nil
+}
+
+// RecentRuns returns the newest limit runs whose trees are whole in them:
+// run ids grow with start time, so a page of the newest ids holds every
+// child of each root in it; a child of an older root is left out, with
+// its root. It costs the page, not the store (Runs reads every run).
+func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, error) {
+	page, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "")+fmt.Sprintf(" LIMIT %d", limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	all := len(page) <= limit
+	if !all {
+		page = page[:limit]
+	}
+	if !all {
+		// Oldest first, so a parent is judged before its children.
+		kept := map[string]bool{}
+		out := make([]store.Run, 0, len(page))
+		for i := len(page) - 1; i >= 0; i-- {
+			if r := page[i]; r.ParentID == "" || kept[r.ParentID] {
+				kept[r.ID] = true
+				out = append(out, r)
+			}
+		}
+		slices.Reverse(out)
+		page = out
+	}
+	leases, err := s.leases(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.dress(ctx, page, leases); err != nil {
+		return nil, false, err
+	}
+	return page, all, nil
 }
 
 // Run returns one run, goal in full, with its lease and counts.
