@@ -324,8 +324,8 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 	<-sampled
 	last := marks[len(marks)-1]
 	r := row{figure: fmt.Sprintf("tailing one run while %s steps are appended live", count(c.appendN)),
-		now:  fmt.Sprintf("peak RSS %d MB; commit → screen %s at the end (%s at the start)", peakRSS>>10, ms(last), ms(marks[0])),
-		goal: "RSS ≤ 150 MB, ≤ 25 ms at the end",
+		now:   fmt.Sprintf("peak RSS %d MB; commit → screen %s at the end (%s at the start)", peakRSS>>10, ms(last), ms(marks[0])),
+		goal:  "RSS ≤ 150 MB, ≤ 25 ms at the end",
 		ratio: max(float64(peakRSS)/float64(150<<10), float64(last)/float64(25*time.Millisecond)),
 		detail: fmt.Sprintf("appended in %s; commit → screen after each tenth: %s", wrote.Round(100*time.Millisecond),
 			joinMs(marks))}
