@@ -3,6 +3,7 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -199,12 +200,15 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		if stepKind(decision) == store.StepTurn {
 			life.committed = step
 			delete(pending, run)
+			if len(pending) == 0 {
+				return errAllFound // the rows below cannot matter: stop reading them
+			}
 		}
 		return nil
 	}
 	back := func(lo, hi int64, ids []int64) error {
-		return s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, substr(decision, 1, 64) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) ORDER BY id DESC",
-			sqlitex.IDList(ids)), visit, lo, hi)
+		return allFound(s.eachRowQ(ctx, q, fmt.Sprintf("SELECT id, run_id, step, substr(decision, 1, 64) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) ORDER BY id DESC",
+			sqlitex.IDList(ids)), visit, lo, hi))
 	}
 	// The newest chunk first, in one read with the table's end; most runs
 	// asked for are there.
@@ -224,7 +228,7 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		}
 		return visitRow(run, step, decision)
 	})
-	if err != nil || len(pending) == 0 {
+	if err = allFound(err); err != nil || len(pending) == 0 {
 		return err
 	}
 	if top == 0 {
@@ -260,6 +264,19 @@ func (s *Store) lastSteps(ctx context.Context, q queryer, bounded bool, runs []i
 		}
 	}
 	return nil
+}
+
+// errAllFound ends a backward read of steps once every run asked about
+// is known: a live run with a request is read on each of its commits, and
+// reading the whole newest chunk of its rows each time (8192 rows) was
+// most of a refresh while it streamed steps.
+var errAllFound = errors.New("every run found")
+
+func allFound(err error) error {
+	if errors.Is(err, errAllFound) {
+		return nil
+	}
+	return err
 }
 
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
