@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,53 +113,50 @@ func run(c *config, bin string) error {
 	defer t.close()
 
 	var rows []row
-	add := func(r row, err error) error {
+	// A figure that cannot be measured (vigil never showed what it waited
+	// for) is a row that says so: the others are still measured.
+	add := func(name string, r row, err error) {
 		if err != nil {
-			return err
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			r = row{figure: name, now: "failed: " + first, goal: "-", ratio: math.Inf(1)}
+			if c.verbose {
+				fmt.Fprintln(os.Stderr, err)
+			}
 		}
 		rows = append(rows, r)
 		logf("%s: %s", r.figure, r.now)
-		return nil
 	}
 	if c.want("small") {
-		if err := add(firstFrame(c, t, small, smallShape, 60*time.Millisecond, 0)); err != nil {
-			return err
-		}
+		r, err := firstFrame(c, t, small, smallShape, 60*time.Millisecond, 0)
+		add("first frame, "+smallShape.String(), r, err)
 	}
 	if c.want("big") {
-		if err := add(firstFrame(c, t, big, bigShape, 150*time.Millisecond, 0)); err != nil {
-			return err
-		}
+		r, err := firstFrame(c, t, big, bigShape, 150*time.Millisecond, 0)
+		add("first frame, "+bigShape.String(), r, err)
 	}
 	if c.huge {
-		if err := add(firstFrame(c, t, huge, hugeShape, 250*time.Millisecond, 150<<10)); err != nil {
-			return err
-		}
+		r, err := firstFrame(c, t, huge, hugeShape, 250*time.Millisecond, 150<<10)
+		add("first frame, "+hugeShape.String(), r, err)
 	}
 	if c.want("json") {
-		if err := add(runsJSON(c, big, bigShape)); err != nil {
-			return err
-		}
+		r, err := runsJSON(c, big, bigShape)
+		add("`vigil runs --json`, "+bigShape.String(), r, err)
 		if c.huge {
-			if err := add(runsJSON(c, huge, hugeShape)); err != nil {
-				return err
-			}
+			r, err := runsJSON(c, huge, hugeShape)
+			add("`vigil runs --json`, "+hugeShape.String(), r, err)
 		}
 	}
 	if c.want("screen") {
-		if err := add(commitToScreen(c, t, small)); err != nil {
-			return err
-		}
+		r, err := commitToScreen(c, t, small)
+		add("commit → row on screen", r, err)
 	}
 	if c.want("tail") {
-		if err := add(commitToTail(c, small)); err != nil {
-			return err
-		}
+		r, err := commitToTail(c, small)
+		add("commit → `vigil tail` line", r, err)
 	}
 	if c.want("append") {
-		if err := add(liveAppend(c, t, small)); err != nil {
-			return err
-		}
+		r, err := liveAppend(c, t, small)
+		add(fmt.Sprintf("tailing one run while %s steps are appended live", count(c.appendN)), r, err)
 	}
 	printTable(os.Stdout, rows)
 	fmt.Printf("\n%s, %d cores, in %s\n", strings.TrimSpace(hostLine()), numCPU(), time.Since(began).Round(time.Second))
@@ -183,11 +181,14 @@ func printTable(w io.Writer, rows []row) {
 	fmt.Fprintln(w, "| figure | measured | goal | ÷ goal | |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range rows {
-		mark := "meets"
+		mark, ratio := "meets", fmt.Sprintf("%.2f", r.ratio)
 		if r.ratio > 1 {
 			mark = "misses"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.2f | %s |\n", r.figure, r.now, r.goal, r.ratio, mark)
+		if math.IsInf(r.ratio, 1) {
+			ratio = "-"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.figure, r.now, r.goal, ratio, mark)
 	}
 	for _, r := range rows {
 		if r.detail != "" {

@@ -295,9 +295,10 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 			return err
 		}
 		step++
-		seen, ok := t.waitFor(func(sc string) bool { return strings.Contains(sc, text) }, 60*time.Second)
+		seen, ok := t.waitFor(func(sc string) bool { return strings.Contains(sc, text) }, 30*time.Second)
 		if !ok {
-			return fmt.Errorf("the marked step %d never reached the screen:\n%s", k, t.screen())
+			return fmt.Errorf("the explorer fell behind: the marked step %d was not on screen 30 s after its commit (%d of %s steps appended):\n%s",
+				k, step-liveFirstStep, count(c.appendN), t.screen())
 		}
 		marks = append(marks, seen.Sub(at))
 		return nil
