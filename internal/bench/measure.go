@@ -58,14 +58,16 @@ func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rs
 
 // runsJSON times `vigil runs --json` and C SQLite's one-pass GROUP BY
 // over the same steps (the sqlite3 CLI), alternately, rounds times each.
-func runsJSON(c *config, path string, s shape) (row, error) {
+// Both are measured as they come, page cache and all: a store bigger than
+// the cache is read from disk by both.
+func runsJSON(c *config, path string, s shape, rounds int) (row, error) {
 	sqlite, err := exec.LookPath("sqlite3")
 	if err != nil {
 		return row{}, fmt.Errorf("the C SQLite floor needs the sqlite3 CLI")
 	}
 	floorQ := "SELECT run_id, COUNT(*), SUM(tokens), MAX(step) FROM steps GROUP BY run_id"
 	var vs, fs []time.Duration
-	for i := 0; i < c.rounds; i++ {
+	for i := 0; i < rounds; i++ {
 		d, err := timed(exec.Command(c.vigil, "runs", "--json", "--store", path))
 		if err != nil {
 			return row{}, fmt.Errorf("vigil runs --json: %v", err)
