@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
@@ -31,6 +33,15 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		id, err := w.StartRun(ctx, fmt.Sprintf("root %d of the page test", i), "/w")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i == roots {
+			// The newest root, unfinished: its counts come from RunStats.
+			for n := 1; n <= 3; n++ {
+				if err := w.RecordStepRow(ctx, id, ioharness.StepRecord{Step: n, Decision: "read a.go", Result: "ok", Tokens: 1000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
 		}
 		if i == 5 {
 			// The one live run, far older than the page.
@@ -68,6 +79,12 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 	if _, err := w.StartRun(ctx, "started after the first frame", "/w"); err != nil {
 		t.Fatal(err)
 	}
+	// The page's counts arrive before the rest: kept for it, not read again.
+	stats, ok := loadStats(m.src, []string{fmt.Sprint(roots)})().(statsMsg)
+	if !ok || stats.err != nil {
+		t.Fatalf("the page's counts: %+v", stats)
+	}
+	m.Update(stats)
 	rest, ok := loadRest(m.src)().(restMsg)
 	if !ok || rest.err != nil {
 		t.Fatalf("the rest: %+v", rest)
@@ -75,6 +92,9 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 	_ = cmd // the page's own commands (its counts) are not needed here
 	settle(m, rest)
 	frame = m.Render()
+	if !regexp.MustCompile(fmt.Sprintf(`#%d +root %d of the page te… +3 +3k`, roots, roots)).MatchString(ansi.Strip(frame)) {
+		t.Fatalf("after the rest the newest root lacks the counts read for the page (3 steps, 3k tokens):\n%s", frame)
+	}
 	for _, want := range []string{fmt.Sprintf("%d runs", roots+1), "started after the first", "#5 root 5 of the page"} {
 		if !strings.Contains(frame, want) {
 			t.Fatalf("after the rest the screen lacks %q:\n%s", want, frame)
