@@ -112,6 +112,12 @@ type RecentRunner interface {
 	RecentRuns(ctx context.Context, limit int) (runs []Run, all bool, err error)
 }
 
+// RunFinder is a source that says whether it holds a run without reading
+// the others. Without it, a caller looks for the run in Runs.
+type RunFinder interface {
+	HasRun(ctx context.Context, id string) (bool, error)
+}
+
 // ProblemReporter is a source that opened despite parts it could not read
 // (a Leviath runs directory with a damaged run). Problems lists them, one
 // error each, for the caller to say once; the damaged parts' own reads

@@ -143,6 +143,20 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 	return page, all, nil
 }
 
+// HasRun says whether the store holds a run, from its row alone.
+func (s *Store) HasRun(ctx context.Context, id string) (bool, error) {
+	n, ok := parseID(id)
+	if !ok {
+		return false, nil
+	}
+	found := false
+	err := s.eachRow(ctx, "SELECT 1 FROM runs WHERE id = ?", []any{n}, func(*sql.Rows) error {
+		found = true
+		return nil
+	})
+	return found, err
+}
+
 // Run returns one run, goal in full, with its lease and counts.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	n, ok := parseID(id)

@@ -74,6 +74,29 @@ func TestRecentRunsIsTheNewestWholeTrees(t *testing.T) {
 	}
 }
 
+// HasRun answers from the run's row: the explorer's --run is checked
+// without reading every run.
+func TestHasRun(t *testing.T) {
+	ctx := context.Background()
+	s, err := ioharness.Create(filepath.Join(t.TempDir(), "runs.sqlite3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.StartRun(ctx, "one", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{id, true}, {"99", false}, {"run 1", false}, {"", false}} {
+		if got, err := s.HasRun(ctx, c.id); err != nil || got != c.want {
+			t.Errorf("HasRun(%q) = %v, %v; want %v", c.id, got, err, c.want)
+		}
+	}
+}
+
 func ids(runs []store.Run) string {
 	s := ""
 	for i, r := range runs {
