@@ -164,6 +164,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
+	if cmd, ok := m.onDecisionMsg(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -239,8 +242,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
+		m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg))
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel())
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {

@@ -21,6 +21,9 @@ type ApprovalItem struct {
 	Delivery  store.Delivery
 	Why       string // why it cannot be decided, one line ("" when it can)
 	FirstSeen time.Time
+	// Decided is set on a request that no longer waits but is kept in
+	// place because the person was on it when someone else decided it.
+	Decided *Decided
 }
 
 type queueMode int
@@ -48,6 +51,10 @@ type Approvals struct {
 	status   string
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
+
+	held   *held                        // the selected request, decided elsewhere (approvals_held.go)
+	recent map[store.RequestKey]Decided // decisions the store reported since the last SetItems
+	mine   store.RequestKey             // the request this pane last sent a decision for
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -80,6 +87,9 @@ func (p *Approvals) layout() {
 	it, _ := p.current()
 	if it.Req.Key() != p.laid || inner != p.laidW || p.laidHead == nil {
 		p.laidHead, p.laidBody = describe(it, inner)
+		if it.Decided != nil {
+			p.laidHead = append(p.heldNotice(inner), p.laidHead...)
+		}
 		p.laid, p.laidW = it.Req.Key(), inner
 	}
 	// Borders, the list and its rule, the request's head, and the rule and
@@ -109,6 +119,26 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 			break
 		}
 	}
+	present := false
+	for _, it := range items {
+		present = present || it.Req.Key() == p.selected
+	}
+	switch {
+	case present:
+		p.held = nil // it waits again (a store put back)
+	case p.selected == p.mine && p.held == nil:
+		// This pane's own decision settled it: the next request comes up.
+		if p.mode != browsing {
+			p.mode = browsing
+			p.input.Blur()
+		}
+	case p.selected != (store.RequestKey{}):
+		// Someone else decided the request under the cursor: it stays in
+		// place, with what was decided, and any prompt about it closes.
+		p.hold(now)
+	}
+	p.recent = nil
+	items = p.withHeld(items)
 	p.items = items
 	p.list.SetLen(len(items))
 	for i, it := range items {
@@ -117,12 +147,6 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 			p.layout()
 			return
 		}
-	}
-	// The request under the cursor went away (decided): drop any prompt
-	// about it.
-	if p.mode != browsing {
-		p.mode = browsing
-		p.input.Blur()
 	}
 	p.remember(now)
 }
@@ -136,8 +160,14 @@ func (p *Approvals) Capturing() bool { return p.mode != browsing }
 // Quiet reports whether decision keys are paused now.
 func (p *Approvals) Quiet(now time.Time) bool { return p.guard.Quiet(now) }
 
-// Count is how many requests wait.
-func (p *Approvals) Count() int { return len(p.items) }
+// Count is how many requests are listed as waiting (a request held in
+// place after someone else decided it is not).
+func (p *Approvals) Count() int {
+	if p.held != nil {
+		return len(p.items) - 1
+	}
+	return len(p.items)
+}
 
 // remember notes the request under the cursor; a newly selected one starts
 // at the top of its content and arms the guard.
@@ -147,6 +177,7 @@ func (p *Approvals) remember(now time.Time) {
 		if k != p.selected {
 			p.selected, p.scroll = k, 0
 			p.guard.Arm(now)
+			p.release()
 		}
 	}
 	p.layout()
@@ -227,6 +258,13 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	if !ok {
 		return Intent{}
 	}
+	if it.Decided != nil {
+		if p.decisionKey(msg) {
+			p.say(false, "%s was already %s elsewhere: nothing to send", it.Req.Key(), DecisionWords(it.Decided.Req))
+			return redraw
+		}
+		return Intent{}
+	}
 	var verdict store.Verdict
 	answer := false
 	kind := it.Req.Kind
@@ -285,6 +323,7 @@ func (p *Approvals) blocked(it ApprovalItem) string {
 
 func (p *Approvals) decide(it ApprovalItem, verdict store.Verdict, text string) Intent {
 	p.say(true, "deciding…")
+	p.mine = it.Req.Key()
 	return Intent{Kind: Decide, Decision: store.Decision{Key: it.Req.Key(), Verdict: verdict, Text: text}}
 }
 

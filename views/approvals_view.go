@@ -21,6 +21,9 @@ func (p *Approvals) View(focused bool) string {
 	note := ""
 	waits, orphans := 0, 0
 	for _, it := range p.items {
+		if it.Decided != nil {
+			continue // decided elsewhere, held in place
+		}
 		if it.Req.Waits() {
 			waits++
 		} else {
@@ -90,6 +93,9 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 	if !it.Delivery.Writable() {
 		glyph = "‖"
 	}
+	if it.Decided != nil {
+		glyph = "✓"
+	}
 	age := ""
 	if !it.FirstSeen.IsZero() {
 		age = " · " + strings.TrimSuffix(textfmt.Ago(it.FirstSeen, now), " ago")
@@ -102,7 +108,7 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 		return selectStyle(t, focused).Render(textfmt.Fit(line, w))
 	}
 	style := t.Text
-	if !it.Delivery.Writable() {
+	if !it.Delivery.Writable() || it.Decided != nil {
 		style = t.Muted
 	}
 	return t.Waiting.Render(glyph) + style.Render(textfmt.PadRight(strings.TrimPrefix(left, glyph), w-rightW-textfmt.Width(glyph))) + t.Muted.Render(textfmt.PadLeft(textfmt.Cut(right, rightW), rightW))
@@ -191,6 +197,9 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		lead += "   "
 	}
 	rest := w - textfmt.Width(lead)
+	if it.Decided != nil {
+		return lead + t.Muted.Render(textfmt.Cut("decided elsewhere — nothing to send", rest))
+	}
 	if why := p.blocked(it); why != "" {
 		return lead + t.Muted.Render(textfmt.Cut("‖ "+sanitize.Line(why), rest))
 	}
