@@ -46,3 +46,80 @@ func ApprovalChannel(req Request, evs []PolicyEvent) string {
 	}
 	return src
 }
+
+// DecisionRecord is a decided request with who decided it, as far as the
+// store records that.
+type DecisionRecord struct {
+	Request
+	// Channel is the decider: the request's own DecidedBy, else (an
+	// io-harness approval, whose row names nobody) the source of the
+	// decision event its run recorded; "" when the store records none.
+	Channel string
+}
+
+// Decisions reads the decided requests of the given runs (every run's
+// when runIDs is empty), in the order Requests returns them, each with its
+// channel. It reads the requests once and, for approvals that name no
+// decider, each asking run's policy events once.
+func Decisions(ctx context.Context, src Source, runIDs ...string) ([]DecisionRecord, error) {
+	var ids []string
+	if len(runIDs) > 0 {
+		ids = runIDs
+	}
+	reqs, err := src.Requests(ctx, false, ids...)
+	if err != nil {
+		return nil, err
+	}
+	pr, _ := src.(PolicyReader)
+	events := map[string][]PolicyEvent{}
+	var out []DecisionRecord
+	for _, r := range reqs {
+		if !r.Resolved {
+			continue
+		}
+		d := DecisionRecord{Request: r, Channel: r.DecidedBy}
+		if d.Channel == "" && r.Kind == Approval && pr != nil {
+			evs, ok := events[r.RunID]
+			if !ok {
+				if evs, err = pr.PolicyEvents(ctx, r.RunID); err != nil {
+					return nil, err
+				}
+				events[r.RunID] = evs
+			}
+			d.Channel = ApprovalChannel(r, evs)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DecisionWords says what was decided, in words — "approved", "denied:
+// <reason>", "answered “drop it”", "sent back for revision: <correction>"
+// — as the store's text has it (callers make it safe to print).
+func DecisionWords(r Request) string {
+	v := Verdict(r.Decision)
+	var s string
+	switch {
+	case r.Kind == Question:
+		s = "answered “" + r.Decision + "”"
+	case v == VerdictApprove:
+		s = "approved"
+	case v == VerdictDeny:
+		s = "denied"
+	case v == VerdictCancel:
+		s = "cancelled"
+	case v == VerdictRevise:
+		s = "sent back for revision"
+	case r.Decision == "":
+		s = "decided (no verdict recorded)"
+	default:
+		s = r.Decision
+	}
+	switch {
+	case v == VerdictRevise && r.Correction != "":
+		s += ": " + r.Correction
+	case r.Reason != "":
+		s += ": " + r.Reason
+	}
+	return s
+}

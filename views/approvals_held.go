@@ -187,29 +187,8 @@ func decisionSource(d Decided, known bool, seen time.Time) string {
 
 func clock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
 
-// DecisionWords says what was decided, in words: "approved", "denied:
-// <reason>", "answered “drop it”", "sent back for revision: <correction>".
-func DecisionWords(r store.Request) string {
-	v := store.Verdict(r.Decision)
-	var s string
-	switch {
-	case r.Kind == store.Question:
-		s = "answered “" + sanitize.Line(r.Decision) + "”"
-	case v == store.VerdictApprove || v == store.VerdictDeny || v == store.VerdictCancel || v == store.VerdictRevise:
-		s = pastTense(store.Decision{Key: r.Key(), Verdict: v})
-	case r.Decision == "":
-		s = "decided (no verdict recorded)"
-	default:
-		s = sanitize.Line(r.Decision)
-	}
-	switch {
-	case v == store.VerdictRevise && r.Correction != "":
-		s += ": " + sanitize.Line(r.Correction)
-	case r.Reason != "":
-		s += ": " + sanitize.Line(r.Reason)
-	}
-	return s
-}
+// DecisionWords says what was decided, in words, made safe to draw.
+func DecisionWords(r store.Request) string { return sanitize.Line(store.DecisionWords(r)) }
 
 // decisionKey reports whether a key would decide a request.
 func (p *Approvals) decisionKey(msg tea.KeyPressMsg) bool {
