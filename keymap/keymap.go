@@ -37,6 +37,10 @@ type KeyMap struct {
 	Revise  key.Binding
 	Confirm key.Binding
 	Cancel  key.Binding
+	Decided key.Binding // the Approvals pane: waiting requests ⇄ decided ones
+	// NextWaiting jumps from anywhere to the next waiting request; pressed
+	// again where it jumped, it goes back where it came from.
+	NextWaiting key.Binding
 
 	// Submit and Dismiss end typing into a text field (the runs filter, an
 	// answer, a revision): they are matched only while one is open, where
@@ -78,6 +82,9 @@ func Default() KeyMap {
 		Revise:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
 		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
 		Cancel:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+		Decided: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided requests")),
+
+		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting request (again: back)")),
 
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
 		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
@@ -104,7 +111,7 @@ func (k KeyMap) Groups() []Group {
 		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
-		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},
+		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}
 }

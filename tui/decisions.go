@@ -22,6 +22,15 @@ type channelMsg struct {
 // onDecisionMsg handles this file's messages; ok is false for any other.
 func (m *Model) onDecisionMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
+	case historyMsg:
+		if msg.err == nil && msg.root == m.st.root {
+			items := make([]views.HistoryItem, 0, len(msg.recs))
+			for _, r := range msg.recs {
+				items = append(items, views.HistoryItem{Rec: r, Asker: m.asker(r.RunID)})
+			}
+			m.approvals.SetHistory(m.agentTitle(msg.root), items)
+		}
+		return nil, true
 	case channelMsg:
 		if msg.err == nil {
 			m.approvals.SetHeldChannel(msg.req.Key(), msg.channel)
@@ -32,16 +41,47 @@ func (m *Model) onDecisionMsg(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // noteDecided gives the approval pane the store's record of every request
-// a refresh says was decided, before the queue drops them.
-func (m *Model) noteDecided(ch *store.Changes) {
+// a refresh says was decided, before the queue drops them, and reads the
+// open tree's decisions again when one of them is in it.
+func (m *Model) noteDecided(ch *store.Changes) tea.Cmd {
 	if ch == nil {
-		return
+		return nil
 	}
 	now := m.now()
+	inTree := false
 	for _, r := range ch.Requests {
 		if r.Resolved {
 			m.approvals.Resolved(views.Decided{Req: r, Channel: r.DecidedBy, Seen: now})
+			inTree = inTree || m.st.inOpenTree(r.RunID)
 		}
+	}
+	if inTree {
+		return m.wantHistory()
+	}
+	return nil
+}
+
+// historyMsg is the open tree's decided requests.
+type historyMsg struct {
+	from
+	root string
+	recs []store.DecisionRecord
+	err  error
+}
+
+// wantHistory reads the decided requests of the open run's tree.
+func (m *Model) wantHistory() tea.Cmd {
+	root := m.st.root
+	if root == "" {
+		return nil
+	}
+	ids := m.st.model.Subtree(root)
+	src := m.src
+	return func() tea.Msg {
+		ctx, cancel := ioCtx()
+		defer cancel()
+		recs, err := store.Decisions(ctx, src, ids...)
+		return historyMsg{from: from{src.gen}, root: root, recs: recs, err: err}
 	}
 }
 

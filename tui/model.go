@@ -242,9 +242,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
-		m.noteDecided(msg.ch)
+		hist := m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel())
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist)
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {
@@ -254,7 +254,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.st.model.Decided(msg.decision.Key)
 			m.refreshItems()
 		}
-		return m, m.askRefresh()
+		return m, tea.Batch(m.askRefresh(), m.wantHistory())
 	case reopenedMsg:
 		m.reopening = false
 		if msg.err != nil {
@@ -415,7 +415,7 @@ func (m *Model) openRun(id string) tea.Cmd {
 	m.tree.Select(id)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
-	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true))
+	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
 }
 
 // selectAgent shows an agent's steps and drift.

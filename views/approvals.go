@@ -55,6 +55,7 @@ type Approvals struct {
 	held   *held                        // the selected request, decided elsewhere (approvals_held.go)
 	recent map[store.RequestKey]Decided // decisions the store reported since the last SetItems
 	mine   store.RequestKey             // the request this pane last sent a decision for
+	hist   history                      // the decided requests (approvals_history.go)
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -71,6 +72,7 @@ func NewApprovals(env *Env) *Approvals { return &Approvals{env: env, input: newI
 func (p *Approvals) SetSize(w, h int) {
 	p.w, p.h = w, h
 	p.layout()
+	p.layoutHistory()
 }
 
 // layout derives the geometry from the size, the number of requests and
@@ -202,6 +204,14 @@ func (p *Approvals) say(ok bool, format string, a ...any) {
 // answer a question, revise or cancel a plan.
 func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	km, now := p.env.Keys, p.env.Now()
+	if p.mode == browsing && p.hist.on {
+		return p.historyKey(msg)
+	}
+	if p.mode == browsing && key.Matches(msg, km.Decided) {
+		p.hist.on = true
+		p.layoutHistory()
+		return redraw
+	}
 	it, ok := p.current()
 	switch p.mode {
 	case confirming:
@@ -366,6 +376,13 @@ func pastTense(d store.Decision) string {
 
 // Click selects the request clicked in the list.
 func (p *Approvals) Click(x, y int) Intent {
+	if p.mode == browsing && p.hist.on {
+		if p.hist.list.SelectVisible(y - 1) {
+			p.layoutHistory()
+			return redraw
+		}
+		return Intent{}
+	}
 	if p.mode != browsing || !p.list.SelectVisible(y-1) { // the top border
 		return Intent{}
 	}

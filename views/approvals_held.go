@@ -164,13 +164,24 @@ func (p *Approvals) heldNotice(w int) []styledLine {
 		out = append(out, one(roleWarning, textfmt.Cut(fmt.Sprintf("your %s was not sent", h.verdict), w)))
 	case answering, revising:
 		if h.draft != "" {
-			out = append(out, one(roleWarning, textfmt.Cut("not sent — your text, kept: "+sanitize.Line(h.draft), w)))
+			// Wrapped, not cut: it is the person's own text to copy back.
+			lines := wrap("not sent — your text, kept: "+sanitize.Line(h.draft), w)
+			if len(lines) > maxDraftLines {
+				lines = append(lines[:maxDraftLines-1], textfmt.Cut(strings.Join(lines[maxDraftLines-1:], " "), w))
+			}
+			for _, l := range lines {
+				out = append(out, one(roleWarning, l))
+			}
 		}
 	}
 	km := p.env.Keys
 	out = append(out, one(roleFaint, textfmt.Cut(fmt.Sprintf("%s/%s moves on; this request then leaves the list", km.Up.Help().Key, km.Down.Help().Key), w)))
 	return out
 }
+
+// maxDraftLines bounds the kept draft on screen; the rest of a long one is
+// in the status line once the person moves on.
+const maxDraftLines = 4
 
 // decisionSource says by whom and when, as far as the store records it.
 func decisionSource(d Decided, known bool, seen time.Time) string {

@@ -10,12 +10,16 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
 // View draws the queue: the list of requests, the selected one in full, and
 // a footer with the keys, a prompt, or what the last decision did.
 func (p *Approvals) View(focused bool) string {
+	if p.hist.on {
+		return p.historyView(focused)
+	}
 	t, w, h, now := p.env.Theme, p.w, p.h, p.env.Now()
 	inner := w - 2
 	note := ""
@@ -44,7 +48,7 @@ func (p *Approvals) View(focused bool) string {
 		note += t.Muted.Render(" · read-only")
 	}
 	if len(p.items) == 0 {
-		body := []string{t.Muted.Render("  nothing waits on a human")}
+		body := []string{t.Muted.Render("  nothing waits on a human"), "  " + t.hints([]key.Binding{keymap.Hint(p.env.Keys.Decided, "shows what was decided")})}
 		if p.status != "" {
 			body = append(body, "", p.statusLine(t, inner))
 		}
@@ -215,6 +219,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	case store.Plan:
 		offered = km.PlanHints()
 	}
+	offered = append(offered, keymap.Hint(km.Decided, "decided"))
 	keys := t.hints(offered)
 	if textfmt.Width(keys) > rest {
 		return strings.TrimRight(lead, " ")
