@@ -48,6 +48,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Summary):
 		return m.openSummary()
+	case key.Matches(msg, km.NextWaiting):
+		m.jumpToWaiting()
+		return nil
 	case key.Matches(msg, km.NextPane):
 		m.focusPane((m.focus + 1) % paneCount)
 		return nil

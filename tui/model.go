@@ -40,6 +40,8 @@ type Options struct {
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
+	// Notify says which notices a request that arrives gives (notify.go).
+	Notify Notify
 }
 
 // Model is the root model.
@@ -101,6 +103,9 @@ type Model struct {
 	detailRev  string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
+
+	alert alerts // requests already announced, the terminal's focus (notify.go)
+	jump  *jump  // where the next-waiting key jumped from (jump.go)
 }
 
 // New builds the model around an open source.
@@ -167,6 +172,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.onDecisionMsg(msg); ok {
 		return m, cmd
 	}
+	if m.onFocus(msg) {
+		return m, nil
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -190,7 +198,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.tick()
 	case loadedMsg:
-		return m, m.onLoaded(msg)
+		cmd := m.onLoaded(msg)
+		return m, tea.Batch(cmd, m.announce())
 	case statsMsg:
 		if msg.err != nil {
 			m.fail(msg.err)
@@ -244,7 +253,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changesMsg:
 		hist := m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist)
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist, m.announce())
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {

@@ -25,7 +25,8 @@ func (m *Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	// The title is ours alone: nothing from the store reaches it (and the
 	// store's file name could hold anything).
-	v.WindowTitle = "vigil — " + sanitize.Line(filepath.Base(m.src.Path()))
+	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(filepath.Base(m.src.Path())))
+	v.ReportFocus = true // bell and notifications wait while the terminal has the focus
 	return v
 }
 
