@@ -163,7 +163,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // the README (a test keeps the README's copy equal to this).
 func (k KeyMap) MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| keys | what they do | group |\n|---|---|---|\n")
+	b.WriteString("| keys | what they do | group | action (to remap) |\n|---|---|---|---|\n")
 	for _, g := range k.Groups() {
 		for _, kb := range g.Bindings {
 			h := kb.Help()
@@ -171,7 +171,7 @@ func (k KeyMap) MarkdownTable() string {
 			for _, key := range kb.Keys() {
 				keys = append(keys, "`"+key+"`")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(keys, " "), h.Desc, g.Title)
+			fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", strings.Join(keys, " "), h.Desc, g.Title, k.actionOf(kb))
 		}
 	}
 	return b.String()

@@ -13,7 +13,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -42,6 +41,8 @@ type Options struct {
 	NoTick bool
 	// Notify says which notices a request that arrives gives (notify.go).
 	Notify Notify
+	// Look is the user's theme and keys (config.go).
+	Look Look
 }
 
 // Model is the root model.
@@ -118,7 +119,10 @@ func New(opt Options) *Model {
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
 	}
-	m.env = &views.Env{Theme: views.NewTheme(m.dark, opt.NoColor), Keys: keymap.Default(), Now: now}
+	if dark, fixed := m.fixedBackground(); fixed {
+		m.dark = dark
+	}
+	m.env = &views.Env{Theme: m.theme(), Keys: m.keys(), Now: now}
 	m.newPanes()
 	m.st = newState(m.src.RecordsLeases())
 	if ro, why := m.src.ReadOnly(); ro {
@@ -182,8 +186,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.BackgroundColorMsg:
 		// Panes read the theme as they draw: nothing to lay out again.
+		if _, fixed := m.fixedBackground(); fixed {
+			return m, nil // the config says which background
+		}
 		m.dark = msg.IsDark()
-		m.env.Theme = views.NewTheme(m.dark, m.opt.NoColor)
+		m.env.Theme = m.theme()
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
