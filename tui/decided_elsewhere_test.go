@@ -41,6 +41,8 @@ var (
 	approval2 = store.RequestKey{Kind: store.Approval, ID: "2"}
 	question1 = store.RequestKey{Kind: store.Question, ID: "1"}
 	plan1     = store.RequestKey{Kind: store.Plan, ID: "1"}
+
+	planApprove = store.Decision{Key: plan1, Verdict: store.VerdictApprove}
 )
 
 func onRequest(t *testing.T, d *driver, k store.RequestKey) {

@@ -13,8 +13,8 @@ import (
 // for it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.env.Keys
-	if key.Matches(msg, km.ForceQuit) {
-		return m.quit()
+	if cmd, ok := m.quitKey(msg); ok {
+		return cmd
 	}
 	if m.help {
 		switch {

@@ -105,8 +105,9 @@ type Model struct {
 
 	itemsAt time.Time // when the run list was last rebuilt
 
-	alert alerts // requests already announced, the terminal's focus (notify.go)
-	jump  *jump  // where the next-waiting key jumped from (jump.go)
+	alert     alerts // requests already announced, the terminal's focus (notify.go)
+	jump      *jump  // where the next-waiting key jumped from (jump.go)
+	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 }
 
 // New builds the model around an open source.

@@ -99,6 +99,9 @@ func (m *Model) stitch(drawn [paneCount][]string, w, h int) []string {
 // changes are noticed, and how many requests wait.
 func (m *Model) statusBar(w int) string {
 	t, km := m.env.Theme, m.env.Keys
+	if q := m.quitPrompt(); q != "" {
+		return t.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
+	}
 	now := m.now()
 	var parts []string
 	path := m.storeLabel()
