@@ -76,3 +76,14 @@ UPDATE plans SET verdict = 'revise', correction = 'announce first', decided_by =
 		}
 	}
 }
+
+// deny --reason on io-harness is refused, not dropped: nothing is written.
+func TestDenyReasonRefusedWhereTheFormatKeepsNone(t *testing.T) {
+	p := fixtureStore(t)
+	h := newHarness(t)
+	r := h.run("deny", "approval:2", "--reason", "not on a Friday", "--store", p)
+	r.wantCode(t, 3)
+	contains(t, r.stderr, "vigil: approval:2 not decided: io-harness keeps no reason with a deny, so it would not reach the agent (leave out --reason)")
+	r = h.run("show", "5", "--store", p)
+	contains(t, r.stdout, "decided requests (0)")
+}

@@ -33,11 +33,14 @@ type KeyMap struct {
 
 	Approve key.Binding
 	Deny    key.Binding
-	Answer  key.Binding
-	Revise  key.Binding
-	Confirm key.Binding
-	Cancel  key.Binding
-	Decided key.Binding // the Approvals pane: waiting requests ⇄ decided ones
+	// DenyReason denies (an approval) or cancels (a plan) with a reason
+	// typed first, where the format carries one to the agent.
+	DenyReason key.Binding
+	Answer     key.Binding
+	Revise     key.Binding
+	Confirm    key.Binding
+	Cancel     key.Binding
+	Decided    key.Binding // the Approvals pane: waiting requests ⇄ decided ones
 	// NextWaiting jumps from anywhere to the next waiting request; pressed
 	// again where it jumped, it goes back where it came from.
 	NextWaiting key.Binding
@@ -76,13 +79,14 @@ func Default() KeyMap {
 		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
-		Approve: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
-		Deny:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
-		Answer:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
-		Revise:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
-		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
-		Cancel:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
-		Decided: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided requests")),
+		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Deny:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
+		DenyReason: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny with a reason (where the format carries one)")),
+		Answer:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
+		Revise:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
+		Confirm:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
+		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided requests")),
 
 		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting request (again: back)")),
 
@@ -111,7 +115,7 @@ func (k KeyMap) Groups() []Group {
 		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
-		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
+		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}
 }

@@ -21,7 +21,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"up": &k.Up, "down": &k.Down, "top": &k.Top, "bottom": &k.Bottom,
 		"page_up": &k.PageUp, "page_down": &k.PageDown, "open": &k.Open, "back": &k.Back,
 		"filter": &k.Filter, "sort": &k.Sort, "follow": &k.Follow, "summary": &k.Summary,
-		"approve": &k.Approve, "deny": &k.Deny, "answer": &k.Answer, "revise": &k.Revise,
+		"approve": &k.Approve, "deny": &k.Deny, "deny_reason": &k.DenyReason, "answer": &k.Answer, "revise": &k.Revise,
 		"confirm": &k.Confirm, "cancel": &k.Cancel, "decided": &k.Decided, "next_waiting": &k.NextWaiting,
 		"submit": &k.Submit, "dismiss": &k.Dismiss,
 		"help": &k.Help, "quit": &k.Quit, "force_quit": &k.ForceQuit,

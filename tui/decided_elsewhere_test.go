@@ -188,3 +188,21 @@ func TestOwnDecisionMovesOn(t *testing.T) {
 		t.Fatal("the pane's own decision was held as if made elsewhere")
 	}
 }
+
+// io-harness keeps no reason with a deny or a cancel: the pane says it
+// would not reach the agent instead of taking text that reaches nobody.
+func TestDenyWithAReasonWhereTheFormatKeepsNone(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	onRequest(t, d, approval2)
+	d.press("D")
+	d.contains("no reason reaches the agent in io-harness: d denies without one")
+	if d.m.approvals.Capturing() {
+		t.Fatal("a reason field opened for a format that drops it")
+	}
+	onRequest(t, d, plan1)
+	d.press("D")
+	d.contains("no reason reaches the agent in io-harness: d cancels; r revises with text")
+	if r := mustRequest(t, d.m.src, approval2); r.Resolved {
+		t.Fatal("D wrote a decision")
+	}
+}

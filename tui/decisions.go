@@ -100,3 +100,12 @@ func (m *Model) wantChannel() tea.Cmd {
 		return channelMsg{from: from{gen}, req: req, channel: store.ApprovalChannel(req, evs), err: err}
 	}
 }
+
+// setReasons tells the approval pane whether the open store's format
+// carries a reason with a deny.
+func (m *Model) setReasons() {
+	src := m.src.Source
+	m.approvals.SetReasons(views.Reasons{Format: src.Format(), Carries: func(k store.RequestKind, v store.Verdict) bool {
+		return store.CarriesReason(src, k, v)
+	}})
+}

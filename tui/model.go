@@ -129,6 +129,7 @@ func New(opt Options) *Model {
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
 	}
+	m.setReasons()
 	return m
 }
 
@@ -294,6 +295,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			why = ""
 		}
 		m.approvals.SetReadOnly(why)
+		m.setReasons()
 		cmds := []tea.Cmd{loadAll(m.src)}
 		if m.watcher != nil {
 			// The watcher's probe reads the old source's connection: watch

@@ -33,6 +33,7 @@ const (
 	confirming
 	answering
 	revising
+	reasoning // typing the reason for a deny or a cancel (approvals_reason.go)
 )
 
 // Approvals is the queue of everything waiting on a human, oldest first.
@@ -52,10 +53,11 @@ type Approvals struct {
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
 
-	held   *held                        // the selected request, decided elsewhere (approvals_held.go)
-	recent map[store.RequestKey]Decided // decisions the store reported since the last SetItems
-	mine   store.RequestKey             // the request this pane last sent a decision for
-	hist   history                      // the decided requests (approvals_history.go)
+	held    *held                        // the selected request, decided elsewhere (approvals_held.go)
+	recent  map[store.RequestKey]Decided // decisions the store reported since the last SetItems
+	mine    store.RequestKey             // the request this pane last sent a decision for
+	hist    history                      // the decided requests (approvals_history.go)
+	reasons Reasons                      // what the store's format carries with a deny (approvals_reason.go)
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -224,7 +226,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 			p.say(true, "not decided")
 		}
 		return redraw
-	case answering, revising:
+	case answering, revising, reasoning:
 		switch {
 		case key.Matches(msg, km.Dismiss):
 			p.mode = browsing
@@ -237,6 +239,9 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 				return redraw
 			}
 			verdict := store.VerdictRevise
+			if p.mode == reasoning {
+				verdict = p.verdict
+			}
 			if p.mode == answering {
 				verdict = "" // a question has no verdict: its answer is the text
 				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(it.Req.Choices) {
@@ -276,9 +281,13 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return Intent{}
 	}
 	var verdict store.Verdict
-	answer := false
+	answer, reason := false, false
 	kind := it.Req.Kind
 	switch {
+	case key.Matches(msg, km.DenyReason) && kind == store.Approval:
+		verdict, reason = store.VerdictDeny, true
+	case key.Matches(msg, km.DenyReason) && kind == store.Plan:
+		verdict, reason = store.VerdictCancel, true
 	case key.Matches(msg, km.Approve) && kind != store.Question:
 		verdict = store.VerdictApprove
 	case key.Matches(msg, km.Deny) && kind == store.Approval:
@@ -301,6 +310,8 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 	switch {
+	case reason:
+		return p.askReason(it, verdict)
 	case answer:
 		p.mode = answering
 		p.input.SetValue("")

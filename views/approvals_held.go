@@ -70,7 +70,7 @@ func (p *Approvals) HeldWithoutChannel() (store.Request, bool) {
 // Draft is the text typed into an answer or a revision not sent yet,
 // including one kept with a request decided elsewhere.
 func (p *Approvals) Draft() string {
-	if p.mode == answering || p.mode == revising {
+	if p.mode == answering || p.mode == revising || p.mode == reasoning {
 		return strings.TrimSpace(p.input.Value())
 	}
 	if p.held != nil {
@@ -94,7 +94,7 @@ func (p *Approvals) hold(now time.Time) {
 		return // already held: it keeps what it says
 	}
 	h := &held{item: p.items[idx], index: idx, seen: now, was: p.mode, verdict: p.verdict}
-	if p.mode == answering || p.mode == revising {
+	if p.mode == answering || p.mode == revising || p.mode == reasoning {
 		h.draft = strings.TrimSpace(p.input.Value())
 	}
 	if d, ok := p.recent[p.selected]; ok {
@@ -162,7 +162,7 @@ func (p *Approvals) heldNotice(w int) []styledLine {
 	switch h.was {
 	case confirming:
 		out = append(out, one(roleWarning, textfmt.Cut(fmt.Sprintf("your %s was not sent", h.verdict), w)))
-	case answering, revising:
+	case answering, revising, reasoning:
 		if h.draft != "" {
 			// Wrapped, not cut: it is the person's own text to copy back.
 			lines := wrap("not sent — your text, kept: "+sanitize.Line(h.draft), w)
@@ -204,7 +204,7 @@ func DecisionWords(r store.Request) string { return sanitize.Line(store.Decision
 // decisionKey reports whether a key would decide a request.
 func (p *Approvals) decisionKey(msg tea.KeyPressMsg) bool {
 	km := p.env.Keys
-	for _, b := range []key.Binding{km.Approve, km.Deny, km.Answer, km.Revise, km.Open} {
+	for _, b := range []key.Binding{km.Approve, km.Deny, km.DenyReason, km.Answer, km.Revise, km.Open} {
 		if key.Matches(msg, b) {
 			return true
 		}

@@ -187,7 +187,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		}
 		answer := t.hints(km.ConfirmHints())
 		return t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer
-	case answering, revising:
+	case answering, revising, reasoning:
 		return p.input.View()
 	}
 	// The last decision's outcome comes first; what the selected request
