@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-run/vigil/store"
 )
 
-const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the usual places)"
+const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the config file's store, else the usual places)"
 
 func (a *app) rootCmd() *cobra.Command {
 	var o exploreOpts

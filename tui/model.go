@@ -262,7 +262,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changesMsg:
 		hist := m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist, m.announce())
+		var ann tea.Cmd
+		if ch := msg.ch; ch != nil && (len(ch.Requests) > 0 || len(ch.Runs) > 0 || ch.LeasesChanged) {
+			ann = m.announce() // only requests, runs and leases change what waits on whom
+		}
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist, ann)
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {

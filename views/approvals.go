@@ -136,10 +136,14 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 			p.mode = browsing
 			p.input.Blur()
 		}
-	case p.selected != (store.RequestKey{}):
-		// Someone else decided the request under the cursor: it stays in
-		// place, with what was decided, and any prompt about it closes.
+	case p.selected != (store.RequestKey{}) && (p.decidedRecently(p.selected) || p.mode != browsing || p.held != nil):
+		// Someone else decided the request under the cursor (the store says
+		// so), or it left the list under an open prompt: it stays in place,
+		// saying what happened, and any prompt about it closes.
 		p.hold(now)
+	default:
+		// Gone without a word from the store (it was read again): the
+		// cursor moves on, as nothing was open on it.
 	}
 	p.recent = nil
 	items = p.withHeld(items)

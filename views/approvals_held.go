@@ -79,6 +79,13 @@ func (p *Approvals) Draft() string {
 	return ""
 }
 
+// decidedRecently reports whether the store said k was decided since the
+// last SetItems.
+func (p *Approvals) decidedRecently(k store.RequestKey) bool {
+	_, ok := p.recent[k]
+	return ok
+}
+
 // hold keeps the selected request, which has just left the queue, in place.
 func (p *Approvals) hold(now time.Time) {
 	idx := -1
@@ -153,7 +160,7 @@ func (p *Approvals) heldNotice(w int) []styledLine {
 		return nil
 	}
 	var out []styledLine
-	what := "decided elsewhere (the store has not said how yet)"
+	what := "no longer listed as waiting (the store was read again)"
 	if h.known {
 		what = "decided elsewhere: " + DecisionWords(h.dec.Req)
 	}
