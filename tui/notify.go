@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -118,16 +119,20 @@ func (m *Model) announce() tea.Cmd {
 	var fresh []store.Request
 	now := m.now()
 	ro, _ := m.src.ReadOnly()
-	for _, r := range m.st.model.Requests() {
+	var first runmodel.Request
+	m.st.model.EachRequest(func(r runmodel.Request) {
 		if !r.Waits() || a.seen[r.Key()] {
-			continue
+			return
 		}
 		if d, _ := m.st.model.Delivery(m.src, r.Request, now); !d.Writable() || ro {
-			continue // nobody here can decide it: not this viewer's to be told about
+			return // nobody here can decide it: not this viewer's to be told about
 		}
 		a.seen[r.Key()] = true
 		fresh = append(fresh, r.Request)
-	}
+		if len(fresh) == 1 || r.FirstSeen.Before(first.FirstSeen) {
+			first = r // the notification names the oldest
+		}
+	})
 	if !m.loaded {
 		return nil
 	}
@@ -148,7 +153,7 @@ func (m *Model) announce() tea.Cmd {
 		if len(fresh) > 1 {
 			title = fmt.Sprintf("vigil: %d requests wait on you", len(fresh))
 		}
-		out.WriteString(desktopSeq(n, title, requestLine(fresh[0], m.asker(fresh[0].RunID))))
+		out.WriteString(desktopSeq(n, title, requestLine(first.Request, m.asker(first.RunID))))
 	}
 	if out.Len() == 0 {
 		return nil
