@@ -206,3 +206,14 @@ func TestDenyWithAReasonWhereTheFormatKeepsNone(t *testing.T) {
 		t.Fatal("D wrote a decision")
 	}
 }
+
+func TestDecidedElsewhereWhileBrowsingAPlan(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	onRequest(t, d, plan1)
+	sqlite3(t, d.path, "UPDATE plans SET verdict = 'cancel', decided_by = 'gate', resolved = 1 WHERE id = 1")
+	d.refresh()
+	if got := selectedRequest(d); got != "plan 1" {
+		t.Fatalf("the cursor moved to %q", got)
+	}
+	d.contains("✗ decided elsewhere: cancelled", "by gate", "1. tag v2.0.0")
+}

@@ -34,3 +34,29 @@ func TestExplorerDeniesWithAReason(t *testing.T) {
 	e.press("1", "g", "j", "enter", "6", "h")
 	e.contains("denied: not before the release", "by vigil · at ")
 }
+
+// A reason being typed for an approval someone else decides meanwhile
+// stays on screen, unsent, with what was decided and by whom.
+func TestExplorerKeepsAReasonWhenDecidedElsewhere(t *testing.T) {
+	s, path := openV07(t)
+	ctx := context.Background()
+	e := newExplorer(t, s, 200, 56)
+	e.press("6")
+	e.advance(2 * time.Second)
+	e.press("j", "j")
+	e.advance(2 * time.Second)
+	e.press("D")
+	for _, r := range "too risky" {
+		e.press(string(r))
+	}
+	other, err := Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if res, err := other.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: apprP1}, Verdict: store.VerdictApprove}); err != nil || !res.Won {
+		t.Fatal(res, err)
+	}
+	e.m.Refresh(cmdWait)
+	e.contains("✗ decided elsewhere: approved", "by vigil · at ", "not sent — your text, kept: too risky", "RUN_SHELL go test ./payouts/...")
+}
