@@ -81,21 +81,21 @@ func Default() KeyMap {
 
 		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
 		Deny:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
-		DenyReason: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny with a reason (where the format carries one)")),
+		DenyReason: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny, saying why")),
 		Answer:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
 		Revise:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
 		Confirm:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
 		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
-		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided requests")),
+		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
 
-		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting request (again: back)")),
+		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting, and back")),
 
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
 		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even while typing (twice with unsent text)")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even while typing")),
 	}
 	for i := range k.Pane {
 		n := string(rune('1' + i))
