@@ -139,6 +139,20 @@ func TestDecidedElsewhereWhileAnsweringAQuestion(t *testing.T) {
 	// Typing goes nowhere near the store; moving on keeps the text on screen.
 	d.press("j")
 	d.contains("your unsent text for question 1: keep it for now")
+	// The next text field opens with it, to send, edit or discard.
+	selectRequest(d, "plan 1")
+	d.advance(time.Second)
+	d.press("r")
+	d.typeText(", then tag")
+	if got := d.m.approvals.Draft(); got != "keep it for now, then tag" {
+		t.Fatalf("the revision opened with %q (typing goes at its end)", got)
+	}
+	d.press("esc")
+	d.advance(time.Second)
+	d.press("r")
+	if got := d.m.approvals.Draft(); got != "" {
+		t.Fatalf("the kept text came back twice: %q", got)
+	}
 }
 
 func TestDecidedElsewhereWhileRevisingAPlan(t *testing.T) {

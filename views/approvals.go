@@ -58,6 +58,7 @@ type Approvals struct {
 	mine    store.RequestKey             // the request this pane last sent a decision for
 	hist    history                      // the decided requests (approvals_history.go)
 	reasons Reasons                      // what the store's format carries with a deny (approvals_reason.go)
+	kept    string                       // unsent text of a request decided elsewhere, for the next text field
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -318,7 +319,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return p.askReason(it, verdict)
 	case answer:
 		p.mode = answering
-		p.input.SetValue("")
+		p.input.SetValue(p.takeKept())
 		p.input.Placeholder = "your answer"
 		if len(it.Req.Choices) > 0 {
 			p.input.Placeholder = "an answer, or the number of a choice"
@@ -326,7 +327,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		p.input.Focus()
 	case verdict == store.VerdictRevise:
 		p.mode = revising
-		p.input.SetValue("")
+		p.input.SetValue(p.takeKept())
 		p.input.Placeholder = "what to change in the plan"
 		p.input.Focus()
 	default:

@@ -147,8 +147,17 @@ func (p *Approvals) release() {
 	}
 	p.list.SetLen(len(p.items))
 	if draft != "" {
-		p.say(true, "your unsent text for %s: %s", k, draft)
+		p.kept = draft
+		p.say(true, "your unsent text for %s: %s (the next answer or revision starts with it)", k, draft)
 	}
+}
+
+// takeKept is the text kept from a request decided elsewhere, once: the
+// next text field opens with it, for the person to send, edit or discard.
+func (p *Approvals) takeKept() string {
+	k := p.kept
+	p.kept = ""
+	return k
 }
 
 // heldNotice lays out what the pane says about a request decided

@@ -42,7 +42,7 @@ func (p *Approvals) askReason(it ApprovalItem, v store.Verdict) Intent {
 		return redraw
 	}
 	p.mode, p.verdict = reasoning, v
-	p.input.SetValue("")
+	p.input.SetValue(p.takeKept())
 	p.input.Placeholder = fmt.Sprintf("why — sent to the agent with the %s", v)
 	p.input.Focus()
 	p.status = ""
