@@ -27,6 +27,7 @@ type shown struct {
 	detailErr error
 	samples   []store.ContextSample
 	requests  []store.Request // open requests of the tree
+	decided   []store.DecisionRecord
 }
 
 func noSuchRun(src store.Source, id string) error {
@@ -50,6 +51,9 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 		return nil, err
 	}
 	sh.requests = rd.openRequests(func(runID string) bool { return rd.md.Within(runID, id) })
+	if sh.decided, err = store.Decisions(ctx, src, sh.tree...); err != nil {
+		return nil, err
+	}
 	return sh, nil
 }
 
@@ -94,6 +98,10 @@ func (sh *shown) json() jsonShow {
 	for _, q := range sh.requests {
 		out.Requests = append(out.Requests, rd.requestJSON(q))
 	}
+	out.Decisions = []jsonDecision{}
+	for _, d := range sh.decided {
+		out.Decisions = append(out.Decisions, rd.decisionJSON(d))
+	}
 	return out
 }
 
@@ -110,6 +118,7 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
 	d.field("drift", sh.drift())
 	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
+	d.list("decisions", len(sh.decided), func(i int) any { return rd.decisionJSON(sh.decided[i]) })
 	return d.close()
 }
 
@@ -326,6 +335,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	for _, q := range sh.requests {
 		a.requestText(w, rd, q)
 	}
+	a.decisionsText(w, sh)
 }
 
 // requestText prints one request: its key and where it waits, then what it
@@ -337,6 +347,11 @@ func (a *app) requestText(w io.Writer, rd *reading, q store.Request) {
 		del += ": " + clean(why)
 	}
 	fmt.Fprintf(w, "  %s  run %s, step %d  [%s]\n", clean(requestKey(q.Key())), clean(q.RunID), q.Step, del)
+	a.requestBody(w, q)
+}
+
+// requestBody prints what a request asks, indented.
+func (a *app) requestBody(w io.Writer, q store.Request) {
 	switch q.Kind {
 	case store.Approval:
 		size := ""
@@ -554,6 +569,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			fmt.Fprintln(w)
 		}
 	}
+	a.decisionsMarkdown(w, sh)
 }
 
 // signed writes a count with its sign and thousands separators: +1,200.
