@@ -72,8 +72,11 @@ func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 			return noSuchRun(src, o.run)
 		}
 	}
-	return a.explore(ctx, a, tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, Run: o.run,
-		NoColor: a.getenv("NO_COLOR") != ""})
+	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, Run: o.run, NoColor: a.getenv("NO_COLOR") != ""}
+	if err := a.tuiConfig(&opt); err != nil {
+		return err
+	}
+	return a.explore(ctx, a, opt)
 }
 
 // hasRun says whether src holds run id: from its row alone where the
@@ -206,6 +209,10 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		return finish(err)
 	}
 	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, StoreLabel: label, NoColor: a.getenv("NO_COLOR") != ""}
+	if err := a.tuiConfig(&opt); err != nil {
+		h.stop()
+		return finish(err)
+	}
 	// The first thing on screen is the live run: the newest root running.
 	if runs, err := src.Runs(ctx); err == nil {
 		for _, r := range runs {

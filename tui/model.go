@@ -13,7 +13,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -40,6 +39,10 @@ type Options struct {
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
+	// Notify says which notices a request that arrives gives (notify.go).
+	Notify Notify
+	// Look is the user's theme and keys (config.go).
+	Look Look
 }
 
 // Model is the root model.
@@ -102,6 +105,10 @@ type Model struct {
 	detailRev  string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
+
+	alert     alerts // requests already announced, the terminal's focus (notify.go)
+	jump      *jump  // where the next-waiting key jumped from (jump.go)
+	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 }
 
 // New builds the model around an open source.
@@ -114,12 +121,16 @@ func New(opt Options) *Model {
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
 	}
-	m.env = &views.Env{Theme: views.NewTheme(m.dark, opt.NoColor), Keys: keymap.Default(), Now: now}
+	if dark, fixed := m.fixedBackground(); fixed {
+		m.dark = dark
+	}
+	m.env = &views.Env{Theme: m.theme(), Keys: m.keys(), Now: now}
 	m.newPanes()
 	m.st = newState(m.src.RecordsLeases())
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
 	}
+	m.setReasons()
 	return m
 }
 
@@ -165,6 +176,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
+	if cmd, ok := m.onDecisionMsg(msg); ok {
+		return m, cmd
+	}
+	if m.onFocus(msg) {
+		return m, nil
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -172,8 +189,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.BackgroundColorMsg:
 		// Panes read the theme as they draw: nothing to lay out again.
+		if _, fixed := m.fixedBackground(); fixed {
+			return m, nil // the config says which background
+		}
 		m.dark = msg.IsDark()
-		m.env.Theme = views.NewTheme(m.dark, m.opt.NoColor)
+		m.env.Theme = m.theme()
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
@@ -188,9 +208,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.tick()
 	case loadedMsg:
-		return m, m.onLoaded(msg)
+		cmd := m.onLoaded(msg)
+		if m.first.partial {
+			return m, cmd // what waits at start is primed on every run, with the rest
+		}
+		return m, tea.Batch(cmd, m.announce())
 	case restMsg:
-		return m, m.onRest(msg)
+		cmd := m.onRest(msg)
+		if m.first.partial {
+			return m, cmd // the rest failed: read again
+		}
+		return m, tea.Batch(cmd, m.announce())
 	case statsMsg:
 		if msg.err != nil {
 			m.fail(msg.err)
@@ -243,8 +271,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
+		hist := m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg))
+		var ann tea.Cmd
+		if ch := msg.ch; ch != nil && (len(ch.Requests) > 0 || len(ch.Runs) > 0 || ch.LeasesChanged) {
+			ann = m.announce() // only requests, runs and leases change what waits on whom
+		}
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist, ann)
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {
@@ -254,7 +287,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.st.model.Decided(msg.decision.Key)
 			m.refreshItems()
 		}
-		return m, m.askRefresh()
+		return m, tea.Batch(m.askRefresh(), m.wantHistory())
 	case reopenedMsg:
 		m.reopening = false
 		if msg.err != nil {
@@ -277,6 +310,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			why = ""
 		}
 		m.approvals.SetReadOnly(why)
+		m.setReasons()
 		cmds := []tea.Cmd{loadAll(m.src)}
 		if m.watcher != nil {
 			// The watcher's probe reads the old source's connection: watch
@@ -435,7 +469,7 @@ func (m *Model) openRun(id string) tea.Cmd {
 	m.tree.Select(id)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
-	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true))
+	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
 }
 
 // selectAgent shows an agent's steps and drift.
