@@ -101,3 +101,58 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		}
 	}
 }
+
+// A request that waited at start on a run older than the first page is
+// not news when the rest brings its run; one that arrives while the rest
+// is read is.
+func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var old string
+	for i := 1; i <= firstPage+10; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			old = id
+			if _, err := w.AcquireLease(ctx, id, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutPending(ctx, id, 1, "write", "old.yaml", nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := ioharness.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Notify: Notify{Desktop: DesktopOSC777}})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || !loaded.partial {
+		t.Fatalf("the first load was not a page: %+v", loaded.err)
+	}
+	m.Update(loaded)
+	if _, err := w.PutPending(ctx, old, 2, "write", "new.yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+	settle(m, loadRest(m.src)())
+	if m.first.partial {
+		t.Fatal("the rest was not taken")
+	}
+	if len(m.alert.sent) != 1 || !strings.Contains(m.alert.sent[0], "new.yaml") {
+		t.Fatalf("the request that arrived while the rest was read was not announced alone: %q", m.alert.sent)
+	}
+}

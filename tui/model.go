@@ -209,16 +209,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case loadedMsg:
 		cmd := m.onLoaded(msg)
-		if m.first.partial {
-			return m, cmd // what waits at start is primed on every run, with the rest
-		}
 		return m, tea.Batch(cmd, m.announce())
 	case restMsg:
-		cmd := m.onRest(msg)
-		if m.first.partial {
-			return m, cmd // the rest failed: read again
-		}
-		return m, tea.Batch(cmd, m.announce())
+		// Every request is in the model since the load, primed then: one
+		// that arrived since comes with the refresh after the rest.
+		return m, m.onRest(msg)
 	case statsMsg:
 		if msg.err != nil {
 			m.fail(msg.err)
