@@ -53,7 +53,11 @@ func newTerm(dir string, w, h int) (*term, error) {
 	// The attach's own reply comes first; then keep the window at its size
 	// whatever the control client's is.
 	select {
-	case <-t.replies:
+	case _, ok := <-t.replies:
+		if !ok {
+			t.close()
+			return nil, fmt.Errorf("tmux control mode ended as it attached")
+		}
 	case <-time.After(5 * time.Second):
 		t.close()
 		return nil, fmt.Errorf("tmux control mode did not answer")
