@@ -44,6 +44,8 @@ type KeyMap struct {
 	Submit  key.Binding
 	Dismiss key.Binding
 
+	Zoom key.Binding // the focused pane takes the whole screen, and gives it back
+
 	Help      key.Binding
 	Quit      key.Binding
 	ForceQuit key.Binding // quits even while typing, where q is a letter
@@ -82,6 +84,8 @@ func Default() KeyMap {
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
 		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
 
+		Zoom: key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane / restore")),
+
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even while typing")),
@@ -101,7 +105,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // Groups are the help overlay's columns, each with a title.
 func (k KeyMap) Groups() []Group {
 	return []Group{
-		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
+		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane, k.Zoom}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},

@@ -22,6 +22,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.help = false
 		case key.Matches(msg, km.Quit):
 			return m.quit()
+		default:
+			m.helpBox.Key(msg)
 		}
 		return nil
 	}
@@ -48,6 +50,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Summary):
 		return m.openSummary()
+	case key.Matches(msg, km.Zoom):
+		m.toggleZoom()
+		return nil
 	case key.Matches(msg, km.NextPane):
 		m.focusPane((m.focus + 1) % paneCount)
 		return nil
@@ -76,6 +81,9 @@ func (m *Model) focusPane(p pane) {
 		return
 	}
 	m.focus = p
+	if m.zoomed {
+		m.relayout() // the zoom follows the focus
+	}
 	if p >= paneTimeline && p != m.right {
 		m.right = p
 		if !m.rects[p].shown() {

@@ -90,10 +90,11 @@ func TestClickRightAfterResize(t *testing.T) {
 		t.Fatalf("clicking the timeline's second row: focus %v, step %d", d.m.focus, st.Number)
 	}
 
-	// 120×40: the approval queue is rows 27–38 of the left column; at
-	// 80×24 those rows were off screen.
+	// 120×40: the approval queue is rows 15–38 of the left column (the
+	// runs pane keeps the 7 rows its four runs fill, the agents pane 8);
+	// at 80×24 those rows were the agents pane's.
 	d.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	click(5, 27+1+1)
+	click(5, 15+1+1)
 	if d.m.focus != paneApprovals {
 		t.Fatalf("clicking the queue's second row focuses %v", d.m.focus)
 	}

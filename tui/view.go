@@ -97,11 +97,19 @@ func (m *Model) stitch(drawn [paneCount][]string, w, h int) []string {
 // statusBar: the store, the open run's state, how fresh the data is, how
 // changes are noticed, and how many requests wait.
 func (m *Model) statusBar(w int) string {
+	bar, fits := m.statusBarWith(w, w < 120)
+	if !fits && w >= 120 {
+		bar, _ = m.statusBarWith(w, true) // the store's name gives way before what follows it
+	}
+	return bar
+}
+
+func (m *Model) statusBarWith(w int, baseName bool) (string, bool) {
 	t, km := m.env.Theme, m.env.Keys
 	now := m.now()
 	var parts []string
 	path := m.storeLabel()
-	if w < 120 {
+	if baseName {
 		path = filepath.Base(path)
 	}
 	parts = append(parts, t.Bold.Render(" vigil"), sanitize.Line(shortPath(path, 40)))
@@ -147,14 +155,18 @@ func (m *Model) statusBar(w int) string {
 	if m.problem != "" {
 		parts = append(parts, t.Bad.Render(sanitize.Line(m.problem)))
 	}
+	if m.zoomed {
+		parts = append(parts, t.Warning.Render("zoomed ("+km.Zoom.Help().Key+" restores)"))
+	}
 	left := strings.Join(parts, t.Faint.Render(" · "))
 	help := km.Help.Help()
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
 	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return textfmt.Fit(left, w)
+		// The help key stays on screen: it is how every other key is found.
+		return textfmt.Fit(left, max(w-lipgloss.Width(right)-1, 0)) + " " + right, false
 	}
-	return left + strings.Repeat(" ", gap) + right
+	return left + strings.Repeat(" ", gap) + right, true
 }
 
 // liveness says in words what the lease says about a run.

@@ -75,21 +75,19 @@ func (p *Approvals) layout() {
 	if len(p.items) == 0 || inner < 1 {
 		return // nothing to lay out, or not sized yet (off screen)
 	}
-	listH := listHeight(p.h, len(p.items))
-	p.list.SetHeight(listH)
 	it, _ := p.current()
 	if it.Req.Key() != p.laid || inner != p.laidW || p.laidHead == nil {
 		p.laidHead, p.laidBody = describe(it, inner)
 		p.laid, p.laidW = it.Req.Key(), inner
 	}
-	// Borders, the list and its rule, the request's head, and the rule and
-	// footer below its content.
-	p.contentH = max(p.h-2-listH-1-len(p.laidHead)-2, 1)
+	// The list, the request's head and content as they fit beside the
+	// footer (approvals_fit.go).
+	foot := len(p.footerLines(p.env.Theme, it, inner, p.env.Now()))
+	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), foot)
+	p.list.SetHeight(fit.list)
+	p.contentH = max(fit.content, 1)
 	p.scroll = min(p.scroll, p.maxScroll())
 }
-
-// listHeight is how many rows the request list takes at a pane height.
-func listHeight(h, n int) int { return max(min(n, (h-2)/3), 1) }
 
 func (p *Approvals) maxScroll() int { return max(len(p.laidBody)-p.contentH, 0) }
 
@@ -165,6 +163,7 @@ func (p *Approvals) current() (ApprovalItem, bool) {
 // say sets the status line; it may quote store text, so it is made safe.
 func (p *Approvals) say(ok bool, format string, a ...any) {
 	p.status, p.statusOK = sanitize.Line(fmt.Sprintf(format, a...)), ok
+	p.layout() // the footer may take more or fewer lines
 }
 
 // Key runs the queue's keys: move, approve / deny with a confirmation,

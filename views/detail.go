@@ -142,7 +142,8 @@ func (p *Detail) View(focused bool) string {
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), textfmt.Thousands(int64(len(p.lines))))
 	}
-	return t.Frame(title, note, body, w, h, focused)
+	sb := Scrollbar{Rows: height, From: p.offset, To: min(p.offset+height, len(p.lines)), Total: len(p.lines)}
+	return t.FrameScroll(title, note, body, w, h, focused, sb)
 }
 
 // detailLines lays a step out as wrapped lines for a width.

@@ -136,7 +136,7 @@ func (p *Drift) View(focused bool) string {
 	if st.Missing > 0 {
 		note += " · " + t.Warning.Render(fmt.Sprintf("%d missing", st.Missing))
 	}
-	return t.Frame(title, note, body, w, h, focused)
+	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, driftHead))
 }
 
 const driftCols = "TURN  ESTIMATE  REPORTED     GAP   DRIFT "

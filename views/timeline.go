@@ -187,7 +187,7 @@ func (p *Timeline) View(focused bool) string {
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	return t.Frame(title, fitNote(title, w, notes), body, w, h, focused)
+	return t.FrameScroll(title, fitNote(title, w, notes), body, w, h, focused, ListScrollbar(&p.list, 0))
 }
 
 func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {

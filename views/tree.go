@@ -236,7 +236,11 @@ func (p *Tree) View(focused bool) string {
 	if p.budget != nil {
 		note = fmt.Sprintf("budget %s/%s left · %s", textfmt.Tokens(p.budget.Remaining), textfmt.Tokens(p.budget.Ceiling), note)
 	}
-	return t.Frame("2 Agents", note, body, w, h, focused)
+	top := 0
+	if p.headerRows() > 0 && len(p.lines) > 0 {
+		top = 1
+	}
+	return t.FrameScroll("2 Agents", note, body, w, h, focused, ListScrollbar(&p.list, top))
 }
 
 // nodeBadges mark what an agent holds open: its plan's progress, messages
