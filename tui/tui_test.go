@@ -18,7 +18,7 @@ import (
 // Whole frames at the three sizes that matter: the smallest usual
 // terminal, a roomy one, and a very large one.
 func TestGoldenScreens(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {120, 40}, {250, 70}} {
+	for _, size := range fitSizes {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			d := newDriver(t, size[0], size[1])
 			golden.RequireEqual(t, d.screen())

@@ -256,17 +256,18 @@ var runColumns = []column{
 
 // runColumnPriority is the order in which the optional columns are given
 // room as the pane widens: the glyph, the id and the goal always show (the
-// glyph says the state in one cell); then what a run cost, how long it ran
-// and when it started, the state in words, and the tree's agent count.
-var runColumnPriority = []string{"TOKENS", "STEPS", "TIME", "STARTED", "STATE", "AGENTS"}
+// glyph says the state in one cell); then what a run cost, the state in
+// words with the requests waiting in its tree, how long it ran and when it
+// started, and the tree's agent count.
+var runColumnPriority = []string{"TOKENS", "STEPS", "STATE", "TIME", "STARTED", "AGENTS"}
 
 // minGoal is the goal's width an optional column may not squeeze below:
-// half the pane up to 24 cells; 10 in a narrow pane, beside the tokens.
+// half the pane up to 22 cells; 10 in a narrow pane, beside the tokens.
 func minGoal(w int) int {
 	if w < 40 {
 		return 10
 	}
-	return clamp(w/2, 10, 24)
+	return clamp(w/2, 10, 22)
 }
 
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }

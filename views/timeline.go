@@ -187,7 +187,13 @@ func (p *Timeline) View(focused bool) string {
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	return t.FrameScroll(title, fitNote(title, w, notes), body, w, h, focused, ListScrollbar(&p.list, 0))
+	note := fitNote(title, w, notes)
+	if len(p.steps) > 0 && note != strings.Join(notes, " · ") {
+		// Short of room the count drops its scope word before it drops.
+		notes[len(notes)-1] = countNote(len(p.steps), len(p.steps), "step")
+		note = fitNote(title, w, notes)
+	}
+	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, 0))
 }
 
 func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {

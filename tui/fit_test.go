@@ -1,0 +1,153 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/vigil-run/vigil/store/ioharness"
+)
+
+// fitSizes are the sizes the layout is held to: the smallest usual
+// terminal, the README's, and a large one.
+var fitSizes = [][2]int{{80, 24}, {120, 32}, {200, 60}}
+
+// fitStates put the explorer in the states a user must be able to read at
+// every size; each names the pane it focuses (at 80×24 that pane takes the
+// right column, so every pane is drawn in some state).
+var fitStates = []struct {
+	name string
+	set  func(d *driver)
+}{
+	// A writable approval, its misfire pause over: its keys are offered.
+	{"waiting", func(d *driver) {
+		d.press("6", "j")
+		d.advance(2 * time.Second)
+	}},
+	// A deferred request: deciding is refused with the whole reason.
+	{"deferred", func(d *driver) {
+		d.press("6")
+		d.advance(2 * time.Second)
+		d.press("a")
+	}},
+	// A live run with 44 steps, followed as they arrive.
+	{"following", func(d *driver) { fortySteps(d); d.press("3") }},
+	{"step", func(d *driver) { fortySteps(d); d.press("4") }},
+	{"drift", func(d *driver) { fortySteps(d); d.press("5") }},
+	{"agents", func(d *driver) { d.press("2") }},
+}
+
+// fortySteps adds steps 5–44 to the live root, as its harness would.
+func fortySteps(d *driver) {
+	d.t.Helper()
+	w := d.writer()
+	for n := 5; n <= 44; n++ {
+		rec := ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("ran check %d", n), ToolCall: fmt.Sprintf(`run:{"cmd":"make check-%d"}`, n), Result: "ok", Tokens: 100 + int64(n)}
+		if err := w.CheckpointStep(context.Background(), "4", rec); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.refresh()
+}
+
+func TestGoldenLayout(t *testing.T) {
+	for _, size := range fitSizes {
+		for _, st := range fitStates {
+			t.Run(fmt.Sprintf("%dx%d/%s", size[0], size[1], st.name), func(t *testing.T) {
+				d := newDriver(t, size[0], size[1])
+				st.set(d)
+				golden.RequireEqual(t, d.screen())
+			})
+		}
+	}
+}
+
+// What each state must show whole, at every size, beside the goldens.
+func TestLayoutShowsWhatMatters(t *testing.T) {
+	reason := "cannot decide: run 3 is paused (awaiting_approval): io-harness's resume refuses a request that is already decided, so decide it through the host that resumes the run"
+	for _, size := range fitSizes {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			d := newDriver(t, size[0], size[1])
+			d.contains("? help")
+			fitStates[0].set(d)
+			d.contains("a approve", "d deny", "WRITE CHANGELOG.md")
+			d.press("k")
+			d.advance(2 * time.Second)
+			d.press("a")
+			if got := joined(paneText(d, paneApprovals)); !strings.Contains(got, reason) {
+				t.Fatalf("the reason is not whole on screen:\n%s", d.screen())
+			}
+			fortySteps(d)
+			d.press("3")
+			d.contains("following", "44 steps", "  44 ran check 44")
+			d.contains("┃") // the timeline's scroll mark
+		})
+	}
+}
+
+// paneText is the part of the screen a pane covers.
+func paneText(d *driver, p pane) string {
+	r := d.m.rects[p]
+	lines := strings.Split(d.screen(), "\n")
+	var out []string
+	for y := r.y; y < r.y+r.h && y < len(lines); y++ {
+		out = append(out, ansi.Cut(lines[y], r.x, r.x+r.w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// joined is the screen's text with each pane's wrapped lines run together:
+// every run of border, padding and line break becomes one space.
+func joined(screen string) string {
+	var words []string
+	for _, f := range strings.FieldsFunc(screen, func(r rune) bool {
+		return strings.ContainsRune(" \n│┃╭╮╰╯─", r)
+	}) {
+		words = append(words, f)
+	}
+	return strings.Join(words, " ")
+}
+
+// The zoom key gives the focused pane the whole screen and gives it back;
+// the zoom follows the focus.
+func TestZoomKey(t *testing.T) {
+	d := newDriver(t, 120, 32)
+	d.press("6")
+	d.contains("1 Runs", "1–4 of 5 requests")
+	d.press("z")
+	d.lacks("1 Runs", "2 Agents", "of 5 requests")
+	d.contains("6 Approvals", "zoomed (z restores)", "approval 3  exec")
+	if r := d.m.rects[paneApprovals]; r.w != 120 || r.h != 31 {
+		t.Fatalf("the zoomed queue is %dx%d, want 120x31", r.w, r.h)
+	}
+	d.press("3")
+	d.contains("3 Timeline")
+	d.lacks("6 Approvals", "1 Runs")
+	d.press("z")
+	d.contains("1 Runs", "2 Agents", "3 Timeline")
+	d.lacks("zoomed")
+}
+
+// The help overlay fits a 60×16 screen and scrolls to its last line.
+func TestHelpScrollsOnASmallScreen(t *testing.T) {
+	d := newDriver(t, 60, 16)
+	d.press("?")
+	d.contains("Help · keys", "1–13 of ")
+	d.lacks("press ? or esc to close")
+	for _, l := range strings.Split(d.screen(), "\n") {
+		if strings.Contains(l, "Approving") && !strings.HasSuffix(strings.TrimRight(l, " "), "│") {
+			t.Fatalf("a help line runs past its box: %q", l)
+		}
+	}
+	d.press("G")
+	d.contains("press ? or esc to close")
+	d.press("g")
+	d.contains("1–13 of ")
+	d.press("?")
+	d.lacks("Help · keys")
+}
