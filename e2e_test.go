@@ -83,7 +83,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	// Every pane, by number and by tab; the help overlay.
 	keys("2", "j")
 	waitFor("Timeline · #5 worker: update CH") // the title gives way to its badges
-	keys("3", "k") // step 2 of the changelog worker: its decision tries to set the title
+	keys("3", "k")                             // step 2 of the changelog worker: its decision tries to set the title
 	waitFor("␛]0;pwned␇")
 	keys("4", "G", "g", "5", "Tab", "1", "/", "c", "i")
 	waitFor("1 of 4")

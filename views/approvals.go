@@ -48,6 +48,7 @@ type Approvals struct {
 	status   string
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
+	search   Search // approvals_search.go
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -58,7 +59,9 @@ type Approvals struct {
 }
 
 // NewApprovals makes an empty queue.
-func NewApprovals(env *Env) *Approvals { return &Approvals{env: env, input: newInput("› ", "")} }
+func NewApprovals(env *Env) *Approvals {
+	return &Approvals{env: env, input: newInput("› ", ""), search: newSearch(env)}
+}
 
 // SetSize lays the queue out for w×h.
 func (p *Approvals) SetSize(w, h int) {
@@ -109,6 +112,7 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 	}
 	p.items = items
 	p.list.SetLen(len(items))
+	p.search.Index(len(items), p.requestText)
 	for i, it := range items {
 		if it.Req.Key() == p.selected {
 			p.list.Select(i)
@@ -129,7 +133,7 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 func (p *Approvals) Focus() { p.guard.Arm(p.env.Now()) }
 
 // Capturing reports whether keys go to a prompt or input in this pane.
-func (p *Approvals) Capturing() bool { return p.mode != browsing }
+func (p *Approvals) Capturing() bool { return p.mode != browsing || p.search.Typing() }
 
 // Quiet reports whether decision keys are paused now.
 func (p *Approvals) Quiet(now time.Time) bool { return p.guard.Quiet(now) }
@@ -210,6 +214,9 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 
+	if in, ok := p.searchKey(msg); ok {
+		return in
+	}
 	page := max(p.contentH-1, 1)
 	switch {
 	case key.Matches(msg, km.PageDown):

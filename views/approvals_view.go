@@ -48,6 +48,9 @@ func (p *Approvals) View(focused bool) string {
 		}
 		return t.Frame("6 Approvals", note, body, w, h, focused)
 	}
+	if s := p.search.Note(p.env, p.list.Cursor); s != "" {
+		note = fitNote("6 Approvals", w, []string{s, note})
+	}
 	it, _ := p.current()
 	footer := p.footerLines(t, it, inner, now)
 	fit := fitQueue(h-2, len(p.items), len(p.laidHead), len(footer))
@@ -55,7 +58,7 @@ func (p *Approvals) View(focused bool) string {
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.items[i], i == p.list.Cursor, focused, inner, now))
+		body = append(body, p.search.Highlight(t, p.row(t, p.items[i], i == p.list.Cursor, focused, inner, now)))
 	}
 	for len(body) < fit.list {
 		body = append(body, "")

@@ -279,8 +279,9 @@ func (p *Runs) View(focused bool) string {
 	now := p.env.Now()
 	body := []string{t.Muted.Render(header(p.cols))}
 	from, to := p.list.Visible()
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner))
+		body = append(body, highlight(t, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner), q))
 	}
 	if len(p.shown) == 0 {
 		msg := "no runs in this store yet"
