@@ -60,6 +60,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.focusPane((m.focus + paneCount - 1) % paneCount)
 		return nil
 	}
+	if cmd, ok := m.openKeys(msg); ok { // open.go
+		return cmd
+	}
 	for i, b := range km.Pane {
 		if key.Matches(msg, b) {
 			m.focusPane(pane(i))

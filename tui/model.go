@@ -85,6 +85,8 @@ type Model struct {
 	again      bool // a refresh was asked for while one ran
 	lastChange time.Time
 	problem    string // the last error, one line, in the status bar
+	noticeText string // a confirmation (copied, opened), shown a moment (open.go)
+	noticeAt   time.Time
 
 	// What is shown is not the store as it is now while stale says why
 	// (the store is gone, cannot be read, or must be opened again): the
@@ -231,6 +233,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.Set(&d)
 			}
 		}
+		return m, nil
+	case openReadyMsg:
+		return m, m.onOpenReady(msg)
+	case openDoneMsg:
+		m.onOpenDone(msg)
 		return m, nil
 	case activityMsg:
 		return m, m.onActivity(msg)

@@ -47,14 +47,14 @@ func TestMouseSelectsWhatIsClicked(t *testing.T) {
 // The wheel scrolls the pane under the pointer, not the focused one.
 func TestMouseWheelScrollsThePaneUnderIt(t *testing.T) {
 	d := newDriver(t, 120, 40)
-	d.contains("1–12 of 15 lines")
+	d.contains("1–12 of 17 lines")
 	d.wheel("ran make release-dry-run (exit 0)  ", tea.MouseWheelDown)
-	d.contains("4–15 of 15 lines")
+	d.contains("4–15 of 17 lines")
 	if d.m.focus != paneRuns {
 		t.Fatalf("the wheel moved focus to %v", d.m.focus)
 	}
 	d.wheel("── Result ──", tea.MouseWheelUp)
-	d.contains("1–12 of 15 lines")
+	d.contains("1–12 of 17 lines")
 }
 
 // A click on a drift turn selects it, as every pane's rows do.

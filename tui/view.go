@@ -158,6 +158,11 @@ func (m *Model) statusBarWith(w int, baseName bool) (string, bool) {
 	if m.zoomed {
 		parts = append(parts, t.Warning.Render("zoomed ("+km.Zoom.Help().Key+" restores)"))
 	}
+	if n := m.noticeShown(); n != "" {
+		// A confirmation takes the store's place for its moment: it is
+		// what the user just did, and must be seen at any width.
+		parts[1] = t.Good.Render(n)
+	}
 	left := strings.Join(parts, t.Faint.Render(" · "))
 	help := km.Help.Help()
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")

@@ -258,7 +258,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 
 	if d.ToolCallFull != "" {
 		section("Tool call", 0)
-		text("tool call", d.ToolCallFull, roleText)
+		text("tool call", prettyCall(d.ToolCallFull), roleText) // JSON arguments indented (open_text.go)
 	}
 	section("Result", 0)
 	text("result", d.Result, roleText)
