@@ -139,15 +139,45 @@ func TestHelpScrollsOnASmallScreen(t *testing.T) {
 	d.press("?")
 	d.contains("Help · keys", "1–13 of ")
 	d.lacks("press ? or esc to close")
+	d.press("G")
+	d.contains("press ? or esc to close", "wheel to scroll.") // the note wraps inside the box, whole
+	found := false
 	for _, l := range strings.Split(d.screen(), "\n") {
-		if strings.Contains(l, "Approving") && !strings.HasSuffix(strings.TrimRight(l, " "), "│") {
+		if !strings.Contains(l, "Approving") {
+			continue
+		}
+		found = true
+		// The help's box ends its line, then the pane beneath it does.
+		if inner := strings.TrimRight(l, " "); !strings.HasSuffix(inner, "│ │") && !strings.HasSuffix(inner, "┃ │") {
 			t.Fatalf("a help line runs past its box: %q", l)
 		}
 	}
-	d.press("G")
-	d.contains("press ? or esc to close")
+	if !found {
+		t.Fatalf("the help's last lines are not on screen:\n%s", d.screen())
+	}
 	d.press("g")
 	d.contains("1–13 of ")
 	d.press("?")
 	d.lacks("Help · keys")
+}
+
+// The left column: a pane that needs less than its share gives the rest
+// away — to the queue first, then the agents, then the runs.
+func TestLeftColumnShares(t *testing.T) {
+	for _, c := range []struct {
+		h    int
+		want [3]int
+		got  [3]int
+	}{
+		{31, [3]int{7, 9, 1 << 20}, [3]int{7, 9, 15}},        // few runs and agents, requests waiting
+		{31, [3]int{40, 40, 4}, [3]int{12, 15, 4}},           // nothing waits: the agents take the rest
+		{31, [3]int{40, 5, 4}, [3]int{22, 5, 4}},             // then the runs
+		{31, [3]int{2, 2, 2}, [3]int{6, 5, 20}},              // nobody wants it: the queue keeps it
+		{59, [3]int{9, 1 << 20, 1 << 20}, [3]int{9, 18, 32}}, // the agents keep their share; what the runs leave goes to the queue
+	} {
+		got := leftColumn(c.h, c.want)
+		if got != c.got || got[0]+got[1]+got[2] != c.h {
+			t.Errorf("leftColumn(%d, %v) = %v, want %v", c.h, c.want, got, c.got)
+		}
+	}
 }

@@ -103,6 +103,9 @@ type Tree struct {
 	selected string
 	live     []Doing // what its agents are doing now, from their live streams
 	search   Search
+
+	stripPeak int    // the most rows the live strip has wanted in this tree (want.go)
+	peakRoot  string // the tree it was counted in
 }
 
 // NewTree makes an empty tree pane.
@@ -148,6 +151,7 @@ const maxStripRows = 3
 // SetLive replaces what the strip says the agents are doing now.
 func (p *Tree) SetLive(ds []Doing) {
 	p.live = ds
+	p.noteStrip()
 	p.SetSize(p.w, p.h)
 }
 
@@ -169,6 +173,7 @@ func (p *Tree) Capturing() bool { return p.search.Typing() }
 // SetTree replaces the tree, keeping the cursor on the same agent.
 func (p *Tree) SetTree(lines []TreeLine, budget *Budget) {
 	p.lines, p.budget = lines, budget
+	p.noteStrip()
 	p.list.SetLen(len(lines))
 	p.search.Index(len(lines), p.lineText)
 	for i, l := range lines {
