@@ -26,7 +26,7 @@ func (m *Model) wants() [3]int {
 
 // refit lays the screen out again when a pane's wants changed.
 func (m *Model) refit() {
-	if m.w >= fullWidth && m.wants() != m.want {
+	if m.w >= minWidth && m.wants() != m.want {
 		m.relayout()
 	}
 }
@@ -66,4 +66,15 @@ func leftColumn(h int, want [3]int) [3]int {
 	}
 	got[2] += spare // nobody wants it: the queue keeps it
 	return got
+}
+
+// compactLeft is the runs pane's rows in the compact layout's left column
+// of h rows, the agents below it taking the rest: half each, but a pane
+// that needs less gives the rest to the other.
+func compactLeft(h int, want [3]int) int {
+	runs := min(h/2, max(want[0], minRunsRows))
+	if agents := max(want[1], minAgentsRows); agents < h-runs {
+		runs = min(h-agents, max(want[0], runs)) // the agents need less: the runs may have it
+	}
+	return clamp(runs, minRunsRows, h-minAgentsRows)
 }

@@ -181,3 +181,22 @@ func TestLeftColumnShares(t *testing.T) {
 		}
 	}
 }
+
+// The compact layout's left column: the runs pane keeps the rows its runs
+// fill, the agents the rest, each keeping a few.
+func TestCompactLeftShares(t *testing.T) {
+	for _, c := range []struct {
+		h    int
+		want [3]int
+		runs int
+	}{
+		{23, [3]int{7, 8, 1 << 20}, 7},    // few runs: the agents get the rest
+		{23, [3]int{40, 40, 1 << 20}, 11}, // both full: half each
+		{23, [3]int{40, 5, 1 << 20}, 18},  // few agents: the runs get the rest
+		{23, [3]int{2, 2, 1 << 20}, 6},    // nobody wants it: the agents keep it
+	} {
+		if got := compactLeft(c.h, c.want); got != c.runs {
+			t.Errorf("compactLeft(%d, %v) = %d, want %d", c.h, c.want, got, c.runs)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func layout(w, h int, right pane, want [3]int) [paneCount]rect {
 		return out
 	}
 	lw := clamp(w*2/5, 28, 60)
-	runsH := h / 2
+	runsH := compactLeft(h, want)
 	out[paneRuns] = rect{0, 0, lw, runsH}
 	out[paneAgents] = rect{0, runsH, lw, h - runsH}
 	out[right] = rect{lw, 0, w - lw, h}

@@ -75,10 +75,11 @@ func TestClickRightAfterResize(t *testing.T) {
 		d.send(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
 	}
 
-	// 80×24: runs are rows 0–10, agents 11–22 of the left column (32 wide),
-	// the timeline the right column. At 120×40, row 13 was a runs row.
+	// 80×24: runs are rows 0–6 (the four runs they hold), agents 7–22 of
+	// the left column (32 wide), the timeline the right column. At 120×40,
+	// row 9 was the agents pane's first line, under its column header.
 	d.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	click(5, 11+1+1) // the agents pane's second line: worker #5
+	click(5, 7+1+1) // the agents pane's second line: worker #5
 	if d.m.focus != paneAgents || d.m.tree.Selected() != "5" {
 		t.Fatalf("clicking the second agent line: focus %v, agent %q", d.m.focus, d.m.tree.Selected())
 	}

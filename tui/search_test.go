@@ -65,7 +65,7 @@ func TestTimelineStepFilter(t *testing.T) {
 	}
 	d.press("esc")
 	d.lacks("only tool")
-	d.contains("agent: 44 steps")
+	d.contains("following · 44 steps")
 	// A filter follows new steps it keeps.
 	d.press("t", "t", "t") // the timeline still follows its tail: filtering is not a move
 	d.contains("only tool run", "following")

@@ -294,12 +294,12 @@ func (p *Timeline) View(focused bool) string {
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	note := fitNote(title, w, notes)
-	if len(p.steps) > 0 && note != strings.Join(notes, " · ") {
-		// Short of room the count drops its scope word before it drops.
+	// Short of room the count drops its scope word before the title is
+	// cut for it, and before it drops.
+	if len(p.steps) > 0 && textfmt.Width(title)+textfmt.Width(strings.Join(notes, " · "))+6 > w-2 {
 		notes[len(notes)-1] = countNote(p.rows(), len(p.steps), "step")
-		note = fitNote(title, w, notes)
 	}
+	note := fitNote(title, w, notes)
 	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, 0))
 }
 
