@@ -24,10 +24,17 @@ func (m *Model) wants() [3]int {
 	return out
 }
 
-// refit lays the screen out again when a pane's wants changed.
+// refit lays the screen out again when a pane's wants changed where they
+// move a pane (a store of a thousand runs adding one moves nothing).
 func (m *Model) refit() {
-	if m.w >= minWidth && m.wants() != m.want {
-		m.relayout()
+	if m.zoomed || m.w < minWidth || m.h < minHeight {
+		return
+	}
+	if want := m.wants(); want != m.want {
+		m.want = want
+		if layout(m.w, m.h, m.right, want) != m.rects {
+			m.relayout()
+		}
 	}
 }
 

@@ -101,10 +101,48 @@ func (s *Search) Index(n int, text func(i int) string) {
 		return
 	}
 	for i := 0; i < n; i++ {
-		if strings.Contains(strings.ToLower(text(i)), s.query) {
+		if containsFold(text(i), s.query) {
 			s.hits = append(s.hits, i)
 		}
 	}
+}
+
+// containsFold reports whether s holds q (lower case), ignoring case; an
+// ASCII query is looked for without lowering a copy of s (a search of
+// 100 000 rows runs on every key typed).
+func containsFold(s, q string) bool {
+	for i := 0; i < len(q); i++ {
+		if q[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(s), q)
+		}
+	}
+	if len(q) == 0 {
+		return true
+	}
+	first := q[0]
+	upper := first
+	if first >= 'a' && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(q) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		j := 1
+		for ; j < len(q); j++ {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != q[j] {
+				break
+			}
+		}
+		if j == len(q) {
+			return true
+		}
+	}
+	return false
 }
 
 // Target is the matching row to go to from row cur: the first at or after

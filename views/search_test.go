@@ -52,3 +52,17 @@ func TestStepTools(t *testing.T) {
 		t.Fatal("an empty call names a tool")
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, q string
+		want bool
+	}{
+		{"Ran Check 12", "check 1", true}, {"ran check", "check 1", false}, {"", "a", false}, {"abc", "", true},
+		{"ÄRGER über", "ärger", true}, {"grep TODO", "todo", true}, {"xx", "xxx", false},
+	} {
+		if got := containsFold(c.s, c.q); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v", c.s, c.q, got)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,13 +60,22 @@ func (p *Timeline) step(i int) store.Step {
 // refilter works out the rows the filter keeps after the steps or the
 // filter changed, keeping the cursor on its step where it is kept.
 func (p *Timeline) refilter() {
+	if p.facet == "" {
+		p.refilterWith(nil)
+		return
+	}
+	p.refilterWith(stepFacets(p.steps))
+}
+
+// refilterWith is refilter with the steps' facets worked out already.
+func (p *Timeline) refilterWith(facets []stepFacet) {
 	var at int64 = -1
 	if p.list.Cursor < p.rows() {
 		at = p.step(p.list.Cursor).RowID
 	}
 	p.view = nil
 	if p.facet != "" {
-		f, ok := facetByLabel(stepFacets(p.steps), p.facet)
+		f, ok := facetByLabel(facets, p.facet)
 		if !ok {
 			p.facet = "" // no step has it any more
 		} else {
@@ -87,10 +97,11 @@ func (p *Timeline) refilter() {
 	p.search.Index(p.rows(), p.rowText)
 }
 
-// rowText is a row's text as the search reads it.
+// rowText is a row's text as the search reads it: its number, decision
+// and tool call (the store's text: what is drawn is that text made safe).
 func (p *Timeline) rowText(i int) string {
 	st := p.step(i)
-	return fmt.Sprint(st.Number) + " " + sanitize.Line(st.Decision) + " · " + sanitize.Line(st.ToolCall)
+	return strconv.Itoa(st.Number) + " " + st.Decision + " · " + st.ToolCall
 }
 
 // SetSize lays the pane out for w×h.
@@ -180,8 +191,9 @@ func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 	if key.Matches(msg, km.StepFilter) {
-		p.facet = nextFacet(stepFacets(p.steps), p.facet).label
-		p.refilter()
+		facets := stepFacets(p.steps)
+		p.facet = nextFacet(facets, p.facet).label
+		p.refilterWith(facets)
 		if p.follow {
 			p.list.Bottom()
 		}
