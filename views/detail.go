@@ -235,7 +235,9 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 	if n := len(d.ProviderCalls); n > 0 {
 		head += " · " + plural(n, "provider attempt")
 	}
-	add(roleMuted, head)
+	for _, l := range wrap(head, w) { // its facts wrap rather than lose the last
+		add(roleMuted, l)
+	}
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
 		add(roleBold, l)
 	}

@@ -3,8 +3,12 @@ package views
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-run/vigil/keymap"
+	"github.com/vigil-run/vigil/store"
 )
 
 // A match is drawn in the match style, case-insensitively, every time it
@@ -64,5 +68,19 @@ func TestContainsFold(t *testing.T) {
 		if got := containsFold(c.s, c.q); got != c.want {
 			t.Errorf("containsFold(%q, %q) = %v", c.s, c.q, got)
 		}
+	}
+}
+
+// A step's head line wraps at a narrow width rather than lose its last facts.
+func TestStepHeadWraps(t *testing.T) {
+	d := &store.StepDetail{Step: store.Step{Number: 3, Pending: true, Latency: 13 * time.Second,
+		Retries: []store.Retry{{Kind: store.StepRetry, Decision: "retry 1"}}},
+		ProviderCalls: []store.ProviderCall{{Provider: "a"}, {Provider: "b"}}}
+	p := NewDetail(&Env{Theme: NewTheme(true, true), Keys: keymap.Default(), Now: time.Now})
+	p.SetSize(42, 20)
+	p.Set(d)
+	all := strings.Join(strings.Fields(ansi.Strip(p.View(true))), " ")
+	if !strings.Contains(all, "2 provider attempts") || !strings.Contains(all, "step 3 · not committed yet") {
+		t.Fatalf("the head lost a fact at 40 cells:\n%s", all)
 	}
 }
