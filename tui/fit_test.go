@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -198,5 +199,26 @@ func TestCompactLeftShares(t *testing.T) {
 		if got := compactLeft(c.h, c.want); got != c.runs {
 			t.Errorf("compactLeft(%d, %v) = %d, want %d", c.h, c.want, got, c.runs)
 		}
+	}
+}
+
+// At 80×24 the status bar gives the store's name up before the reason the
+// picture is not current: it is read whole, and ? help stays.
+func TestStatusBarKeepsTheReason(t *testing.T) {
+	d := newDriver(t, 80, 24)
+	d.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	d.m.markStale(staleGone, "store gone: runs.sqlite3 was removed")
+	bar := d.m.statusBar(80)
+	plain := ansi.Strip(bar)
+	if !strings.Contains(plain, "NOT CURRENT: store gone: runs.sqlite3 was removed") || !strings.HasSuffix(strings.TrimRight(plain, " "), "? help") {
+		t.Fatalf("the status bar cut the reason or the help key: %q", plain)
+	}
+	if strings.Contains(plain, "runs.sqlite3 ·") {
+		t.Fatalf("the store's name kept its place over the reason: %q", plain)
+	}
+	// With room, every fact is there.
+	if plain := ansi.Strip(d.m.statusBar(200)); !strings.Contains(plain, "runs.sqlite3 · ◆ #4 as last read · NOT CURRENT (as of 1m ago): store gone") ||
+		!strings.Contains(plain, "◆ 5 waiting (6)") {
+		t.Fatalf("at 200 columns the status bar left out a fact: %q", plain)
 	}
 }
