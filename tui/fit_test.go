@@ -41,6 +41,9 @@ var fitStates = []struct {
 	{"step", func(d *driver) { fortySteps(d); d.press("4") }},
 	{"drift", func(d *driver) { fortySteps(d); d.press("5") }},
 	{"agents", func(d *driver) { d.press("2") }},
+	{"help", func(d *driver) { d.press("?") }},
+	{"zoomed", func(d *driver) { d.press("4", "z") }},
+	{"searching", func(d *driver) { fortySteps(d); d.press("3", "/"); d.typeText("check 2"); d.press("enter", "n") }},
 }
 
 // fortySteps adds steps 5–44 to the live root, as its harness would.
