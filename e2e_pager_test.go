@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,5 +66,35 @@ func TestPagerSuspendsAndResumesInTmux(t *testing.T) {
 	}
 	if !s.ended() {
 		t.Fatalf("q did not quit after the pager:\n%s", s.screen())
+	}
+}
+
+// c copies the selected step's tool call with OSC 52: tmux, told to take
+// the clipboard from what runs in it, has it in its paste buffer, and the
+// status bar says what was copied.
+func TestCopyReachesTheClipboardInTmux(t *testing.T) {
+	bin := builtVigil(t)
+	dir := t.TempDir()
+	path, err := fixture.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, dir, bin, "--store", path)
+	s.tmux("set-option", "-s", "set-clipboard", "on")
+	s.waitFor("Coordinate the v2.0 release", 20*time.Second)
+	s.tmux("send-keys", "-t", s.session, "3")
+	s.waitFor("4 Step 4", 10*time.Second)
+	s.tmux("send-keys", "-t", s.session, "c")
+	s.waitFor("copied step 4's tool call", 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := exec.Command("tmux", "-S", s.sock, "show-buffer").CombinedOutput()
+		if string(out) == `run:{"cmd":"make release-dry-run"}` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tmux's buffer holds %q, not the step's tool call", out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
