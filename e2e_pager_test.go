@@ -28,7 +28,7 @@ func TestPagerSuspendsAndResumesInTmux(t *testing.T) {
 	if err := os.WriteFile(stub, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := startTmux(t, dir, "PAGER="+stub, bin, "--store", path)
+	s := startTmux(t, dir, "PAGER="+stub, "VISUAL="+stub, bin, "--store", path)
 	s.waitFor("Coordinate the v2.0 release", 20*time.Second)
 	s.tmux("send-keys", "-t", s.session, "3")
 	s.waitFor("4 Step 4", 10*time.Second)
@@ -56,9 +56,17 @@ func TestPagerSuspendsAndResumesInTmux(t *testing.T) {
 	if _, err := os.Stat(string(file)); !os.IsNotExist(err) {
 		t.Fatalf("the file handed to the pager (%s) outlived it: %v", file, err)
 	}
-	// The explorer answers keys again.
+	// The explorer answers keys again; E opens the selected request in
+	// $VISUAL the same way.
 	s.tmux("send-keys", "-t", s.session, "6")
 	s.waitFor("WRITE keys/deploy.pub", 5*time.Second)
+	s.tmux("send-keys", "-t", s.session, "E")
+	s.waitFor("STUB PAGER:", 10*time.Second)
+	if got, _ := os.ReadFile(record); !strings.Contains(string(got), "WRITE keys/deploy.pub") || !strings.Contains(string(got), "1 ssh-ed25519 AAAAC3Nza… deploy@ci") {
+		t.Fatalf("the editor was not given the request whole:\n%s", got)
+	}
+	s.tmux("send-keys", "-t", s.session, "Enter")
+	s.waitFor("closed approval 1", 10*time.Second)
 	s.tmux("send-keys", "-t", s.session, "q")
 	deadline := time.Now().Add(5 * time.Second)
 	for !s.ended() && time.Now().Before(deadline) {
