@@ -16,14 +16,17 @@ import (
 
 // shown is everything show prints about one run.
 type shown struct {
-	rd       *reading
-	id       string
-	run      store.Run
-	tree     []string // the run and every run under it, depth first
-	steps    []store.Step
-	details  map[int64]*store.StepDetail // each step's detail, by its row (JSON only)
-	samples  []store.ContextSample
-	requests []store.Request // open requests of the tree
+	rd        *reading
+	id        string
+	run       store.Run
+	tree      []string // the run and every run under it, depth first
+	steps     []store.Step
+	details   map[int64]*store.StepDetail // each step's detail, by its row (JSON only; see detail)
+	src       store.Source                // where a detail not in details is read, one step at a time
+	ctx       context.Context
+	detailErr error
+	samples   []store.ContextSample
+	requests  []store.Request // open requests of the tree
 }
 
 func noSuchRun(src store.Source, id string) error {
@@ -61,7 +64,10 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 		if err := sh.loadDetails(ctx, s.src); err != nil {
 			return err
 		}
-		return sh.writeJSON(a.stdout)
+		if err := sh.writeJSON(a.stdout); err != nil {
+			return err
+		}
+		return sh.detailErr
 	case markdown:
 		a.showMarkdown(a.out(), sh)
 	default:
@@ -79,7 +85,7 @@ func (sh *shown) json() jsonShow {
 		out.Tree = append(out.Tree, rd.runJSON(id))
 	}
 	for _, st := range sh.steps {
-		out.Steps = append(out.Steps, stepJSON(st, sh.details[st.RowID]))
+		out.Steps = append(out.Steps, stepJSON(st, sh.detail(st)))
 	}
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
@@ -100,7 +106,7 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.field("run", rd.runJSON(sh.id))
 	d.field("ancestry", rd.md.Ancestry(sh.id))
 	d.list("tree", len(sh.tree), func(i int) any { return rd.runJSON(sh.tree[i]) })
-	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.details[sh.steps[i].RowID]) })
+	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.detail(sh.steps[i])) })
 	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
 	d.field("drift", sh.drift())
 	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
@@ -116,28 +122,39 @@ func (sh *shown) drift() jsonDrift {
 	return out
 }
 
-// loadDetails reads every step's detail: in one pass where the source can
-// (DetailReader), else step by step.
+// loadDetails readies every step's detail: in one pass where the source
+// can (DetailReader); else each is read as its step is written (detail), so
+// a run of many long steps is never held whole (a 1 GB Leviath journal).
 func (sh *shown) loadDetails(ctx context.Context, src store.Source) error {
-	sh.details = map[int64]*store.StepDetail{}
-	if dr, ok := src.(store.DetailReader); ok {
-		ds, err := dr.StepDetails(ctx, sh.id)
-		if err != nil {
-			return err
-		}
-		for i := range ds {
-			sh.details[ds[i].RowID] = &ds[i]
-		}
+	sh.ctx, sh.src = ctx, src
+	dr, ok := src.(store.DetailReader)
+	if !ok {
 		return nil
 	}
-	for _, st := range sh.steps {
-		d, err := src.StepDetail(ctx, sh.id, st.RowID)
-		if err != nil {
-			return err
-		}
-		sh.details[st.RowID] = &d
+	ds, err := dr.StepDetails(ctx, sh.id)
+	if err != nil {
+		return err
+	}
+	sh.details = make(map[int64]*store.StepDetail, len(ds))
+	for i := range ds {
+		sh.details[ds[i].RowID] = &ds[i]
 	}
 	return nil
+}
+
+// detail is st's detail: from loadDetails' pass, or read now. A read that
+// fails leaves the step without its detail and is reported once the JSON
+// is written (detailErr).
+func (sh *shown) detail(st store.Step) *store.StepDetail {
+	if d, ok := sh.details[st.RowID]; ok || sh.src == nil || sh.detailErr != nil {
+		return d
+	}
+	d, err := sh.src.StepDetail(sh.ctx, sh.id, st.RowID)
+	if err != nil {
+		sh.detailErr = err
+		return nil
+	}
+	return &d
 }
 
 // guideLevels bounds the drawing in front of an agent: a deeper one keeps
