@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-run/vigil/demo"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -129,7 +130,7 @@ its requests from another terminal with vigil approve/deny/answer --store.`,
 	f := c.Flags()
 	f.StringVar(&o.store, "store", "", "write the demo store to this new file and keep it (default: a temporary file)")
 	f.Float64Var(&o.speed, "speed", 1, "pace multiplier: 1 is human-watchable, 10 is ten times faster")
-	f.Int64Var(&o.seed, "seed", 1, "scenario seed: the same seed plays the same release")
+	f.Int64Var(&o.seed, "seed", demo.DefaultSeed, "scenario seed: the same seed plays the same release")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print the demo's log lines instead of opening the explorer")
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	f.StringVar(&o.otel, "otel", "", "also export the demo, live, to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318 for Jaeger)")

@@ -12,7 +12,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -60,6 +59,8 @@ type Model struct {
 	rects  [paneCount]rect // where each pane is on screen (see relayout)
 	order  []pane          // the panes on screen, left to right
 	helpAt rect            // where the help overlay goes
+	zoomed bool            // the focused pane has the whole screen (fit.go)
+	want   [3]int          // the rows the left column's panes asked for at the last layout
 
 	st     *state
 	cursor store.Cursor
@@ -87,6 +88,8 @@ type Model struct {
 	again      bool // a refresh was asked for while one ran
 	lastChange time.Time
 	problem    string // the last error, one line, in the status bar
+	noticeText string // a confirmation (copied, opened), shown a moment (open.go)
+	noticeAt   time.Time
 
 	// What is shown is not the store as it is now while stale says why
 	// (the store is gone, cannot be read, or must be opened again): the
@@ -172,6 +175,7 @@ func (m *Model) Source() store.Source { return m.src.Source }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.refit() // what a message changed may change the rows a pane needs
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
@@ -250,6 +254,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.Set(&d)
 			}
 		}
+		return m, nil
+	case openReadyMsg:
+		return m, m.onOpenReady(msg)
+	case openDoneMsg:
+		m.onOpenDone(msg)
 		return m, nil
 	case activityMsg:
 		return m, m.onActivity(msg)
@@ -649,11 +658,12 @@ func (m *Model) applyChanged(c changed) {
 	}
 }
 
-// agentTitle names an agent in pane titles: "#3 worker: goal…".
+// agentTitle names an agent in pane titles: "#3 worker: goal". The goal's
+// whole first line: the frame cuts it to the room its title has.
 func (m *Model) agentTitle(id string) string {
 	r, ok := m.st.model.Run(id)
 	if !ok {
 		return "#" + store.DisplayID(id)
 	}
-	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), textfmt.Cut(firstLine(r.Goal), 28))
+	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), firstLine(r.Goal))
 }
