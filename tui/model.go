@@ -40,6 +40,18 @@ type Options struct {
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
+	// Wakeups, when set, replaces the model's own file watcher: vigil serve
+	// wakes every session from one shared tail of the store.
+	Wakeups func() (Wakeup, error)
+}
+
+// Wakeup is what tells the model the store may have changed: a file
+// watcher (*watch.Watcher), or a shared tail's subscription.
+type Wakeup interface {
+	C() <-chan watch.Signal
+	Ack(found bool)
+	Mode() watch.Mode
+	Close() error
 }
 
 // Model is the root model.
@@ -77,7 +89,7 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher    *watch.Watcher
+	watcher    Wakeup
 	watchNote  string
 	closed     bool // quitting: the watcher is gone on purpose
 	refreshing bool
@@ -136,8 +148,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) startWatch() tea.Cmd {
-	spec := m.src.Watch()
-	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
+	w, err := m.newWakeup()
 	if err != nil {
 		m.problem = "cannot watch the store: " + err.Error()
 		return nil
@@ -145,6 +156,14 @@ func (m *Model) startWatch() tea.Cmd {
 	m.watcher = w
 	m.watchNote = ""
 	return m.waitSignal(w)
+}
+
+func (m *Model) newWakeup() (Wakeup, error) {
+	if m.opt.Wakeups != nil {
+		return m.opt.Wakeups()
+	}
+	spec := m.src.Watch()
+	return watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
 }
 
 // Close stops the watcher.
