@@ -231,7 +231,10 @@ func (tm *term) waitFor(want string, within time.Duration) {
 
 // waitText waits until the session has written want (to its standard
 // error too).
-func (tm *term) waitText(want string, within time.Duration) { tm.t.Helper(); tm.waitSince(0, want, within) }
+func (tm *term) waitText(want string, within time.Duration) {
+	tm.t.Helper()
+	tm.waitSince(0, want, within)
+}
 
 // waitSince waits until the session draws want after mark.
 func (tm *term) waitSince(mark int, want string, within time.Duration) {

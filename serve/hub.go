@@ -35,6 +35,7 @@ type Hub struct {
 
 	audit   *audit.Log
 	winners map[string]audit.Record // request → the audit line of the decision that won
+	reads   sharedReads             // reads made once per log position (shared.go)
 
 	kick chan struct{}
 	done chan struct{}

@@ -64,6 +64,10 @@ type Server struct {
 	pending sync.Map // remote address → *connRecord, until it authenticates or fails
 }
 
+// frameEvery is the shortest time between two frames of one session (see
+// paced): 25 a second.
+const frameEvery = 40 * time.Millisecond
+
 const (
 	defaultIdle  = 30 * time.Minute
 	defaultRate  = 60
@@ -326,7 +330,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	se.input = &idleReader{r: sess}
 	se.input.touch()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(sess.Context()))
-	se.prog = tea.NewProgram(se.model, opts...)
+	se.prog = tea.NewProgram(newPaced(se.model, frameEvery), opts...)
 	if s.cfg.IdleTimeout > 0 {
 		go s.watchIdle(sess, se)
 	}

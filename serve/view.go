@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
@@ -49,7 +50,10 @@ type View struct {
 type activityView struct{ *View }
 
 func (v activityView) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
-	return v.src.(store.ActivityReader).Activity(ctx, q)
+	key := fmt.Sprintf("%s\x00%d\x00%d", idsKey("activity", q.RunIDs), q.After, q.PerRun)
+	return shared(ctx, v.hub, key, func(ctx context.Context) (store.Activity, error) {
+		return v.src.(store.ActivityReader).Activity(ctx, q)
+	})
 }
 
 // View makes a session's source. serverReadOnly is why the server decides
@@ -86,7 +90,10 @@ func (v *View) ReadOnly() (bool, string) {
 func (v *View) Runs(ctx context.Context) ([]store.Run, error) { return v.src.Runs(ctx) }
 
 func (v *View) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
-	return v.src.RunStats(ctx, ids)
+	st, err := shared(ctx, v.hub, idsKey("stats", ids), func(ctx context.Context) (map[string]store.RunStats, error) {
+		return v.src.RunStats(ctx, ids)
+	})
+	return maps.Clone(st), err
 }
 
 func (v *View) Steps(ctx context.Context, runID string) ([]store.Step, error) {
@@ -94,7 +101,9 @@ func (v *View) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 }
 
 func (v *View) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
-	return v.src.StepDetail(ctx, runID, rowID)
+	return shared(ctx, v.hub, detailKey(runID, rowID), func(ctx context.Context) (store.StepDetail, error) {
+		return v.src.StepDetail(ctx, runID, rowID)
+	})
 }
 
 func (v *View) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
