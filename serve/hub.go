@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -385,3 +386,26 @@ func (s *subscription) send(sig watch.Signal) {
 	default:
 	}
 }
+
+// Mark is where the shared tail stands, as numbers a cursor that leaves
+// the process carries (vigil agent sends them over its link).
+func (h *Hub) Mark() (epoch int, seq int64) {
+	c := h.head()
+	return c.epoch, c.seq
+}
+
+// Since is what the log holds after the mark (epoch, seq), merged, and the
+// mark to ask from next; Reset when the mark is of another epoch or too
+// far behind.
+func (h *Hub) Since(epoch int, seq int64) (*store.Changes, int, int64, error) {
+	ch, next, err := h.changes(hubCursor{hub: h, epoch: epoch, seq: seq})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	c := next.(hubCursor)
+	return ch, c.epoch, c.seq, nil
+}
+
+// Subscribe is a wakeup for every change the hub reads (vigil agent's
+// change notices).
+func (h *Hub) Subscribe() tui.Wakeup { return h.subscribe() }
