@@ -222,6 +222,8 @@ type conn struct {
 	dead    chan struct{}
 	err     error // why it died
 	stderr  *tailBuffer
+	exited  chan struct{} // closed when the process has been waited for
+	waitErr error
 }
 
 func (cn *conn) close() {
@@ -247,6 +249,9 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	}
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
+	// A far side that left a child holding ssh's output open does not
+	// hold up the end of the link.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, Hello{}, fmt.Errorf("%s: cannot run %s: %v", c.t, c.opt.SSH[0], err)
 	}
@@ -265,37 +270,46 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	select {
 	case f = <-got:
 	case <-ctx.Done():
-		cmd.Process.Kill()
-		cmd.Wait()
+		stop(cmd, in)
 		return nil, Hello{}, ctx.Err()
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
+		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: no answer from the far side within 30 s", c.t)
 	}
 	if f.err != nil {
+		in.Close()
 		werr := cmd.Wait()
 		return nil, Hello{}, c.startError(werr, stderr.String())
 	}
 	var hl helloLine
 	if err := json.Unmarshal(f.line, &hl); err != nil || (hl.Hello == nil && hl.Error == "") {
-		cmd.Process.Kill()
-		cmd.Wait()
+		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: the far side's %s did not answer as vigil agent (an old vigil, or something else by that name): %q",
 			c.t, c.opt.RemoteVigil, sanitize.Line(string(bytes.TrimSpace(f.line))))
 	}
 	if hl.Error != "" {
-		cmd.Wait()
+		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: %s", c.t, sanitize.Line(hl.Error))
 	}
 	if hl.Hello.Proto != Proto {
-		cmd.Process.Kill()
-		cmd.Wait()
+		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: the far side runs vigil %s, which speaks protocol %d; this vigil speaks %d: install the same vigil on both",
 			c.t, sanitize.Line(hl.Hello.Vigil), hl.Hello.Proto, Proto)
 	}
+	// The process is waited for from now on: its end (ssh killed, the
+	// network gone) closes the pipe the read loop reads, even when a child
+	// on the far side still holds the other end.
+	cn.exited = make(chan struct{})
+	go func() { cn.waitErr = cmd.Wait(); close(cn.exited) }()
 	go c.readLoop(cn, r)
 	return cn, *hl.Hello, nil
+}
+
+// stop ends an ssh process: its input closed, then killed.
+func stop(cmd *exec.Cmd, in io.Closer) {
+	in.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
 }
 
 // startError is why the agent did not start, from ssh's exit and what it
@@ -373,7 +387,10 @@ func (c *Client) readLoop(cn *conn, r *bufio.Reader) {
 			ch <- rep
 		}
 	}
-	werr := cn.cmd.Wait()
+	cn.in.Close()
+	cn.cmd.Process.Kill()
+	<-cn.exited
+	werr := cn.waitErr
 	why := "the link dropped"
 	if s := lastLine(cn.stderr.String()); s != "" {
 		why += ": " + s
