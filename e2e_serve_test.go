@@ -107,12 +107,12 @@ func TestServeWithSSHClients(t *testing.T) {
 	approver := newSSHTmux(t, "vigil-approver", 120, 40, nil, sshArgs("alice")...)
 	viewer.waitFor("Coordinate the v2.0 release", 20*time.Second)
 	approver.waitFor("Coordinate the v2.0 release", 20*time.Second)
-	viewer.waitFor("vera@laptop (viewer)", 2*time.Second)
-	approver.waitFor("alice@desk (approver)", 2*time.Second)
 	waitLog("vera@laptop (SHA256:")
 
-	// The viewer tries: the keys say why, nothing is written.
+	// The viewer tries: the keys say why, nothing is written. (Its first
+	// key gives it an explorer of its own, which names it.)
 	viewer.keys("6", "g", "j")
+	viewer.waitFor("vera@laptop (viewer)", 5*time.Second)
 	viewer.waitFor("WRITE CHANGELOG.md", 5*time.Second)
 	viewer.waitFor("you are a viewer", 2*time.Second)
 	time.Sleep(1600 * time.Millisecond) // the misfire guard
@@ -130,6 +130,7 @@ func TestServeWithSSHClients(t *testing.T) {
 
 	// The approver decides; the viewer sees it within a second.
 	approver.keys("6", "g", "j")
+	approver.waitFor("alice@desk (approver)", 5*time.Second)
 	approver.waitFor("WRITE CHANGELOG.md", 5*time.Second)
 	time.Sleep(1600 * time.Millisecond)
 	approver.keys("a")

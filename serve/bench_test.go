@@ -29,6 +29,18 @@ import (
 //
 //	go test -run '^$' -bench Serve50 -benchtime 1x ./serve/
 func BenchmarkServe50Sessions(b *testing.B) {
+	// watching: the sessions press no key and share one explorer (mirror.go);
+	// own: each presses a key first and has an explorer of its own.
+	for _, own := range []bool{false, true} {
+		name := "watching"
+		if own {
+			name = "own"
+		}
+		b.Run(name, func(b *testing.B) { benchServe(b, own) })
+	}
+}
+
+func benchServe(b *testing.B, own bool) {
 	sessions, rate, window := 50, 20, 10*time.Second
 	if v := os.Getenv("VIGIL_BENCH_SESSIONS"); v != "" {
 		sessions, _ = strconv.Atoi(v)
@@ -81,32 +93,16 @@ func BenchmarkServe50Sessions(b *testing.B) {
 	for _, tm := range terms {
 		tm.waitFor("Coordinate the v2.0 release", 60*time.Second)
 	}
-	for i, tm := range terms {
-		i, tm, next := i, tm, 1
-		tm.scr.onWrite = func() {
-			mu.Lock()
-			hi := last
-			mu.Unlock()
-			if hi < next {
-				return
-			}
-			scr := tm.scr.String()
-			now := time.Now()
-			for m := hi; m >= next; m-- {
-				if !strings.Contains(scr, marker(m)) {
-					continue
-				}
-				mu.Lock()
-				for s := next; s <= m; s++ {
-					d := now.Sub(committed[s])
-					lat = append(lat, d)
-					perSession[i] = append(perSession[i], d)
-				}
-				mu.Unlock()
-				next = m + 1
-				break
-			}
+	if own {
+		for _, tm := range terms {
+			tm.typ("3") // focus the timeline: an explorer of its own
 		}
+		for _, tm := range terms {
+			tm.waitFor("bench@load (viewer)", 60*time.Second)
+		}
+	}
+	for _, tm := range terms {
+		tm.scr.record()
 	}
 	w, err := ioharness.OpenWriter(path)
 	if err != nil {
@@ -121,7 +117,7 @@ func BenchmarkServe50Sessions(b *testing.B) {
 		<-tick.C
 		n++
 		at := time.Now()
-		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 10 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 4 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
 			b.Fatal(err)
 		}
 		mu.Lock()
@@ -132,6 +128,26 @@ func BenchmarkServe50Sessions(b *testing.B) {
 	time.Sleep(time.Second) // the last commits reach every screen
 	cpu, wall := cpuTime(b, cmd.Process.Pid)-cpu0, time.Since(wall0)
 	b.StopTimer()
+	// Each session's screen as it was after each write that reached it:
+	// a step is on screen at the first write after which its marker is (or
+	// a later one is: it may have scrolled by within one frame).
+	for i, tm := range terms {
+		next := 1
+		tm.scr.replay(func(at time.Time, scr string) {
+			for m := last; m >= next; m-- {
+				if !strings.Contains(scr, marker(m)) {
+					continue
+				}
+				for s := next; s <= m; s++ {
+					d := at.Sub(committed[s])
+					lat = append(lat, d)
+					perSession[i] = append(perSession[i], d)
+				}
+				next = m + 1
+				break
+			}
+		})
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lat) == 0 {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -23,11 +24,16 @@ type paced struct {
 	dirty   bool // updated since the view was drawn
 	now     bool // draw at the next View, whatever the time
 	pending bool // a repaint is on its way
+
+	ready     chan struct{} // closed once the model has loaded the store
+	readyOnce sync.Once
 }
 
 type repaintMsg struct{}
 
-func newPaced(m *tui.Model, every time.Duration) *paced { return &paced{m: m, every: every} }
+func newPaced(m *tui.Model, every time.Duration) *paced {
+	return &paced{m: m, every: every, ready: make(chan struct{})}
+}
 
 func (p *paced) Init() tea.Cmd { return p.m.Init() }
 
@@ -39,6 +45,9 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	_, cmd := p.m.Update(msg)
 	p.dirty = true
+	if p.m.Loaded() {
+		p.readyOnce.Do(func() { close(p.ready) })
+	}
 	switch msg.(type) {
 	case tea.KeyPressMsg, tea.WindowSizeMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
 		p.now = true

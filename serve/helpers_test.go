@@ -143,8 +143,38 @@ type term struct {
 type screen struct {
 	mu sync.Mutex
 	vt *vt.Emulator
-	// onWrite, when set, is called after each write (the bench times frames).
-	onWrite func()
+	// recording: writes are kept with their arrival time, not drawn, until
+	// replay (the bench: drawing fifty screens as they arrive would time
+	// the test's own terminals, not the server).
+	recording bool
+	recs      []rec
+}
+
+type rec struct {
+	at time.Time
+	b  []byte
+}
+
+func (s *screen) record() {
+	s.mu.Lock()
+	s.recording = true
+	s.mu.Unlock()
+}
+
+// replay draws what was recorded, calling fn after each write with its
+// arrival time and the screen then.
+func (s *screen) replay(fn func(at time.Time, scr string)) {
+	s.mu.Lock()
+	recs := s.recs
+	s.recs, s.recording = nil, false
+	s.mu.Unlock()
+	for _, r := range recs {
+		s.mu.Lock()
+		s.vt.Write(r.b)
+		scr := s.vt.String()
+		s.mu.Unlock()
+		fn(r.at, scr)
+	}
 }
 
 func newScreen(w, h int) *screen {
@@ -155,12 +185,12 @@ func newScreen(w, h int) *screen {
 
 func (s *screen) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	n, err := s.vt.Write(p)
-	s.mu.Unlock()
-	if s.onWrite != nil {
-		s.onWrite()
+	defer s.mu.Unlock()
+	if s.recording {
+		s.recs = append(s.recs, rec{at: time.Now(), b: append([]byte(nil), p...)})
+		return len(p), nil
 	}
-	return n, err
+	return s.vt.Write(p)
 }
 
 func (s *screen) String() string {

@@ -48,10 +48,16 @@ func TestViewerCannotApproverCan(t *testing.T) {
 	approver := openTerm(t, ts, ts.approve, 120, 40)
 	viewer.waitFor("Coordinate the v2.0 release", 10*time.Second)
 	approver.waitFor("Coordinate the v2.0 release", 10*time.Second)
-	viewer.waitFor("vera@laptop (viewer)", time.Second)
-	approver.waitFor("alice@desk (approver)", time.Second)
+	// Until a key is pressed the sessions share one explorer; the first
+	// key gives each its own, which names who it is.
+	viewer.waitFor("viewer view: any key for your own", time.Second)
+	approver.waitFor("approver view: any key for your own", time.Second)
+	if n := ts.srv.Watching(); len(n) != 2 {
+		t.Errorf("mirrors %v: want one per role", n)
+	}
 
 	selectApproval2(viewer)
+	viewer.waitFor("vera@laptop (viewer)", 2*time.Second)
 	viewer.typ("a")
 	viewer.waitFor("you are a viewer (vera@laptop)", 2*time.Second)
 	viewer.typ("y")
@@ -61,6 +67,7 @@ func TestViewerCannotApproverCan(t *testing.T) {
 	}
 
 	selectApproval2(approver)
+	approver.waitFor("alice@desk (approver)", 2*time.Second)
 	approver.typ("a")
 	approver.typ("y")
 	approver.waitFor("✓ approved: approval 2", 3*time.Second)

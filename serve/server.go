@@ -58,6 +58,7 @@ type Server struct {
 	srv      *ssh.Server
 	hostFP   string
 	limit    *rateLimit
+	mirrors  mirrors
 	conns    atomic.Int64
 
 	logMu   sync.Mutex
@@ -145,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		wish.WithHostKeyPEM(pemBytes),
 		wish.WithVersion("vigil"),
 		wish.WithPublicKeyAuth(s.publicKey),
-		wish.WithMiddleware(wishtea.MiddlewareWithProgramHandler(s.program), s.gate),
+		wish.WithMiddleware(s.gate),
 	)
 	if err != nil {
 		s.Close()
@@ -231,6 +232,7 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 // session is what the gate hands the program handler.
 type session struct {
 	hub   *Hub
+	index int // which store
 	label string
 	sess  Session
 	model *tui.Model
@@ -264,7 +266,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, "vigil serve: "+err.Error())
 			return
 		}
-		se := &session{hub: s.hubs[i], sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)"}}
+		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)"}}
 		se.label = fmt.Sprintf("%s · %s (%s)", s.cfg.Stores[i], who.Name, role)
 		if s.cfg.ReadOnly {
 			se.label += " · read-only"
@@ -275,7 +277,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		sess.Context().SetValue(sessionKey, se)
 		start := time.Now()
 		s.logf("session %s: %s (%s, %s) opened %s", addr, who.Name, who.Fingerprint, role, s.cfg.Stores[i])
-		next(sess)
+		s.runSession(sess, se)
 		if se.model != nil {
 			se.model.Close()
 		}
@@ -307,56 +309,161 @@ func (s *Server) readOnlyWhy() string {
 	return ""
 }
 
-// program is the explorer of one session, reading through the store's hub.
-func (s *Server) program(sess ssh.Session) *tea.Program {
-	se, _ := sess.Context().Value(sessionKey).(*session)
-	if se == nil {
-		return nil
-	}
-	ro := s.readOnlyWhy()
+// runSession shows the explorer on a session until it ends: the shared
+// one of its mirror while it has pressed no key, then its own.
+func (s *Server) runSession(sess ssh.Session, se *session) {
+	pty, winCh, _ := sess.Pty()
 	noColor := false
 	for _, e := range sess.Environ() {
 		noColor = noColor || strings.HasPrefix(e, "NO_COLOR=") && e != "NO_COLOR="
 	}
-	opt := tui.Options{
+	se.input = &idleReader{}
+	se.input.touch()
+	ctx := sess.Context()
+
+	// The session's input, read once, whoever it is for.
+	in := make(chan []byte, 16)
+	go func() {
+		defer close(in)
+		buf := make([]byte, 4096)
+		for {
+			n, err := sess.Read(buf)
+			if n > 0 {
+				in <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	idle := time.NewTicker(s.idleEvery())
+	defer idle.Stop()
+
+	// Watching: seated at the mirror for its store, role and terminal.
+	w, h := pty.Window.Width, pty.Window.Height
+	shared := fmt.Sprintf("%s · shared %s view: any key for your own", s.cfg.Stores[se.index], se.sess.Role)
+	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role}
+	m, seat := s.join(key, sess, wishtea.MakeOptions(sess), shared)
+	var first []byte
+watching:
+	for {
+		select {
+		case <-ctx.Done():
+			s.leave(m, seat)
+			return
+		case win := <-winCh:
+			s.leave(m, seat)
+			key.w, key.h = win.Width, win.Height
+			m, seat = s.join(key, sess, wishtea.MakeOptions(sess), shared)
+		case b, ok := <-in:
+			if !ok {
+				s.leave(m, seat)
+				return
+			}
+			if isReply(b) {
+				continue
+			}
+			first = b
+			s.leave(m, seat)
+			break watching
+		case <-idle.C:
+			if s.idleOut(sess, se) {
+				s.leave(m, seat)
+				return
+			}
+		}
+	}
+
+	// Its own explorer from the first key on; the key waits for it to
+	// have loaded the store (it acts on what is shown).
+	se.input.touch()
+	ro := s.readOnlyWhy()
+	se.model = tui.New(tui.Options{
 		Source:     se.hub.View(se.sess, ro),
 		Reopen:     func() (store.Source, error) { return se.hub.View(se.sess, ro), nil },
 		Wakeups:    se.hub.Wakeups,
 		Poll:       s.cfg.Poll,
 		StoreLabel: se.label,
 		NoColor:    noColor,
-	}
-	se.model = tui.New(opt)
-	se.input = &idleReader{r: sess}
-	se.input.touch()
-	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(sess.Context()))
-	se.prog = tea.NewProgram(newPaced(se.model, frameEvery), opts...)
-	if s.cfg.IdleTimeout > 0 {
-		go s.watchIdle(sess, se)
-	}
-	return se.prog
-}
-
-// watchIdle ends a session nobody has typed in for the idle timeout.
-func (s *Server) watchIdle(sess ssh.Session, se *session) {
-	every := min(s.cfg.IdleTimeout/4, 10*time.Second)
-	t := time.NewTicker(max(every, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-sess.Context().Done():
-			return
-		case <-t.C:
-			if idle := se.input.idle(); idle >= s.cfg.IdleTimeout {
-				s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
+	})
+	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h))
+	own := newPaced(se.model, frameEvery)
+	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
+	se.prog = tea.NewProgram(own, opts...)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
 				se.prog.Quit()
-				fmt.Fprintf(sess.Stderr(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
-				sess.Exit(0)
-				sess.Close()
 				return
+			case <-stop:
+				return
+			case win := <-winCh:
+				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
+			case <-idle.C:
+				if s.idleOut(sess, se) {
+					return
+				}
 			}
 		}
+	}()
+	se.prog.Run()
+	se.prog.Kill()
+}
+
+func (s *Server) idleEvery() time.Duration {
+	if s.cfg.IdleTimeout <= 0 {
+		return time.Hour
 	}
+	return max(min(s.cfg.IdleTimeout/4, 10*time.Second), 10*time.Millisecond)
+}
+
+// idleOut ends a session nobody has typed in for the idle timeout.
+func (s *Server) idleOut(sess ssh.Session, se *session) bool {
+	if s.cfg.IdleTimeout <= 0 {
+		return false
+	}
+	idle := se.input.idle()
+	if idle < s.cfg.IdleTimeout {
+		return false
+	}
+	s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
+	if se.prog != nil {
+		se.prog.Quit()
+	}
+	fmt.Fprintf(sess.Stderr(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	sess.Exit(0)
+	sess.Close()
+	return true
+}
+
+// chanReader reads the session's input after the key that was read first.
+type chanReader struct {
+	first []byte
+	ch    <-chan []byte
+	ready <-chan struct{}
+}
+
+func (r *chanReader) Read(p []byte) (int, error) {
+	if r.ready != nil {
+		select {
+		case <-r.ready:
+		case <-time.After(10 * time.Second): // a store that will not load: keys act on what there is
+		}
+		r.ready = nil
+	}
+	if len(r.first) == 0 {
+		b, ok := <-r.ch
+		if !ok {
+			return 0, io.EOF
+		}
+		r.first = b
+	}
+	n := copy(p, r.first)
+	r.first = r.first[n:]
+	return n, nil
 }
 
 // idleReader is the session's input, noting when a key last came.

@@ -175,6 +175,10 @@ func (m *Model) Close() {
 	}
 }
 
+// Loaded reports whether the store's first load is on screen (vigil serve
+// holds a session's first key until it is).
+func (m *Model) Loaded() bool { return m.loaded }
+
 // Source is the store the model reads now (after a reopen, the new one).
 func (m *Model) Source() store.Source { return m.src.Source }
 
