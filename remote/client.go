@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -462,12 +463,48 @@ func (c *Client) reconnect() {
 	c.mu.Unlock()
 	c.logf("%s: back online (agent %s)", c.t, h.Instance)
 	go c.watchConn(cn)
-	for k := range unknown {
-		c.logf("%s: %s was in flight when the link dropped: read again, not sent again", c.t, k)
+	if len(unknown) > 0 {
+		go c.reread(unknown)
 	}
 	// Every source's next refresh finds a cursor of the old agent: Reset,
 	// and the explorer loads the store again.
 	c.broadcast(watch.Signal{Kind: watch.Changed, Mode: watch.Push, At: time.Now()})
+}
+
+// reread reads again the requests whose decisions the link took with it,
+// and says what the store holds (they are never sent again).
+func (c *Client) reread(keys map[string]bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var reqs []store.Request
+	if err := c.call(ctx, "Requests", requestsParams{}, &reqs); err != nil {
+		for k := range keys {
+			c.logf("%s: %s was in flight when the link dropped; reading it again failed: %v", c.t, k, err)
+		}
+		return
+	}
+	for k := range keys {
+		found := false
+		for _, r := range reqs {
+			if r.Key().String() != k {
+				continue
+			}
+			found = true
+			switch {
+			case r.Resolved:
+				by := ""
+				if r.DecidedBy != "" {
+					by = " by " + sanitize.Line(r.DecidedBy)
+				}
+				c.logf("%s: %s was in flight when the link dropped: the store holds %q%s (read again, not sent again)", c.t, k, sanitize.Line(r.Decision), by)
+			default:
+				c.logf("%s: %s was in flight when the link dropped: it still waits, undecided (read again, not sent again)", c.t, k)
+			}
+		}
+		if !found {
+			c.logf("%s: %s was in flight when the link dropped: the store no longer lists it", c.t, k)
+		}
+	}
 }
 
 // call sends one request and waits for its answer.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,10 +95,14 @@ while read -r line; do
   case "$line" in
   *'"Head"'*) id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/'); echo '{"id":'$id',"result":{"instance":"'$$'","epoch":1,"seq":0}}';;
   *'"Decide"'*) echo "$line" >> `+dir+`/decisions;;
+  *'"Requests"'*) id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/'); echo '{"id":'$id',"result":[]}';;
   esac
 done`)
+	var logMu sync.Mutex
+	var logged []string
 	c, err := Dial(context.Background(), Target{Host: "far", Path: "/x"}, Options{SSH: ssh, RemoteVigil: far,
-		BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond})
+		BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		Log: func(l string) { logMu.Lock(); logged = append(logged, l); logMu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +147,20 @@ done`)
 	ch, _, err := src.Changes(context.Background(), cur)
 	if err != nil || !ch.Reset {
 		t.Errorf("the old agent's cursor after reconnecting: %+v %v", ch, err)
+	}
+	// Read again once the link is back, and said.
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		logMu.Lock()
+		all := strings.Join(logged, "\n")
+		logMu.Unlock()
+		if strings.Contains(all, "approval 2 was in flight when the link dropped: the store no longer lists it") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the decision in flight was not read again:\n%s", all)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "decisions"))
 	if n := strings.Count(string(b), "Decide"); n != 1 {

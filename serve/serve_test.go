@@ -227,3 +227,21 @@ func TestKeyFileOptions(t *testing.T) {
 		t.Errorf("bad line: %v", err)
 	}
 }
+
+// With several stores, `ssh host NAME` picks one by base name, path or
+// number; an unknown name says which are served.
+func TestPickStore(t *testing.T) {
+	s := &Server{cfg: Config{Stores: []string{"/srv/a/runs.sqlite3", "/srv/b/other.sqlite3"}}, names: []string{"runs.sqlite3", "other.sqlite3"}}
+	for cmd, want := range map[string]int{"": 0, "other.sqlite3": 1, "2": 1, "/srv/a/runs.sqlite3": 0} {
+		var args []string
+		if cmd != "" {
+			args = []string{cmd}
+		}
+		if i, err := s.pick(args); err != nil || i != want {
+			t.Errorf("%q: %d %v", cmd, i, err)
+		}
+	}
+	if _, err := s.pick([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "these are served: runs.sqlite3, other.sqlite3") {
+		t.Errorf("unknown: %v", err)
+	}
+}
