@@ -329,7 +329,11 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 		for {
 			n, err := sess.Read(buf)
 			if n > 0 {
-				in <- append([]byte(nil), buf[:n]...)
+				select {
+				case in <- append([]byte(nil), buf[:n]...):
+				case <-ctx.Done():
+					return
+				}
 			}
 			if err != nil {
 				return
