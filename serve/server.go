@@ -229,7 +229,7 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 	return audit.Who{}, Viewer, false
 }
 
-// session is what the gate hands the program handler.
+// session is one SSH session's explorer, as the gate admitted it.
 type session struct {
 	hub   *Hub
 	index int // which store
@@ -242,11 +242,9 @@ type session struct {
 
 type ctxKey string
 
-const sessionKey ctxKey = "vigil-session"
-
 // gate lets through a session with a known key, a terminal and a store,
 // and logs it; anything else is refused with one line here and one there.
-func (s *Server) gate(next ssh.Handler) ssh.Handler {
+func (s *Server) gate(ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		addr := sess.RemoteAddr().String()
 		who, role, ok := s.role(sess.PublicKey())
@@ -274,7 +272,6 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		if len(s.hubs) > 1 {
 			se.label += fmt.Sprintf(" · store %d of %d", i+1, len(s.hubs))
 		}
-		sess.Context().SetValue(sessionKey, se)
 		start := time.Now()
 		s.logf("session %s: %s (%s, %s) opened %s", addr, who.Name, who.Fingerprint, role, s.cfg.Stores[i])
 		s.runSession(sess, se)
