@@ -245,3 +245,41 @@ func TestPickStore(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 }
+
+// The decision history names who decided through vigil serve: another
+// session's run summary says it, from the audit log, while the store's
+// own column keeps what io-harness writes.
+func TestSummaryNamesTheDecider(t *testing.T) {
+	ts := startServer(t, nil)
+	a := openTerm(t, ts, ts.approve, 120, 40)
+	a.waitFor("Coordinate the v2.0 release", 10*time.Second)
+	selectApproval2(a)
+	a.waitFor("alice@desk (approver)", 2*time.Second)
+	a.typ("a")
+	a.typ("y")
+	a.waitFor("✓ approved: approval 2", 3*time.Second)
+
+	v := openTerm(t, ts, ts.viewer, 200, 60)
+	v.waitFor("Coordinate the v2.0 release", 10*time.Second)
+	v.typ("2") // the agents of the open tree
+	v.typ("j") // #5, which asked for approval 2
+	time.Sleep(200 * time.Millisecond)
+	v.typ("i")
+	v.waitFor("decided: approve by alice@desk ("+gossh.FingerprintSHA256(ts.approve.signer.PublicKey())[:12], 5*time.Second)
+}
+
+// --read-only: nobody decides, and every session says why.
+func TestServeReadOnly(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.ReadOnly = true })
+	if ts.srv.AuditPath() != "" {
+		t.Error("a read-only server opened an audit log")
+	}
+	a := openTerm(t, ts, ts.approve, 120, 40)
+	a.waitFor("Coordinate the v2.0 release", 10*time.Second)
+	selectApproval2(a)
+	a.typ("a")
+	a.waitFor("the server is read-only", 3*time.Second)
+	if q := approvalOf(t, ts.store, "2"); q.Resolved {
+		t.Fatalf("decided on a read-only server: %+v", q)
+	}
+}
