@@ -180,7 +180,8 @@ func TestHostileOutcomeInTmux(t *testing.T) {
 	s.waitFor("Fix the flaky parser test")
 	s.waitFor("␛_PWNED␛\\")
 	s.waitFor("␍│✓  success")
-	if title := s.run("display-message", "-p", "-t", "e2e", "#{pane_title}"); title != "vigil — runs.sqlite3" {
+	// vigil's own title: the fixture's five requests wait.
+	if title := s.run("display-message", "-p", "-t", "e2e", "#{pane_title}"); title != "◆ 5 waiting · vigil" {
 		t.Fatalf("pane title = %q while vigil runs", title)
 	}
 	if screen := s.run("capture-pane", "-p", "-e", "-t", "e2e"); blinks(screen) {

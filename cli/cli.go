@@ -30,6 +30,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-run/vigil/internal/config"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -147,6 +148,9 @@ type app struct {
 	// is written (a driver that dies writes nothing), and tailSettle how
 	// long a crashed reading must hold before tail believes it.
 	tailCheck, tailSettle time.Duration
+
+	cfg    *config.Config // the user's config file, once read (config.go)
+	cfgErr error
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, env []string) *app {
@@ -191,7 +195,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 		return code
 	}
 	msg := sanitize.Line(err.Error())
-	if code == ExitUsage {
+	var ce *configError
+	if code == ExitUsage && !errors.As(err, &ce) {
 		msg += usageHint(root, args)
 	}
 	fmt.Fprintln(a.errOut(), "vigil: "+msg)
@@ -216,8 +221,9 @@ func (e *decisionError) Error() string { return e.msg }
 func exitCode(err error) int {
 	var ue *usageError
 	var de *decisionError
+	var ce *configError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ce):
 		return ExitUsage
 	case errors.As(err, &de):
 		return ExitDecision

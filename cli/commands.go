@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-run/vigil/store"
 )
 
-const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the usual places)"
+const storeHelp = "the run store: a file, or a directory for journal formats (default $VIGIL_STORE, else the config file's store, else the usual places)"
 
 func (a *app) rootCmd() *cobra.Command {
 	var o exploreOpts
@@ -72,7 +72,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
-		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.serveCmd(), a.agentCmd())
+		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd(), a.serveCmd(), a.agentCmd())
 	return root
 }
 
@@ -245,7 +245,11 @@ func (a *app) decideCmd(verb string) *cobra.Command {
 		c.Long = "approve approves what a run waits on: an approval (the action goes ahead) or a plan.\n" + requestHelp + decideTail
 	} else {
 		c.Short = "Deny an approval, or cancel a plan"
-		c.Long = "deny denies an approval (the action does not happen) or cancels a plan.\n" + requestHelp + decideTail
+		c.Long = "deny denies an approval (the action does not happen) or cancels a plan.\n" + requestHelp +
+			"\n\n--reason TEXT is sent with the deny where the format carries one to the agent\n" +
+			"(Starweaver's approval record); where it does not (io-harness), vigil refuses\n" +
+			"rather than drop it." + decideTail
+		c.Flags().StringVar(&o.reason, "reason", "", "why: sent to the agent with the deny, where the format carries it")
 	}
 	o.flags(c)
 	return c
@@ -275,6 +279,7 @@ func (a *app) textDecideCmd(verb, req, short, long string) *cobra.Command {
 type decideOpts struct {
 	store    string
 	readOnly bool
+	reason   string // deny: the reason, where the format carries one
 }
 
 func (o *decideOpts) flags(c *cobra.Command) {

@@ -124,6 +124,13 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 	if err != nil {
 		return err
 	}
+	if r := strings.TrimSpace(o.reason); r != "" {
+		if !store.CarriesReason(src, d.Key.Kind, d.Verdict) {
+			return &decisionError{fmt.Sprintf("%s not decided: %s keeps no reason with a %s, so it would not reach the agent (leave out --reason)",
+				key, src.Format(), d.Verdict)}
+		}
+		d.Text = r
+	}
 	res, err := src.Decide(ctx, d)
 	var refused *store.RefusedError
 	switch {

@@ -76,8 +76,11 @@ func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 			return noSuchRun(src, o.run)
 		}
 	}
-	return a.explore(ctx, a, tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, Run: o.run,
-		NoColor: a.getenv("NO_COLOR") != ""})
+	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, Run: o.run, NoColor: a.getenv("NO_COLOR") != ""}
+	if err := a.tuiConfig(&opt); err != nil {
+		return err
+	}
+	return a.explore(ctx, a, opt)
 }
 
 // XTWINOPS 22;2 and 23;2: push the window title on the terminal's title
@@ -186,6 +189,10 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		return finish(err)
 	}
 	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, StoreLabel: label, NoColor: a.getenv("NO_COLOR") != ""}
+	if err := a.tuiConfig(&opt); err != nil {
+		h.stop()
+		return finish(err)
+	}
 	// The first thing on screen is the live run: the newest root running.
 	if runs, err := src.Runs(ctx); err == nil {
 		for _, r := range runs {

@@ -218,15 +218,16 @@ type jsonRuns struct {
 }
 
 type jsonShow struct {
-	Store    jsonStore     `json:"store"`
-	At       string        `json:"at"`
-	Run      jsonRun       `json:"run"`
-	Ancestry []string      `json:"ancestry"`
-	Tree     []jsonRun     `json:"tree"`
-	Steps    []jsonStep    `json:"steps"`
-	Context  []jsonSample  `json:"context"`
-	Drift    jsonDrift     `json:"drift"`
-	Requests []jsonRequest `json:"requests"`
+	Store     jsonStore      `json:"store"`
+	At        string         `json:"at"`
+	Run       jsonRun        `json:"run"`
+	Ancestry  []string       `json:"ancestry"`
+	Tree      []jsonRun      `json:"tree"`
+	Steps     []jsonStep     `json:"steps"`
+	Context   []jsonSample   `json:"context"`
+	Drift     jsonDrift      `json:"drift"`
+	Requests  []jsonRequest  `json:"requests"`
+	Decisions []jsonDecision `json:"decisions"` // the tree's decided requests
 }
 
 // writeJSON writes v indented, with every character a terminal could act

@@ -235,6 +235,9 @@ func TestShowJSONStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := sh.loadDetails(context.Background(), src); err != nil {
+			t.Fatal(err)
+		}
 		var whole, streamed bytes.Buffer
 		if err := writeJSON(&whole, sh.json()); err != nil {
 			t.Fatal(err)

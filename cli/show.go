@@ -16,14 +16,18 @@ import (
 
 // shown is everything show prints about one run.
 type shown struct {
-	rd       *reading
-	id       string
-	run      store.Run
-	tree     []string // the run and every run under it, depth first
-	steps    []store.Step
-	details  map[int64]*store.StepDetail // each step's detail, by its row (JSON only)
-	samples  []store.ContextSample
-	requests []store.Request // open requests of the tree
+	rd        *reading
+	id        string
+	run       store.Run
+	tree      []string // the run and every run under it, depth first
+	steps     []store.Step
+	details   map[int64]*store.StepDetail // each step's detail, by its row (JSON only; see detail)
+	src       store.Source                // where a detail not in details is read, one step at a time
+	ctx       context.Context
+	detailErr error
+	samples   []store.ContextSample
+	requests  []store.Request // open requests of the tree
+	decided   []store.DecisionRecord
 }
 
 func noSuchRun(src store.Source, id string) error {
@@ -47,6 +51,9 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 		return nil, err
 	}
 	sh.requests = rd.openRequests(func(runID string) bool { return rd.md.Within(runID, id) })
+	if sh.decided, err = store.Decisions(ctx, src, sh.tree...); err != nil {
+		return nil, err
+	}
 	return sh, nil
 }
 
@@ -61,7 +68,10 @@ func (a *app) show(ctx context.Context, s *session, id string, asJSON, markdown 
 		if err := sh.loadDetails(ctx, s.src); err != nil {
 			return err
 		}
-		return sh.writeJSON(a.stdout)
+		if err := sh.writeJSON(a.stdout); err != nil {
+			return err
+		}
+		return sh.detailErr
 	case markdown:
 		a.showMarkdown(a.out(), sh)
 	default:
@@ -79,7 +89,7 @@ func (sh *shown) json() jsonShow {
 		out.Tree = append(out.Tree, rd.runJSON(id))
 	}
 	for _, st := range sh.steps {
-		out.Steps = append(out.Steps, stepJSON(st, sh.details[st.RowID]))
+		out.Steps = append(out.Steps, stepJSON(st, sh.detail(st)))
 	}
 	for _, c := range sh.samples {
 		out.Context = append(out.Context, sampleJSON(c))
@@ -87,6 +97,10 @@ func (sh *shown) json() jsonShow {
 	out.Drift = sh.drift()
 	for _, q := range sh.requests {
 		out.Requests = append(out.Requests, rd.requestJSON(q))
+	}
+	out.Decisions = []jsonDecision{}
+	for _, d := range sh.decided {
+		out.Decisions = append(out.Decisions, rd.decisionJSON(d))
 	}
 	return out
 }
@@ -100,10 +114,11 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.field("run", rd.runJSON(sh.id))
 	d.field("ancestry", rd.md.Ancestry(sh.id))
 	d.list("tree", len(sh.tree), func(i int) any { return rd.runJSON(sh.tree[i]) })
-	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.details[sh.steps[i].RowID]) })
+	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.detail(sh.steps[i])) })
 	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
 	d.field("drift", sh.drift())
 	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
+	d.list("decisions", len(sh.decided), func(i int) any { return rd.decisionJSON(sh.decided[i]) })
 	return d.close()
 }
 
@@ -116,28 +131,39 @@ func (sh *shown) drift() jsonDrift {
 	return out
 }
 
-// loadDetails reads every step's detail: in one pass where the source can
-// (DetailReader), else step by step.
+// loadDetails readies every step's detail: in one pass where the source
+// can (DetailReader); else each is read as its step is written (detail), so
+// a run of many long steps is never held whole (a 1 GB Leviath journal).
 func (sh *shown) loadDetails(ctx context.Context, src store.Source) error {
-	sh.details = map[int64]*store.StepDetail{}
-	if dr, ok := src.(store.DetailReader); ok {
-		ds, err := dr.StepDetails(ctx, sh.id)
-		if err != nil {
-			return err
-		}
-		for i := range ds {
-			sh.details[ds[i].RowID] = &ds[i]
-		}
+	sh.ctx, sh.src = ctx, src
+	dr, ok := src.(store.DetailReader)
+	if !ok {
 		return nil
 	}
-	for _, st := range sh.steps {
-		d, err := src.StepDetail(ctx, sh.id, st.RowID)
-		if err != nil {
-			return err
-		}
-		sh.details[st.RowID] = &d
+	ds, err := dr.StepDetails(ctx, sh.id)
+	if err != nil {
+		return err
+	}
+	sh.details = make(map[int64]*store.StepDetail, len(ds))
+	for i := range ds {
+		sh.details[ds[i].RowID] = &ds[i]
 	}
 	return nil
+}
+
+// detail is st's detail: from loadDetails' pass, or read now. A read that
+// fails leaves the step without its detail and is reported once the JSON
+// is written (detailErr).
+func (sh *shown) detail(st store.Step) *store.StepDetail {
+	if d, ok := sh.details[st.RowID]; ok || sh.src == nil || sh.detailErr != nil {
+		return d
+	}
+	d, err := sh.src.StepDetail(sh.ctx, sh.id, st.RowID)
+	if err != nil {
+		sh.detailErr = err
+		return nil
+	}
+	return &d
 }
 
 // guideLevels bounds the drawing in front of an agent: a deeper one keeps
@@ -309,6 +335,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	for _, q := range sh.requests {
 		a.requestText(w, rd, q)
 	}
+	a.decisionsText(w, sh)
 }
 
 // requestText prints one request: its key and where it waits, then what it
@@ -320,6 +347,11 @@ func (a *app) requestText(w io.Writer, rd *reading, q store.Request) {
 		del += ": " + clean(why)
 	}
 	fmt.Fprintf(w, "  %s  run %s, step %d  [%s]\n", clean(requestKey(q.Key())), clean(q.RunID), q.Step, del)
+	a.requestBody(w, q)
+}
+
+// requestBody prints what a request asks, indented.
+func (a *app) requestBody(w io.Writer, q store.Request) {
 	switch q.Kind {
 	case store.Approval:
 		size := ""
@@ -537,6 +569,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			fmt.Fprintln(w)
 		}
 	}
+	a.decisionsMarkdown(w, sh)
 }
 
 // signed writes a count with its sign and thousands separators: +1,200.

@@ -73,13 +73,20 @@ func (a *app) openSession(flag string, warnFirst bool, fn func(*session) error) 
 }
 
 // resolveStore picks the store: the one named, else $VIGIL_STORE, else the
-// first found in the usual places.
+// config file's store, else the first found in the usual places.
 func (a *app) resolveStore(named string) (string, error) {
 	if named != "" {
 		return a.expandHome(named), nil
 	}
 	if env := a.getenv("VIGIL_STORE"); env != "" {
 		return a.expandHome(env), nil
+	}
+	c, err := a.config()
+	if err != nil {
+		return "", err
+	}
+	if c.Store != "" {
+		return a.expandHome(c.Store), nil
 	}
 	return a.discover()
 }

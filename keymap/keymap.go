@@ -33,10 +33,17 @@ type KeyMap struct {
 
 	Approve key.Binding
 	Deny    key.Binding
-	Answer  key.Binding
-	Revise  key.Binding
-	Confirm key.Binding
-	Cancel  key.Binding
+	// DenyReason denies (an approval) or cancels (a plan) with a reason
+	// typed first, where the format carries one to the agent.
+	DenyReason key.Binding
+	Answer     key.Binding
+	Revise     key.Binding
+	Confirm    key.Binding
+	Cancel     key.Binding
+	Decided    key.Binding // the Approvals pane: waiting requests ⇄ decided ones
+	// NextWaiting jumps from anywhere to the next waiting request; pressed
+	// again where it jumped, it goes back where it came from.
+	NextWaiting key.Binding
 
 	// Submit and Dismiss end typing into a text field (the runs filter, an
 	// answer, a revision): they are matched only while one is open, where
@@ -72,12 +79,16 @@ func Default() KeyMap {
 		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
-		Approve: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
-		Deny:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
-		Answer:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
-		Revise:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
-		Confirm: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
-		Cancel:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Deny:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
+		DenyReason: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny, saying why")),
+		Answer:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
+		Revise:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
+		Confirm:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
+		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
+
+		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting, and back")),
 
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
 		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
@@ -104,7 +115,7 @@ func (k KeyMap) Groups() []Group {
 		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
-		{"Approvals", []key.Binding{k.Approve, k.Deny, k.Answer, k.Revise, k.Confirm, k.Cancel}},
+		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}
 }
@@ -156,7 +167,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // the README (a test keeps the README's copy equal to this).
 func (k KeyMap) MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| keys | what they do | group |\n|---|---|---|\n")
+	b.WriteString("| keys | what they do | group | action (to remap) |\n|---|---|---|---|\n")
 	for _, g := range k.Groups() {
 		for _, kb := range g.Bindings {
 			h := kb.Help()
@@ -164,7 +175,7 @@ func (k KeyMap) MarkdownTable() string {
 			for _, key := range kb.Keys() {
 				keys = append(keys, "`"+key+"`")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(keys, " "), h.Desc, g.Title)
+			fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", strings.Join(keys, " "), h.Desc, g.Title, k.actionOf(kb))
 		}
 	}
 	return b.String()

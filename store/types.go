@@ -285,7 +285,13 @@ type Request struct {
 	// says ended the wait.
 	Decision  string
 	DecidedBy string
-	AskedAt   time.Time
+	// DecidedAt is when the format says the decision was made (zero when it
+	// records no time: io-harness keeps none).
+	DecidedAt time.Time
+	// Reason is the text a decider gave with a deny, where the format keeps
+	// one (Starweaver's approval record); a plan's correction is Correction.
+	Reason  string
+	AskedAt time.Time
 
 	// Ancestry is the chain of run ids from the root down to RunID.
 	Ancestry []string

@@ -13,8 +13,8 @@ import (
 // for it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.env.Keys
-	if key.Matches(msg, km.ForceQuit) {
-		return m.quit()
+	if cmd, ok := m.quitKey(msg); ok {
+		return cmd
 	}
 	if m.help {
 		switch {
@@ -48,6 +48,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Summary):
 		return m.openSummary()
+	case key.Matches(msg, km.NextWaiting):
+		m.jumpToWaiting()
+		return nil
 	case key.Matches(msg, km.NextPane):
 		m.focusPane((m.focus + 1) % paneCount)
 		return nil

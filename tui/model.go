@@ -13,7 +13,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
-	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -40,6 +39,10 @@ type Options struct {
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
+	// Notify says which notices a request that arrives gives (notify.go).
+	Notify Notify
+	// Look is the user's theme and keys (config.go).
+	Look Look
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
 	// wakes every session from one shared tail of the store.
 	Wakeups func() (Wakeup, error)
@@ -113,6 +116,10 @@ type Model struct {
 	detailRev  string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
+
+	alert     alerts // requests already announced, the terminal's focus (notify.go)
+	jump      *jump  // where the next-waiting key jumped from (jump.go)
+	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 }
 
 // New builds the model around an open source.
@@ -125,12 +132,16 @@ func New(opt Options) *Model {
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
 		focus: paneRuns, right: paneTimeline,
 	}
-	m.env = &views.Env{Theme: views.NewTheme(m.dark, opt.NoColor), Keys: keymap.Default(), Now: now}
+	if dark, fixed := m.fixedBackground(); fixed {
+		m.dark = dark
+	}
+	m.env = &views.Env{Theme: m.theme(), Keys: m.keys(), Now: now}
 	m.newPanes()
 	m.st = newState(m.src.RecordsLeases())
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
 	}
+	m.setReasons()
 	return m
 }
 
@@ -187,6 +198,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
+	if cmd, ok := m.onDecisionMsg(msg); ok {
+		return m, cmd
+	}
+	if m.onFocus(msg) {
+		return m, nil
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -194,8 +211,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.BackgroundColorMsg:
 		// Panes read the theme as they draw: nothing to lay out again.
+		if _, fixed := m.fixedBackground(); fixed {
+			return m, nil // the config says which background
+		}
 		m.dark = msg.IsDark()
-		m.env.Theme = views.NewTheme(m.dark, m.opt.NoColor)
+		m.env.Theme = m.theme()
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
@@ -210,7 +230,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.tick()
 	case loadedMsg:
-		return m, m.onLoaded(msg)
+		cmd := m.onLoaded(msg)
+		return m, tea.Batch(cmd, m.announce())
 	case statsMsg:
 		if msg.err != nil {
 			m.fail(msg.err)
@@ -262,8 +283,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case signalMsg:
 		return m, m.onSignal(msg.sig)
 	case changesMsg:
+		hist := m.noteDecided(msg.ch)
 		cmd := m.onChanges(msg)
-		return m, tea.Batch(cmd, m.afterRefresh(msg))
+		var ann tea.Cmd
+		if ch := msg.ch; ch != nil && (len(ch.Requests) > 0 || len(ch.Runs) > 0 || ch.LeasesChanged) {
+			ann = m.announce() // only requests, runs and leases change what waits on whom
+		}
+		return m, tea.Batch(cmd, m.afterRefresh(msg), m.wantChannel(), hist, ann)
 	case decidedMsg:
 		m.approvals.Result(msg.decision, msg.result, msg.err)
 		if msg.gen != m.src.gen {
@@ -273,7 +299,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.st.model.Decided(msg.decision.Key)
 			m.refreshItems()
 		}
-		return m, m.askRefresh()
+		return m, tea.Batch(m.askRefresh(), m.wantHistory())
 	case reopenedMsg:
 		m.reopening = false
 		if msg.err != nil {
@@ -296,6 +322,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			why = ""
 		}
 		m.approvals.SetReadOnly(why)
+		m.setReasons()
 		cmds := []tea.Cmd{loadAll(m.src)}
 		if m.watcher != nil {
 			// The watcher's probe reads the old source's connection: watch
@@ -434,7 +461,7 @@ func (m *Model) openRun(id string) tea.Cmd {
 	m.tree.Select(id)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
-	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true))
+	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
 }
 
 // selectAgent shows an agent's steps and drift.

@@ -25,7 +25,8 @@ func (m *Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	// The title is ours alone: nothing from the store reaches it (and the
 	// store's file name could hold anything).
-	v.WindowTitle = "vigil — " + sanitize.Line(filepath.Base(m.src.Path()))
+	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(filepath.Base(m.src.Path())))
+	v.ReportFocus = true // bell and notifications wait while the terminal has the focus
 	return v
 }
 
@@ -98,6 +99,9 @@ func (m *Model) stitch(drawn [paneCount][]string, w, h int) []string {
 // changes are noticed, and how many requests wait.
 func (m *Model) statusBar(w int) string {
 	t, km := m.env.Theme, m.env.Keys
+	if q := m.quitPrompt(); q != "" {
+		return t.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
+	}
 	now := m.now()
 	var parts []string
 	path := m.storeLabel()

@@ -21,6 +21,9 @@ type ApprovalItem struct {
 	Delivery  store.Delivery
 	Why       string // why it cannot be decided, one line ("" when it can)
 	FirstSeen time.Time
+	// Decided is set on a request that no longer waits but is kept in
+	// place because the person was on it when someone else decided it.
+	Decided *Decided
 }
 
 type queueMode int
@@ -30,6 +33,7 @@ const (
 	confirming
 	answering
 	revising
+	reasoning // typing the reason for a deny or a cancel (approvals_reason.go)
 )
 
 // Approvals is the queue of everything waiting on a human, oldest first.
@@ -49,6 +53,13 @@ type Approvals struct {
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
 
+	held    *held                        // the selected request, decided elsewhere (approvals_held.go)
+	recent  map[store.RequestKey]Decided // decisions the store reported since the last SetItems
+	mine    store.RequestKey             // the request this pane last sent a decision for
+	hist    history                      // the decided requests (approvals_history.go)
+	reasons Reasons                      // what the store's format carries with a deny (approvals_reason.go)
+	kept    string                       // unsent text of a request decided elsewhere, for the next text field
+
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
 	laid     store.RequestKey
@@ -64,6 +75,7 @@ func NewApprovals(env *Env) *Approvals { return &Approvals{env: env, input: newI
 func (p *Approvals) SetSize(w, h int) {
 	p.w, p.h = w, h
 	p.layout()
+	p.layoutHistory()
 }
 
 // layout derives the geometry from the size, the number of requests and
@@ -80,6 +92,9 @@ func (p *Approvals) layout() {
 	it, _ := p.current()
 	if it.Req.Key() != p.laid || inner != p.laidW || p.laidHead == nil {
 		p.laidHead, p.laidBody = describe(it, inner)
+		if it.Decided != nil {
+			p.laidHead = append(p.heldNotice(inner), p.laidHead...)
+		}
 		p.laid, p.laidW = it.Req.Key(), inner
 	}
 	// Borders, the list and its rule, the request's head, and the rule and
@@ -109,6 +124,30 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 			break
 		}
 	}
+	present := false
+	for _, it := range items {
+		present = present || it.Req.Key() == p.selected
+	}
+	switch {
+	case present:
+		p.held = nil // it waits again (a store put back)
+	case p.selected == p.mine && p.held == nil:
+		// This pane's own decision settled it: the next request comes up.
+		if p.mode != browsing {
+			p.mode = browsing
+			p.input.Blur()
+		}
+	case p.selected != (store.RequestKey{}) && (p.decidedRecently(p.selected) || p.mode != browsing || p.held != nil):
+		// Someone else decided the request under the cursor (the store says
+		// so), or it left the list under an open prompt: it stays in place,
+		// saying what happened, and any prompt about it closes.
+		p.hold(now)
+	default:
+		// Gone without a word from the store (it was read again): the
+		// cursor moves on, as nothing was open on it.
+	}
+	p.recent = nil
+	items = p.withHeld(items)
 	p.items = items
 	p.list.SetLen(len(items))
 	for i, it := range items {
@@ -117,12 +156,6 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 			p.layout()
 			return
 		}
-	}
-	// The request under the cursor went away (decided): drop any prompt
-	// about it.
-	if p.mode != browsing {
-		p.mode = browsing
-		p.input.Blur()
 	}
 	p.remember(now)
 }
@@ -136,8 +169,14 @@ func (p *Approvals) Capturing() bool { return p.mode != browsing }
 // Quiet reports whether decision keys are paused now.
 func (p *Approvals) Quiet(now time.Time) bool { return p.guard.Quiet(now) }
 
-// Count is how many requests wait.
-func (p *Approvals) Count() int { return len(p.items) }
+// Count is how many requests are listed as waiting (a request held in
+// place after someone else decided it is not).
+func (p *Approvals) Count() int {
+	if p.held != nil {
+		return len(p.items) - 1
+	}
+	return len(p.items)
+}
 
 // remember notes the request under the cursor; a newly selected one starts
 // at the top of its content and arms the guard.
@@ -147,6 +186,7 @@ func (p *Approvals) remember(now time.Time) {
 		if k != p.selected {
 			p.selected, p.scroll = k, 0
 			p.guard.Arm(now)
+			p.release()
 		}
 	}
 	p.layout()
@@ -171,6 +211,14 @@ func (p *Approvals) say(ok bool, format string, a ...any) {
 // answer a question, revise or cancel a plan.
 func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	km, now := p.env.Keys, p.env.Now()
+	if p.mode == browsing && p.hist.on {
+		return p.historyKey(msg)
+	}
+	if p.mode == browsing && key.Matches(msg, km.Decided) {
+		p.hist.on = true
+		p.layoutHistory()
+		return redraw
+	}
 	it, ok := p.current()
 	switch p.mode {
 	case confirming:
@@ -183,7 +231,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 			p.say(true, "not decided")
 		}
 		return redraw
-	case answering, revising:
+	case answering, revising, reasoning:
 		switch {
 		case key.Matches(msg, km.Dismiss):
 			p.mode = browsing
@@ -196,6 +244,9 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 				return redraw
 			}
 			verdict := store.VerdictRevise
+			if p.mode == reasoning {
+				verdict = p.verdict
+			}
 			if p.mode == answering {
 				verdict = "" // a question has no verdict: its answer is the text
 				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(it.Req.Choices) {
@@ -227,10 +278,21 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	if !ok {
 		return Intent{}
 	}
+	if it.Decided != nil {
+		if p.decisionKey(msg) {
+			p.say(false, "%s was already %s elsewhere: nothing to send", it.Req.Key(), DecisionWords(it.Decided.Req))
+			return redraw
+		}
+		return Intent{}
+	}
 	var verdict store.Verdict
-	answer := false
+	answer, reason := false, false
 	kind := it.Req.Kind
 	switch {
+	case key.Matches(msg, km.DenyReason) && kind == store.Approval:
+		verdict, reason = store.VerdictDeny, true
+	case key.Matches(msg, km.DenyReason) && kind == store.Plan:
+		verdict, reason = store.VerdictCancel, true
 	case key.Matches(msg, km.Approve) && kind != store.Question:
 		verdict = store.VerdictApprove
 	case key.Matches(msg, km.Deny) && kind == store.Approval:
@@ -253,9 +315,11 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 	switch {
+	case reason:
+		return p.askReason(it, verdict)
 	case answer:
 		p.mode = answering
-		p.input.SetValue("")
+		p.input.SetValue(p.takeKept())
 		p.input.Placeholder = "your answer"
 		if len(it.Req.Choices) > 0 {
 			p.input.Placeholder = "an answer, or the number of a choice"
@@ -263,7 +327,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		p.input.Focus()
 	case verdict == store.VerdictRevise:
 		p.mode = revising
-		p.input.SetValue("")
+		p.input.SetValue(p.takeKept())
 		p.input.Placeholder = "what to change in the plan"
 		p.input.Focus()
 	default:
@@ -285,6 +349,7 @@ func (p *Approvals) blocked(it ApprovalItem) string {
 
 func (p *Approvals) decide(it ApprovalItem, verdict store.Verdict, text string) Intent {
 	p.say(true, "deciding…")
+	p.mine = it.Req.Key()
 	return Intent{Kind: Decide, Decision: store.Decision{Key: it.Req.Key(), Verdict: verdict, Text: text}}
 }
 
@@ -327,6 +392,13 @@ func pastTense(d store.Decision) string {
 
 // Click selects the request clicked in the list.
 func (p *Approvals) Click(x, y int) Intent {
+	if p.mode == browsing && p.hist.on {
+		if p.hist.list.SelectVisible(y - 1) {
+			p.layoutHistory()
+			return redraw
+		}
+		return Intent{}
+	}
 	if p.mode != browsing || !p.list.SelectVisible(y-1) { // the top border
 		return Intent{}
 	}

@@ -10,17 +10,24 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/store"
 )
 
 // View draws the queue: the list of requests, the selected one in full, and
 // a footer with the keys, a prompt, or what the last decision did.
 func (p *Approvals) View(focused bool) string {
+	if p.hist.on {
+		return p.historyView(focused)
+	}
 	t, w, h, now := p.env.Theme, p.w, p.h, p.env.Now()
 	inner := w - 2
 	note := ""
 	waits, orphans := 0, 0
 	for _, it := range p.items {
+		if it.Decided != nil {
+			continue // decided elsewhere, held in place
+		}
 		if it.Req.Waits() {
 			waits++
 		} else {
@@ -41,7 +48,7 @@ func (p *Approvals) View(focused bool) string {
 		note += t.Muted.Render(" · read-only")
 	}
 	if len(p.items) == 0 {
-		body := []string{t.Muted.Render("  nothing waits on a human")}
+		body := []string{t.Muted.Render("  nothing waits on a human"), "  " + t.hints([]key.Binding{keymap.Hint(p.env.Keys.Decided, "shows what was decided")})}
 		if p.status != "" {
 			body = append(body, "", p.statusLine(t, inner))
 		}
@@ -90,6 +97,9 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 	if !it.Delivery.Writable() {
 		glyph = "‖"
 	}
+	if it.Decided != nil {
+		glyph = "✓"
+	}
 	age := ""
 	if !it.FirstSeen.IsZero() {
 		age = " · " + strings.TrimSuffix(textfmt.Ago(it.FirstSeen, now), " ago")
@@ -102,7 +112,7 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 		return selectStyle(t, focused).Render(textfmt.Fit(line, w))
 	}
 	style := t.Text
-	if !it.Delivery.Writable() {
+	if !it.Delivery.Writable() || it.Decided != nil {
 		style = t.Muted
 	}
 	return t.Waiting.Render(glyph) + style.Render(textfmt.PadRight(strings.TrimPrefix(left, glyph), w-rightW-textfmt.Width(glyph))) + t.Muted.Render(textfmt.PadLeft(textfmt.Cut(right, rightW), rightW))
@@ -177,7 +187,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		}
 		answer := t.hints(km.ConfirmHints())
 		return t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer
-	case answering, revising:
+	case answering, revising, reasoning:
 		return p.input.View()
 	}
 	// The last decision's outcome comes first; what the selected request
@@ -191,6 +201,9 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 		lead += "   "
 	}
 	rest := w - textfmt.Width(lead)
+	if it.Decided != nil {
+		return lead + t.Muted.Render(textfmt.Cut("decided elsewhere — nothing to send", rest))
+	}
 	if why := p.blocked(it); why != "" {
 		return lead + t.Muted.Render(textfmt.Cut("‖ "+sanitize.Line(why), rest))
 	}
@@ -206,6 +219,7 @@ func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) stri
 	case store.Plan:
 		offered = km.PlanHints()
 	}
+	offered = append(offered, keymap.Hint(km.Decided, "decided"))
 	keys := t.hints(offered)
 	if textfmt.Width(keys) > rest {
 		return strings.TrimRight(lead, " ")

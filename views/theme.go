@@ -80,7 +80,12 @@ func NewTheme(dark, noColor bool) *Theme {
 			Key: s().Bold(true), StatusBar: s().Reverse(true),
 		}
 	}
-	p := palette(dark)
+	return themeOf(palette(dark), dark)
+}
+
+// themeOf styles every role from a palette.
+func themeOf(p Palette, dark bool) *Theme {
+	s := lipgloss.NewStyle
 	fg := func(c color.Color) lipgloss.Style { return s().Foreground(c) }
 	return &Theme{Dark: dark,
 		Text: fg(p.Text), Muted: fg(p.Muted), Faint: fg(p.Faint), Bold: fg(p.Text).Bold(true),

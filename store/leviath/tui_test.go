@@ -178,11 +178,15 @@ func TestExplorerFollowsTheJournal(t *testing.T) {
 	g.meta.iteration, g.meta.prompt, g.meta.completion = 4, 5000, 260
 	g.progress(t0+60, g.appendD("conversation", turnE("Publishing now.", genCall{"toolu_P", "bash", args("command", "make publish")})))
 	e.waitFor("4 assistant: Publishing now. · bash {\"command\":\"make publish\"}", "9 steps")
-	// The operator answers in lev: the request leaves the queue.
+	// The operator answers in lev: the request under the Approvals cursor
+	// stays in place, saying it was decided elsewhere, and no longer counts.
 	v := fx.gens[idVersion]
 	v.meta.status = "running"
 	v.progress(t0+90, v.appendD("conversation", resultE("toolu_02", "ask_user_confirm", "yes", false)))
-	e.waitFor("nothing waits on a human")
+	e.waitFor("✗ decided elsewhere: answered “left waiting_input (now running)”", "by lev")
+	if strings.Contains(e.screen(), "1 waiting (6)") {
+		t.Fatal("a request decided elsewhere still counts as waiting")
+	}
 	// A new sub-agent directory joins the tree.
 	m := baseMeta("publisher-1785427900-0c1c2c3c4c5c", "publisher", "Publish 2.4.0", t0+590)
 	m.parent, m.depth = idRoot, 1

@@ -389,3 +389,9 @@ func jsonString(s string) json.RawMessage {
 	_ = enc.Encode(s)
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
+
+// CarriesReason: an approval record keeps a deny's reason in its decision
+// (decision.reason), which Starweaver hands the agent with the denial.
+func (s *Store) CarriesReason(kind store.RequestKind, v store.Verdict) bool {
+	return kind == store.Approval && v == store.VerdictDeny
+}

@@ -65,7 +65,8 @@ func approvalRequest(x reqRow, a *approvalRec) store.Request {
 		r.Resolved = true
 		r.Decision = verdictOf(a.Status)
 		if a.Decision != nil {
-			r.DecidedBy = a.Decision.DecidedBy
+			r.DecidedBy, r.Reason = a.Decision.DecidedBy, a.Decision.Reason
+			r.DecidedAt = parseTS(a.Decision.DecidedAt)
 		}
 	}
 	return r

@@ -1,0 +1,61 @@
+package keymap
+
+import (
+	"strings"
+	"testing"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+func TestDefaultHasNoConflicts(t *testing.T) {
+	k := Default()
+	if err := k.conflicts(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRemapRebindsAndRelabels(t *testing.T) {
+	k := Default()
+	if err := k.Remap(map[string][]string{"approve": {"A"}, "next_waiting": {"ctrl+w", "W"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !key.Matches(tea.KeyPressMsg{Code: 'A', Text: "A"}, k.Approve) || key.Matches(tea.KeyPressMsg{Code: 'a', Text: "a"}, k.Approve) {
+		t.Fatal("approve is not on A alone")
+	}
+	if h := k.NextWaiting.Help(); h.Key != "ctrl+w/W" || !strings.Contains(h.Desc, "next waiting") {
+		t.Fatalf("help = %+v", h)
+	}
+	if !strings.Contains(k.MarkdownTable(), "| `A` | approve | Approvals | `approve` |") {
+		t.Fatalf("the key table does not show the remap:\n%s", k.MarkdownTable())
+	}
+}
+
+func TestRemapErrors(t *testing.T) {
+	for _, c := range []struct {
+		m    map[string][]string
+		want string
+	}{
+		{map[string][]string{"approve": {"j"}}, `keys: "j" is bound to both approve and down`},
+		{map[string][]string{"quit": {"1"}}, `keys: "1" is bound to both quit and pane_1`},
+		{map[string][]string{"confirm": {"n"}}, `keys: "n" is bound to both confirm and cancel`},
+		{map[string][]string{"confirm": {"esc"}}, `keys: "esc" is bound to both confirm and back`},
+		{map[string][]string{"frobnicate": {"x"}}, "keys.frobnicate: no such action (one of: answer, approve"},
+		{map[string][]string{"deny": {}}, "keys.deny: no key given"},
+		{map[string][]string{"deny": {" "}}, `keys.deny: " " is not a key name`},
+	} {
+		k := Default()
+		err := k.Remap(c.m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.m, err, c.want)
+		}
+		if k.Approve.Help().Key != "a" {
+			t.Errorf("%v: a failed remap changed the keymap", c.m)
+		}
+	}
+	// Keys shared by design stay allowed: confirm on a letter the queue uses.
+	k := Default()
+	if err := k.Remap(map[string][]string{"confirm": {"a"}}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,111 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
+)
+
+// Decisions made by others reach the approval pane here: what a refresh
+// says was decided, and for an approval (whose row records no decider) who
+// decided it, from the policy event the run writes when it reads the row.
+
+// channelMsg is who decided a held approval, read from its run's policy events.
+type channelMsg struct {
+	from
+	req     store.Request
+	channel string
+	err     error
+}
+
+// onDecisionMsg handles this file's messages; ok is false for any other.
+func (m *Model) onDecisionMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case historyMsg:
+		if msg.err == nil && msg.root == m.st.root {
+			items := make([]views.HistoryItem, 0, len(msg.recs))
+			for _, r := range msg.recs {
+				items = append(items, views.HistoryItem{Rec: r, Asker: m.asker(r.RunID)})
+			}
+			m.approvals.SetHistory(m.agentTitle(msg.root), items)
+		}
+		return nil, true
+	case channelMsg:
+		if msg.err == nil {
+			m.approvals.SetHeldChannel(msg.req.Key(), msg.channel)
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// noteDecided gives the approval pane the store's record of every request
+// a refresh says was decided, before the queue drops them, and reads the
+// open tree's decisions again when one of them is in it.
+func (m *Model) noteDecided(ch *store.Changes) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	now := m.now()
+	inTree := false
+	for _, r := range ch.Requests {
+		if r.Resolved {
+			m.approvals.Resolved(views.Decided{Req: r, Channel: r.DecidedBy, Seen: now})
+			inTree = inTree || m.st.inOpenTree(r.RunID)
+		}
+	}
+	if inTree {
+		return m.wantHistory()
+	}
+	return nil
+}
+
+// historyMsg is the open tree's decided requests.
+type historyMsg struct {
+	from
+	root string
+	recs []store.DecisionRecord
+	err  error
+}
+
+// wantHistory reads the decided requests of the open run's tree.
+func (m *Model) wantHistory() tea.Cmd {
+	root := m.st.root
+	if root == "" {
+		return nil
+	}
+	ids := m.st.model.Subtree(root)
+	src := m.src
+	return func() tea.Msg {
+		ctx, cancel := ioCtx()
+		defer cancel()
+		recs, err := store.Decisions(ctx, src, ids...)
+		return historyMsg{from: from{src.gen}, root: root, recs: recs, err: err}
+	}
+}
+
+// wantChannel reads who decided the held approval, when the store can say.
+func (m *Model) wantChannel() tea.Cmd {
+	req, ok := m.approvals.HeldWithoutChannel()
+	pr, can := m.src.Source.(store.PolicyReader)
+	if !ok || !can {
+		return nil
+	}
+	gen := m.src.gen
+	return func() tea.Msg {
+		ctx, cancel := ioCtx()
+		defer cancel()
+		evs, err := pr.PolicyEvents(ctx, req.RunID)
+		return channelMsg{from: from{gen}, req: req, channel: store.ApprovalChannel(req, evs), err: err}
+	}
+}
+
+// setReasons tells the approval pane whether the open store's format
+// carries a reason with a deny.
+func (m *Model) setReasons() {
+	src := m.src.Source
+	m.approvals.SetReasons(views.Reasons{Format: src.Format(), Carries: func(k store.RequestKind, v store.Verdict) bool {
+		return store.CarriesReason(src, k, v)
+	}})
+}

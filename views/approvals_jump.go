@@ -1,0 +1,44 @@
+package views
+
+import "github.com/vigil-run/vigil/store"
+
+// SelectNextWaiting moves the cursor to the next request that waits and can
+// be decided here, after the one under the cursor (wrapping round); failing
+// that, to the next one that waits at all. It reports whether there was one.
+func (p *Approvals) SelectNextWaiting() bool {
+	n := len(p.items)
+	if n == 0 || p.mode != browsing {
+		return false
+	}
+	p.hist.on = false
+	for _, decidable := range []bool{true, false} {
+		for d := 1; d <= n; d++ {
+			i := (p.list.Cursor + d) % n
+			it := p.items[i]
+			if it.Decided != nil || !it.Req.Waits() || (decidable && p.blocked(it) != "") {
+				continue
+			}
+			p.list.Select(i)
+			p.remember(p.env.Now())
+			return true
+		}
+	}
+	return false
+}
+
+// Selected is the key of the request under the cursor.
+func (p *Approvals) Selected() store.RequestKey { return p.selected }
+
+// SelectKey puts the cursor back on a request, if it is still listed.
+func (p *Approvals) SelectKey(k store.RequestKey) {
+	if p.mode != browsing {
+		return
+	}
+	for i, it := range p.items {
+		if it.Req.Key() == k {
+			p.list.Select(i)
+			p.remember(p.env.Now())
+			return
+		}
+	}
+}
