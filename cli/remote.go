@@ -42,12 +42,12 @@ func (a *app) runRemote(ctx context.Context, o exploreOpts, url string) error {
 			return noSuchRun(src, o.run)
 		}
 	}
-	opt := tui.Options{Source: src, Reopen: func() (store.Source, error) { return c.Source(), nil },
+	topt := tui.Options{Source: src, Reopen: func() (store.Source, error) { return c.Source(), nil },
 		Wakeups: c.Wakeups, Run: o.run, StoreLabel: t.String(), NoColor: a.getenv("NO_COLOR") != ""}
-	if err := a.tuiConfig(&opt); err != nil {
+	if err := a.tuiConfig(&topt); err != nil {
 		return err
 	}
-	err = a.explore(ctx, a, opt)
+	err = a.explore(ctx, a, topt)
 	held.writeTo(a.errOut())
 	return err
 }
