@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-run/vigil/demo"
+	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -46,6 +47,9 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 				}
 				path = args[0]
 			}
+			if remote.IsURL(path) {
+				return a.runRemote(cmd.Context(), o, path)
+			}
 			resolved, err := a.resolveStore(path)
 			if err != nil {
 				return err
@@ -69,7 +73,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
-		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd())
+		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd(), a.serveCmd(), a.agentCmd())
 	return root
 }
 

@@ -42,6 +42,18 @@ type Options struct {
 	Notify Notify
 	// Look is the user's theme and keys (config.go).
 	Look Look
+	// Wakeups, when set, replaces the model's own file watcher: vigil serve
+	// wakes every session from one shared tail of the store.
+	Wakeups func() (Wakeup, error)
+}
+
+// Wakeup is what tells the model the store may have changed: a file
+// watcher (*watch.Watcher), or a shared tail's subscription.
+type Wakeup interface {
+	C() <-chan watch.Signal
+	Ack(found bool)
+	Mode() watch.Mode
+	Close() error
 }
 
 // Model is the root model.
@@ -81,7 +93,7 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher    *watch.Watcher
+	watcher    Wakeup
 	watchNote  string
 	closed     bool // quitting: the watcher is gone on purpose
 	refreshing bool
@@ -150,8 +162,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) startWatch() tea.Cmd {
-	spec := m.src.Watch()
-	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
+	w, err := m.newWakeup()
 	if err != nil {
 		m.problem = "cannot watch the store: " + err.Error()
 		return nil
@@ -159,6 +170,14 @@ func (m *Model) startWatch() tea.Cmd {
 	m.watcher = w
 	m.watchNote = ""
 	return m.waitSignal(w)
+}
+
+func (m *Model) newWakeup() (Wakeup, error) {
+	if m.opt.Wakeups != nil {
+		return m.opt.Wakeups()
+	}
+	spec := m.src.Watch()
+	return watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
 }
 
 // Close stops the watcher.
@@ -169,6 +188,10 @@ func (m *Model) Close() {
 		m.watcher = nil
 	}
 }
+
+// Loaded reports whether the store's first load is on screen (vigil serve
+// holds a session's first key until it is).
+func (m *Model) Loaded() bool { return m.loaded }
 
 // Source is the store the model reads now (after a reopen, the new one).
 func (m *Model) Source() store.Source { return m.src.Source }
