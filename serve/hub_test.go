@@ -126,9 +126,10 @@ func TestHubFansOutOneTail(t *testing.T) {
 			}
 		}
 	}
-	// One stream: a pull or two per commit (and its re-check), whatever
-	// the number of sessions.
-	if n := calls.Load() - before; n > 3*commits {
+	// One stream: a pull or two per commit, its re-checks and the watcher's
+	// safety polls (more of those on a loaded machine), whatever the number
+	// of sessions; a stream per session would be sessions×commits and more.
+	if n := calls.Load() - before; n > 5*commits || n >= sessions*commits {
 		t.Errorf("%d Changes calls on the store for %d commits and %d sessions", n, commits, sessions)
 	}
 	cancel()

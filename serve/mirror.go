@@ -76,7 +76,7 @@ const terminalSetup = "\x1b[?1049h\x1b[?25l\x1b[?1002h\x1b[?1006h"
 
 // join seats a session's output at the mirror for key, starting it if
 // none runs; leave takes it off again.
-func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, label string) (*mirror, *mirrorSeat) {
+func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, label, who string) (*mirror, *mirrorSeat) {
 	s.mirrors.mu.Lock()
 	defer s.mirrors.mu.Unlock()
 	if s.mirrors.m == nil {
@@ -100,6 +100,7 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		Wakeups:    key.hub.Wakeups,
 		Poll:       s.cfg.Poll,
 		StoreLabel: label,
+		Who:        who,
 		NoColor:    key.noColor,
 	})
 	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))

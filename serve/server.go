@@ -232,8 +232,9 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 // session is one SSH session's explorer, as the gate admitted it.
 type session struct {
 	hub   *Hub
-	index int // which store
-	label string
+	index int    // which store
+	label string // the store, in the status bar
+	who   string // the key's name and role, in the status bar
 	sess  Session
 	model *tui.Model
 	input *idleReader
@@ -265,9 +266,9 @@ func (s *Server) gate(ssh.Handler) ssh.Handler {
 			return
 		}
 		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)"}}
-		se.label = fmt.Sprintf("%s · %s (%s)", s.cfg.Stores[i], who.Name, role)
+		se.label, se.who = s.cfg.Stores[i], fmt.Sprintf("%s (%s)", who.Name, role)
 		if s.cfg.ReadOnly {
-			se.label += " · read-only"
+			se.who += " · read-only"
 		}
 		if len(s.hubs) > 1 {
 			se.label += fmt.Sprintf(" · store %d of %d", i+1, len(s.hubs))
@@ -342,9 +343,9 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 
 	// Watching: seated at the mirror for its store, role and terminal.
 	w, h := pty.Window.Width, pty.Window.Height
-	shared := fmt.Sprintf("%s · shared %s view: any key for your own", s.cfg.Stores[se.index], se.sess.Role)
+	shared := fmt.Sprintf("shared %s view: any key for your own", se.sess.Role)
 	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role}
-	m, seat := s.join(key, sess, wishtea.MakeOptions(sess), shared)
+	m, seat := s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 	var first []byte
 watching:
 	for {
@@ -355,7 +356,7 @@ watching:
 		case win := <-winCh:
 			s.leave(m, seat)
 			key.w, key.h = win.Width, win.Height
-			m, seat = s.join(key, sess, wishtea.MakeOptions(sess), shared)
+			m, seat = s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 		case b, ok := <-in:
 			if !ok {
 				s.leave(m, seat)
@@ -385,6 +386,7 @@ watching:
 		Wakeups:    se.hub.Wakeups,
 		Poll:       s.cfg.Poll,
 		StoreLabel: se.label,
+		Who:        se.who,
 		NoColor:    noColor,
 	})
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h))

@@ -35,6 +35,9 @@ type Options struct {
 	Run string
 	// StoreLabel names the store in the status bar (default: its path).
 	StoreLabel string
+	// Who says who is watching and what they may do (vigil serve: the
+	// key's name and role). The status bar never drops it.
+	Who string
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool

@@ -145,13 +145,19 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 	var prio []int
 	add := func(p int, s string) { parts, prio = append(parts, s), append(prio, p) }
 	path := m.storeLabel()
-	switch pathMode {
-	case pathName:
+	// A label is not a path: its tail (who is watching, under serve) is
+	// kept, or it is dropped.
+	named := m.opt.StoreLabel != ""
+	switch {
+	case pathMode == pathName && !named:
 		path = filepath.Base(path)
-	case pathNone:
+	case pathMode == pathNone:
 		path = ""
 	}
 	add(0, t.Bold.Render(" vigil"))
+	if m.opt.Who != "" {
+		add(1, t.Bold.Render(sanitize.Line(m.opt.Who)))
+	}
 	add(6, sanitize.Line(shortPath(path, 40)))
 	if ro, _ := m.src.ReadOnly(); ro {
 		add(3, t.Muted.Render("read-only"))
