@@ -82,8 +82,8 @@ func TestEndToEndInTmux(t *testing.T) {
 	waitFor("5 waiting")
 	// Every pane, by number and by tab; the help overlay.
 	keys("2", "j")
-	waitFor("Timeline · #5 worker: update CHANGELOG.md")
-	keys("3", "k") // step 2 of the changelog worker: its decision tries to set the title
+	waitFor("Timeline · #5 worker: update CH") // the title gives way to its badges
+	keys("3", "k")                             // step 2 of the changelog worker: its decision tries to set the title
 	waitFor("␛]0;pwned␇")
 	keys("4", "G", "g", "5", "Tab", "1", "/", "c", "i")
 	waitFor("1 of 4")

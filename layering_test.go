@@ -45,6 +45,7 @@ var rules = []rule{
 	{pkg: "store/leviath", forbidden: drivers, why: "journals need no SQLite"},
 	{pkg: "cli", direct: true, forbidden: []string{module + "/views/..."}, why: "the CLI formats with internal/textfmt, not the panes"},
 	{pkg: "otelexport", forbidden: append(slices.Clone(adapters), drivers...), why: "the exporter reads a store.Source, whatever the format"},
+	{pkg: "serve", forbidden: append(slices.Clone(adapters), drivers...), why: "vigil serve shares a store.Source, whatever the format"},
 }
 
 // listed is what `go list -json` says of one package.

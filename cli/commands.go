@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-run/vigil/demo"
+	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -45,6 +47,9 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 				}
 				path = args[0]
 			}
+			if remote.IsURL(path) {
+				return a.runRemote(cmd.Context(), o, path)
+			}
 			resolved, err := a.resolveStore(path)
 			if err != nil {
 				return err
@@ -68,7 +73,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
-		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd())
+		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd(), a.serveCmd(), a.agentCmd())
 	return root
 }
 
@@ -129,7 +134,7 @@ its requests from another terminal with vigil approve/deny/answer --store.`,
 	f := c.Flags()
 	f.StringVar(&o.store, "store", "", "write the demo store to this new file and keep it (default: a temporary file)")
 	f.Float64Var(&o.speed, "speed", 1, "pace multiplier: 1 is human-watchable, 10 is ten times faster")
-	f.Int64Var(&o.seed, "seed", 1, "scenario seed: the same seed plays the same release")
+	f.Int64Var(&o.seed, "seed", demo.DefaultSeed, "scenario seed: the same seed plays the same release")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print the demo's log lines instead of opening the explorer")
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	f.StringVar(&o.otel, "otel", "", "also export the demo, live, to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318 for Jaeger)")

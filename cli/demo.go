@@ -57,7 +57,7 @@ func (a *app) demoHarnessCmd() *cobra.Command {
 	f := c.Flags()
 	f.StringVar(&o.store, "store", "", "the store to create")
 	f.Float64Var(&o.speed, "speed", 1, "pace multiplier")
-	f.Int64Var(&o.seed, "seed", 1, "scenario seed")
+	f.Int64Var(&o.seed, "seed", demo.DefaultSeed, "scenario seed")
 	return c
 }
 

@@ -39,7 +39,7 @@ type Options struct {
 	// Speed multiplies the pace: 1 is human-watchable (a step every
 	// 0.6–1.5 s), 10 is ten times faster. <= 0 means 1.
 	Speed float64
-	// Seed picks the scenario: the same seed gives the same goals, steps,
+	// Seed picks the scenario (DefaultSeed is vigil demo's): the same seed gives the same goals, steps,
 	// tokens, retries, drift and order.
 	Seed int64
 	// Log, when set, gets one plain line per step and notable event.

@@ -51,6 +51,22 @@ type KeyMap struct {
 	Submit  key.Binding
 	Dismiss key.Binding
 
+	Zoom key.Binding // the focused pane takes the whole screen, and gives it back
+
+	// Search: / searches the focused pane (the runs pane filters), n and N
+	// move between matches; the timeline also filters by tool or kind.
+	SearchNext key.Binding
+	SearchPrev key.Binding
+	StepFilter key.Binding
+
+	// Open and copy what is selected: in $PAGER, in $EDITOR, the prompt in
+	// $PAGER, and to the clipboard (OSC 52).
+	Page       key.Binding
+	Edit       key.Binding
+	PagePrompt key.Binding
+	Copy       key.Binding
+	CopyPrompt key.Binding
+
 	Help      key.Binding
 	Quit      key.Binding
 	ForceQuit key.Binding // quits even while typing, where q is a letter
@@ -74,7 +90,7 @@ func Default() KeyMap {
 		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 
-		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs")),
+		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs / search a pane")),
 		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
 		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
@@ -92,6 +108,18 @@ func Default() KeyMap {
 
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
 		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
+
+		Zoom: key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane / restore")),
+
+		SearchNext: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		SearchPrev: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
+		StepFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline: only one tool or kind")),
+
+		Page:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Edit:       key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "open in $EDITOR")),
+		PagePrompt: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "the step's prompt in $PAGER")),
+		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy tool call / command")),
+		CopyPrompt: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy the step's prompt")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -112,9 +140,10 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // Groups are the help overlay's columns, each with a title.
 func (k KeyMap) Groups() []Group {
 	return []Group{
-		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane}, k.Pane[:]...)},
+		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane, k.Zoom}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
-		{"Runs & timeline", []key.Binding{k.Filter, k.Sort, k.Follow, k.Summary}},
+		{"Runs & timeline", []key.Binding{k.Sort, k.Follow, k.Summary}},
+		{"Search, open, copy", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.StepFilter, k.Page, k.Edit, k.PagePrompt, k.Copy, k.CopyPrompt}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
 	}

@@ -17,12 +17,14 @@ import (
 // file uses.
 func (k *KeyMap) actions() map[string]*key.Binding {
 	a := map[string]*key.Binding{
-		"next_pane": &k.NextPane, "prev_pane": &k.PrevPane,
+		"next_pane": &k.NextPane, "prev_pane": &k.PrevPane, "zoom": &k.Zoom,
 		"up": &k.Up, "down": &k.Down, "top": &k.Top, "bottom": &k.Bottom,
 		"page_up": &k.PageUp, "page_down": &k.PageDown, "open": &k.Open, "back": &k.Back,
 		"filter": &k.Filter, "sort": &k.Sort, "follow": &k.Follow, "summary": &k.Summary,
 		"approve": &k.Approve, "deny": &k.Deny, "deny_reason": &k.DenyReason, "answer": &k.Answer, "revise": &k.Revise,
 		"confirm": &k.Confirm, "cancel": &k.Cancel, "decided": &k.Decided, "next_waiting": &k.NextWaiting,
+		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "step_filter": &k.StepFilter,
+		"page": &k.Page, "edit": &k.Edit, "page_prompt": &k.PagePrompt, "copy": &k.Copy, "copy_prompt": &k.CopyPrompt,
 		"submit": &k.Submit, "dismiss": &k.Dismiss,
 		"help": &k.Help, "quit": &k.Quit, "force_quit": &k.ForceQuit,
 	}

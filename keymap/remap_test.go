@@ -15,6 +15,18 @@ func TestDefaultHasNoConflicts(t *testing.T) {
 	}
 }
 
+// Every key the help overlay lists can be remapped by a name.
+func TestEveryHelpKeyHasAnAction(t *testing.T) {
+	k := Default()
+	for _, g := range k.Groups() {
+		for _, b := range g.Bindings {
+			if k.actionOf(b) == "" {
+				t.Errorf("%s: %q (%s) has no action name", g.Title, b.Help().Key, b.Help().Desc)
+			}
+		}
+	}
+}
+
 func TestRemapRebindsAndRelabels(t *testing.T) {
 	k := Default()
 	if err := k.Remap(map[string][]string{"approve": {"A"}, "next_waiting": {"ctrl+w", "W"}}); err != nil {

@@ -95,7 +95,7 @@ func (m *Model) asker(id string) string {
 	for i, c := range chain {
 		label := "#" + sanitize.Line(store.DisplayID(c))
 		if r, ok := m.st.model.Run(c); ok && (i == len(chain)-1 || len(chain) <= 2) {
-			label += " " + textfmt.Cut(firstLine(r.Goal), 18)
+			label += " " + textfmt.Cut(firstLine(r.Goal), 32)
 		}
 		parts = append(parts, label)
 	}

@@ -22,6 +22,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.help = false
 		case key.Matches(msg, km.Quit):
 			return m.quit()
+		default:
+			m.helpBox.Key(msg)
 		}
 		return nil
 	}
@@ -51,12 +53,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.NextWaiting):
 		m.jumpToWaiting()
 		return nil
+	case key.Matches(msg, km.Zoom):
+		m.toggleZoom()
+		return nil
 	case key.Matches(msg, km.NextPane):
 		m.focusPane((m.focus + 1) % paneCount)
 		return nil
 	case key.Matches(msg, km.PrevPane):
 		m.focusPane((m.focus + paneCount - 1) % paneCount)
 		return nil
+	}
+	if cmd, ok := m.openKeys(msg); ok { // open.go
+		return cmd
 	}
 	for i, b := range km.Pane {
 		if key.Matches(msg, b) {
@@ -79,6 +87,9 @@ func (m *Model) focusPane(p pane) {
 		return
 	}
 	m.focus = p
+	if m.zoomed {
+		m.relayout() // the zoom follows the focus
+	}
 	if p >= paneTimeline && p != m.right {
 		m.right = p
 		if !m.rects[p].shown() {

@@ -26,14 +26,18 @@ const (
 
 // layout places the panes on a w×h screen (the status bar takes the last
 // line). right is the pane shown in the right column of the compact layout.
-func layout(w, h int, right pane) [paneCount]rect {
+//
+// want is the rows the left column's panes (runs, agents, approvals) would
+// fill: a pane that needs fewer than its share gives the rest to the
+// others (fit.go).
+func layout(w, h int, right pane, want [3]int) [paneCount]rect {
 	h-- // status bar
 	var out [paneCount]rect
 	if w >= fullWidth && h >= fullHeight-1 {
 		lw := clamp(w*2/5, 50, 100)
 		rw := w - lw
-		runsH := h * 2 / 5
-		agentsH := (h - runsH) / 2
+		left := leftColumn(h, want)
+		runsH, agentsH := left[0], left[1]
 		out[paneRuns] = rect{0, 0, lw, runsH}
 		out[paneAgents] = rect{0, runsH, lw, agentsH}
 		out[paneApprovals] = rect{0, runsH + agentsH, lw, h - runsH - agentsH}
@@ -45,7 +49,7 @@ func layout(w, h int, right pane) [paneCount]rect {
 		return out
 	}
 	lw := clamp(w*2/5, 28, 60)
-	runsH := h / 2
+	runsH := compactLeft(h, want)
 	out[paneRuns] = rect{0, 0, lw, runsH}
 	out[paneAgents] = rect{0, runsH, lw, h - runsH}
 	out[right] = rect{lw, 0, w - lw, h}
@@ -63,7 +67,13 @@ func (m *Model) relayout() {
 	if m.w < minWidth || m.h < minHeight {
 		return // the screen says it is too small; the panes keep their sizes
 	}
-	m.rects = layout(m.w, m.h, m.right)
+	m.want = m.wants()
+	if m.zoomed {
+		m.rects = [paneCount]rect{}
+		m.rects[m.focus] = rect{0, 0, m.w, m.h - 1}
+	} else {
+		m.rects = layout(m.w, m.h, m.right, m.want)
+	}
 	for p, r := range m.rects {
 		if r.shown() {
 			m.order = append(m.order, pane(p))

@@ -75,10 +75,11 @@ func TestClickRightAfterResize(t *testing.T) {
 		d.send(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
 	}
 
-	// 80×24: runs are rows 0–10, agents 11–22 of the left column (32 wide),
-	// the timeline the right column. At 120×40, row 13 was a runs row.
+	// 80×24: runs are rows 0–6 (the four runs they hold), agents 7–22 of
+	// the left column (32 wide), the timeline the right column. At 120×40,
+	// row 9 was the agents pane's first line, under its column header.
 	d.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	click(5, 11+1+1) // the agents pane's second line: worker #5
+	click(5, 7+1+1) // the agents pane's second line: worker #5
 	if d.m.focus != paneAgents || d.m.tree.Selected() != "5" {
 		t.Fatalf("clicking the second agent line: focus %v, agent %q", d.m.focus, d.m.tree.Selected())
 	}
@@ -90,10 +91,11 @@ func TestClickRightAfterResize(t *testing.T) {
 		t.Fatalf("clicking the timeline's second row: focus %v, step %d", d.m.focus, st.Number)
 	}
 
-	// 120×40: the approval queue is rows 27–38 of the left column; at
-	// 80×24 those rows were off screen.
+	// 120×40: the approval queue is rows 15–38 of the left column (the
+	// runs pane keeps the 7 rows its four runs fill, the agents pane 8);
+	// at 80×24 those rows were the agents pane's.
 	d.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	click(5, 27+1+1)
+	click(5, 15+1+1)
 	if d.m.focus != paneApprovals {
 		t.Fatalf("clicking the queue's second row focuses %v", d.m.focus)
 	}

@@ -12,7 +12,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -36,6 +35,9 @@ type Options struct {
 	Run string
 	// StoreLabel names the store in the status bar (default: its path).
 	StoreLabel string
+	// Who says who is watching and what they may do (vigil serve: the
+	// key's name and role). The status bar never drops it.
+	Who string
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
@@ -43,6 +45,18 @@ type Options struct {
 	Notify Notify
 	// Look is the user's theme and keys (config.go).
 	Look Look
+	// Wakeups, when set, replaces the model's own file watcher: vigil serve
+	// wakes every session from one shared tail of the store.
+	Wakeups func() (Wakeup, error)
+}
+
+// Wakeup is what tells the model the store may have changed: a file
+// watcher (*watch.Watcher), or a shared tail's subscription.
+type Wakeup interface {
+	C() <-chan watch.Signal
+	Ack(found bool)
+	Mode() watch.Mode
+	Close() error
 }
 
 // Model is the root model.
@@ -60,6 +74,8 @@ type Model struct {
 	rects  [paneCount]rect // where each pane is on screen (see relayout)
 	order  []pane          // the panes on screen, left to right
 	helpAt rect            // where the help overlay goes
+	zoomed bool            // the focused pane has the whole screen (fit.go)
+	want   [3]int          // the rows the left column's panes asked for at the last layout
 
 	st     *state
 	cursor store.Cursor
@@ -81,13 +97,15 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher    *watch.Watcher
+	watcher    Wakeup
 	watchNote  string
 	closed     bool // quitting: the watcher is gone on purpose
 	refreshing bool
 	again      bool // a refresh was asked for while one ran
 	lastChange time.Time
 	problem    string // the last error, one line, in the status bar
+	noticeText string // a confirmation (copied, opened), shown a moment (open.go)
+	noticeAt   time.Time
 
 	// What is shown is not the store as it is now while stale says why
 	// (the store is gone, cannot be read, or must be opened again): the
@@ -148,8 +166,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) startWatch() tea.Cmd {
-	spec := m.src.Watch()
-	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
+	w, err := m.newWakeup()
 	if err != nil {
 		m.problem = "cannot watch the store: " + err.Error()
 		return nil
@@ -157,6 +174,14 @@ func (m *Model) startWatch() tea.Cmd {
 	m.watcher = w
 	m.watchNote = ""
 	return m.waitSignal(w)
+}
+
+func (m *Model) newWakeup() (Wakeup, error) {
+	if m.opt.Wakeups != nil {
+		return m.opt.Wakeups()
+	}
+	spec := m.src.Watch()
+	return watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: m.opt.Poll})
 }
 
 // Close stops the watcher.
@@ -168,11 +193,16 @@ func (m *Model) Close() {
 	}
 }
 
+// Loaded reports whether the store's first load is on screen (vigil serve
+// holds a session's first key until it is).
+func (m *Model) Loaded() bool { return m.loaded }
+
 // Source is the store the model reads now (after a reopen, the new one).
 func (m *Model) Source() store.Source { return m.src.Source }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.refit() // what a message changed may change the rows a pane needs
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
@@ -256,6 +286,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.Set(&d)
 			}
 		}
+		return m, nil
+	case openReadyMsg:
+		return m, m.onOpenReady(msg)
+	case openDoneMsg:
+		m.onOpenDone(msg)
 		return m, nil
 	case activityMsg:
 		return m, m.onActivity(msg)
@@ -677,11 +712,12 @@ func (m *Model) applyChanged(c changed) {
 	}
 }
 
-// agentTitle names an agent in pane titles: "#3 worker: goal…".
+// agentTitle names an agent in pane titles: "#3 worker: goal". The goal's
+// whole first line: the frame cuts it to the room its title has.
 func (m *Model) agentTitle(id string) string {
 	r, ok := m.st.model.Run(id)
 	if !ok {
 		return "#" + store.DisplayID(id)
 	}
-	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), textfmt.Cut(firstLine(r.Goal), 28))
+	return fmt.Sprintf("#%s %s", store.DisplayID(r.ID), firstLine(r.Goal))
 }

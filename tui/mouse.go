@@ -36,6 +36,15 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 
 // onWheel scrolls the pane under the pointer, focused or not.
 func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
+	if m.help {
+		switch ms.Button {
+		case tea.MouseWheelUp:
+			m.helpBox.Wheel(-wheelStep)
+		case tea.MouseWheelDown:
+			m.helpBox.Wheel(wheelStep)
+		}
+		return nil
+	}
 	if m.summaryOn {
 		switch ms.Button {
 		case tea.MouseWheelUp:

@@ -19,7 +19,7 @@ func TestMouseSelectsWhatIsClicked(t *testing.T) {
 
 	d.click("#4   Coordinate")
 	d.click("#5 worker: update") // a tree row shows that agent's timeline
-	d.contains("3 Timeline · #5 worker: update CHANGELOG.md")
+	d.contains("3 Timeline · #5 worker: update CH" /* the title gives way to its badges */)
 	d.click("#4 Coordinate the v2.")
 
 	d.click("2 spawned child 5") // a timeline row shows that step
@@ -34,9 +34,10 @@ func TestMouseSelectsWhatIsClicked(t *testing.T) {
 		t.Fatalf("clicking plan 1: focus %v, selected %q", d.m.focus, selectedRequest(d))
 	}
 
-	// A click below the last row of a pane focuses it and selects nothing new.
+	// A click below the last row of a pane (the runs pane keeps only the
+	// rows its runs fill: its bottom border) focuses it and selects nothing new.
 	_, y := d.cellOf("#1   Fix the flaky")
-	d.send(tea.MouseClickMsg{X: 10, Y: y + 3, Button: tea.MouseLeft})
+	d.send(tea.MouseClickMsg{X: 10, Y: y + 1, Button: tea.MouseLeft})
 	if d.m.focus != paneRuns {
 		t.Fatalf("clicking the runs pane's blank rows focuses it, got %v", d.m.focus)
 	}
@@ -46,14 +47,14 @@ func TestMouseSelectsWhatIsClicked(t *testing.T) {
 // The wheel scrolls the pane under the pointer, not the focused one.
 func TestMouseWheelScrollsThePaneUnderIt(t *testing.T) {
 	d := newDriver(t, 120, 40)
-	d.contains("1–12 of 15 lines")
+	d.contains("1–12 of 17 lines")
 	d.wheel("ran make release-dry-run (exit 0)  ", tea.MouseWheelDown)
-	d.contains("4–15 of 15 lines")
+	d.contains("4–15 of 17 lines")
 	if d.m.focus != paneRuns {
 		t.Fatalf("the wheel moved focus to %v", d.m.focus)
 	}
 	d.wheel("── Result ──", tea.MouseWheelUp)
-	d.contains("1–12 of 15 lines")
+	d.contains("1–12 of 17 lines")
 }
 
 // A click on a drift turn selects it, as every pane's rows do.

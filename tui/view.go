@@ -98,19 +98,69 @@ func (m *Model) stitch(drawn [paneCount][]string, w, h int) []string {
 // statusBar: the store, the open run's state, how fresh the data is, how
 // changes are noticed, and how many requests wait.
 func (m *Model) statusBar(w int) string {
-	t, km := m.env.Theme, m.env.Keys
+	// The store's path gives way before what follows it: to its name, then
+	// altogether; then the least needed facts (how changes are noticed, how
+	// fresh, the waiting count, the run's state), so that what is wrong with
+	// the store, and why, is read whole, and ? help stays.
 	if q := m.quitPrompt(); q != "" {
-		return t.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
+		return m.env.Theme.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
 	}
+	first := pathFull
+	if w < 120 {
+		first = pathName
+	}
+	var bar string
+	for mode := first; mode <= pathNone; mode++ {
+		var fits bool
+		if bar, fits = m.statusBarWith(w, mode, dropNothing); fits {
+			return bar
+		}
+	}
+	for drop := 5; drop >= 2; drop-- {
+		var fits bool
+		if bar, fits = m.statusBarWith(w, pathNone, drop); fits {
+			break
+		}
+	}
+	return bar
+}
+
+// dropNothing keeps every part of the status bar.
+const dropNothing = 99
+
+// How the status bar names the store.
+const (
+	pathFull = iota
+	pathName
+	pathNone
+)
+
+// statusBarWith draws the bar with the store named as pathMode says and
+// without the parts of priority drop and above (1: what is wrong, 5: how
+// changes are noticed).
+func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
+	t, km := m.env.Theme, m.env.Keys
 	now := m.now()
 	var parts []string
+	var prio []int
+	add := func(p int, s string) { parts, prio = append(parts, s), append(prio, p) }
 	path := m.storeLabel()
-	if w < 120 {
+	// A label is not a path: its tail (who is watching, under serve) is
+	// kept, or it is dropped.
+	named := m.opt.StoreLabel != ""
+	switch {
+	case pathMode == pathName && !named:
 		path = filepath.Base(path)
+	case pathMode == pathNone:
+		path = ""
 	}
-	parts = append(parts, t.Bold.Render(" vigil"), sanitize.Line(shortPath(path, 40)))
+	add(0, t.Bold.Render(" vigil"))
+	if m.opt.Who != "" {
+		add(1, t.Bold.Render(sanitize.Line(m.opt.Who)))
+	}
+	add(6, sanitize.Line(shortPath(path, 40)))
 	if ro, _ := m.src.ReadOnly(); ro {
-		parts = append(parts, t.Muted.Render("read-only"))
+		add(3, t.Muted.Render("read-only"))
 	}
 	if r, ok := m.st.model.Run(m.st.root); ok {
 		st := m.st.model.State(r.ID, now)
@@ -118,47 +168,62 @@ func (m *Model) statusBar(w int) string {
 		if m.stale != "" {
 			live = "as last read" // never "live" from a picture that is not current
 		}
-		parts = append(parts, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), live)))
+		add(2, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), live)))
 	}
 	switch {
-	case m.stale != "" && m.loaded && !m.lastChange.IsZero():
-		parts = append(parts, t.Bad.Render("NOT CURRENT (as of "+textfmt.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
+	case m.stale != "" && m.loaded && !m.lastChange.IsZero() && drop > 4: // its age is a freshness fact (4)
+		add(1, t.Bad.Render("NOT CURRENT (as of "+textfmt.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
 	case m.stale != "":
-		parts = append(parts, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
+		add(1, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
 	case m.loaded && m.lastChange.IsZero():
-		parts = append(parts, t.Muted.Render("no write time recorded"))
+		add(4, t.Muted.Render("no write time recorded"))
 	case m.loaded:
-		parts = append(parts, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
+		add(4, t.Muted.Render("updated "+textfmt.Ago(m.lastChange, now)))
 	default:
-		parts = append(parts, t.Muted.Render("loading…"))
+		add(4, t.Muted.Render("loading…"))
 	}
 	switch {
 	case m.opt.NoWatch, m.closed:
 	case m.watcher == nil:
-		parts = append(parts, t.Warning.Render("not watching"))
+		add(5, t.Warning.Render("not watching"))
 	case m.watcher.Mode().String() != "push":
 		note := "polling"
 		if m.watchNote != "" {
 			note += " (" + m.watchNote + ")"
 		}
-		parts = append(parts, t.Warning.Render(note))
+		add(5, t.Warning.Render(note))
 	default:
-		parts = append(parts, t.Muted.Render("push"))
+		add(5, t.Muted.Render("push"))
 	}
 	if n := m.st.model.Pending(); n > 0 {
-		parts = append(parts, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (%s)", n, km.Pane[paneApprovals].Help().Key)))
+		add(3, t.Waiting.Render(fmt.Sprintf("◆ %d waiting (%s)", n, km.Pane[paneApprovals].Help().Key)))
 	}
 	if m.problem != "" {
-		parts = append(parts, t.Bad.Render(sanitize.Line(m.problem)))
+		add(1, t.Bad.Render(sanitize.Line(m.problem)))
 	}
-	left := strings.Join(parts, t.Faint.Render(" · "))
+	if m.zoomed {
+		add(4, t.Warning.Render("zoomed ("+km.Zoom.Help().Key+" restores)"))
+	}
+	if n := m.noticeShown(); n != "" {
+		// A confirmation takes the store's place for its moment: it is
+		// what the user just did, and must be seen at any width.
+		parts[1], prio[1] = t.Good.Render(n), 1
+	}
+	var kept []string
+	for i, p := range parts {
+		if p != "" && prio[i] < drop {
+			kept = append(kept, p)
+		}
+	}
+	left := strings.Join(kept, t.Faint.Render(" · "))
 	help := km.Help.Help()
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
 	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return textfmt.Fit(left, w)
+		// The help key stays on screen: it is how every other key is found.
+		return textfmt.Fit(left, max(w-lipgloss.Width(right)-1, 0)) + " " + right, false
 	}
-	return left + strings.Repeat(" ", gap) + right
+	return left + strings.Repeat(" ", gap) + right, true
 }
 
 // liveness says in words what the lease says about a run.

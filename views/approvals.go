@@ -52,6 +52,7 @@ type Approvals struct {
 	status   string
 	statusOK bool
 	readOnly string // why deciding is disabled for the whole store ("" if it is not)
+	search   Search // approvals_search.go
 
 	held    *held                        // the selected request, decided elsewhere (approvals_held.go)
 	recent  map[store.RequestKey]Decided // decisions the store reported since the last SetItems
@@ -69,7 +70,9 @@ type Approvals struct {
 }
 
 // NewApprovals makes an empty queue.
-func NewApprovals(env *Env) *Approvals { return &Approvals{env: env, input: newInput("› ", "")} }
+func NewApprovals(env *Env) *Approvals {
+	return &Approvals{env: env, input: newInput("› ", ""), search: newSearch(env)}
+}
 
 // SetSize lays the queue out for w×h.
 func (p *Approvals) SetSize(w, h int) {
@@ -87,8 +90,6 @@ func (p *Approvals) layout() {
 	if len(p.items) == 0 || inner < 1 {
 		return // nothing to lay out, or not sized yet (off screen)
 	}
-	listH := listHeight(p.h, len(p.items))
-	p.list.SetHeight(listH)
 	it, _ := p.current()
 	if it.Req.Key() != p.laid || inner != p.laidW || p.laidHead == nil {
 		p.laidHead, p.laidBody = describe(it, inner)
@@ -97,14 +98,14 @@ func (p *Approvals) layout() {
 		}
 		p.laid, p.laidW = it.Req.Key(), inner
 	}
-	// Borders, the list and its rule, the request's head, and the rule and
-	// footer below its content.
-	p.contentH = max(p.h-2-listH-1-len(p.laidHead)-2, 1)
+	// The list, the request's head and content as they fit beside the
+	// footer (approvals_fit.go).
+	foot := len(p.footerLines(p.env.Theme, it, inner, p.env.Now()))
+	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), foot)
+	p.list.SetHeight(fit.list)
+	p.contentH = max(fit.content, 1)
 	p.scroll = min(p.scroll, p.maxScroll())
 }
-
-// listHeight is how many rows the request list takes at a pane height.
-func listHeight(h, n int) int { return max(min(n, (h-2)/3), 1) }
 
 func (p *Approvals) maxScroll() int { return max(len(p.laidBody)-p.contentH, 0) }
 
@@ -150,6 +151,7 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 	items = p.withHeld(items)
 	p.items = items
 	p.list.SetLen(len(items))
+	p.search.Index(len(items), p.requestText)
 	for i, it := range items {
 		if it.Req.Key() == p.selected {
 			p.list.Select(i)
@@ -164,7 +166,7 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 func (p *Approvals) Focus() { p.guard.Arm(p.env.Now()) }
 
 // Capturing reports whether keys go to a prompt or input in this pane.
-func (p *Approvals) Capturing() bool { return p.mode != browsing }
+func (p *Approvals) Capturing() bool { return p.mode != browsing || p.search.Typing() }
 
 // Quiet reports whether decision keys are paused now.
 func (p *Approvals) Quiet(now time.Time) bool { return p.guard.Quiet(now) }
@@ -205,6 +207,7 @@ func (p *Approvals) current() (ApprovalItem, bool) {
 // say sets the status line; it may quote store text, so it is made safe.
 func (p *Approvals) say(ok bool, format string, a ...any) {
 	p.status, p.statusOK = sanitize.Line(fmt.Sprintf(format, a...)), ok
+	p.layout() // the footer may take more or fewer lines
 }
 
 // Key runs the queue's keys: move, approve / deny with a confirmation,
@@ -262,6 +265,9 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 
+	if in, ok := p.searchKey(msg); ok {
+		return in
+	}
 	page := max(p.contentH-1, 1)
 	switch {
 	case key.Matches(msg, km.PageDown):

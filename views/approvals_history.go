@@ -67,7 +67,7 @@ func (p *Approvals) layoutHistory() {
 	if len(h.items) == 0 || inner < 1 {
 		return
 	}
-	listH := listHeight(p.h, len(h.items))
+	listH := max(min(len(h.items), (p.h-2)/3), 1) // a third of the pane, as the queue's list
 	h.list.SetHeight(listH)
 	it := h.items[min(h.list.Cursor, len(h.items)-1)]
 	if it.Rec.Key() != h.laid || inner != h.laidW || h.laidHead == nil {
@@ -160,7 +160,7 @@ func (p *Approvals) historyView(focused bool) string {
 	}
 	foot := back
 	if p.status != "" {
-		foot = p.statusLine(t, inner-textfmt.Width(back)-3) + "   " + back
+		foot = p.statusLine(t, textfmt.Cut(p.status, inner-textfmt.Width(back)-3)) + "   " + back
 	}
 	body = append(body, foot)
 	return t.Frame(title, note, body, w, h, focused)

@@ -50,36 +50,47 @@ func (p *Approvals) View(focused bool) string {
 	if len(p.items) == 0 {
 		body := []string{t.Muted.Render("  nothing waits on a human"), "  " + t.hints([]key.Binding{keymap.Hint(p.env.Keys.Decided, "shows what was decided")})}
 		if p.status != "" {
-			body = append(body, "", p.statusLine(t, inner))
+			body = append(body, "")
+			for _, l := range wrap(p.status, inner) {
+				body = append(body, p.statusLine(t, l))
+			}
 		}
 		return t.Frame("6 Approvals", note, body, w, h, focused)
 	}
-	listH := listHeight(h, len(p.items))
+	if s := p.search.Note(p.env, p.list.Cursor); s != "" {
+		note = fitNote("6 Approvals", w, []string{s, note})
+	}
+	it, _ := p.current()
+	footer := p.footerLines(t, it, inner, now)
+	fit := fitQueue(h-2, len(p.items), len(p.laidHead), len(footer))
+	p.list.SetHeight(fit.list)
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.items[i], i == p.list.Cursor, focused, inner, now))
+		body = append(body, p.search.Highlight(t, p.row(t, p.items[i], i == p.list.Cursor, focused, inner, now)))
 	}
-	for len(body) < listH {
+	for len(body) < fit.list {
 		body = append(body, "")
 	}
-	body = append(body, t.Faint.Render(strings.Repeat("─", inner)))
-	it, _ := p.current()
-	body = append(body, renderLines(t, p.laidHead)...)
+	body = append(body, p.listRule(t, inner))
+	body = append(body, renderLines(t, p.laidHead[:fit.head])...)
 	content := p.laidBody
-	end := min(p.scroll+p.contentH, len(content))
-	body = append(body, renderLines(t, content[p.scroll:end])...)
-	for len(body) < h-4 {
+	scroll := min(p.scroll, max(len(content)-fit.content, 0))
+	end := min(scroll+fit.content, len(content))
+	body = append(body, renderLines(t, content[scroll:end])...)
+	for len(body) < h-2-len(footer)-1 {
 		body = append(body, "")
 	}
 	more := ""
-	if len(content) > p.contentH {
+	if len(content) > 0 && fit.content == 0 {
+		more = fmt.Sprintf(" %s not shown · %s zooms ", plural(len(content), "line"), p.env.Keys.Zoom.Help().Key)
+	} else if len(content) > fit.content {
 		km := p.env.Keys
-		more = fmt.Sprintf(" %d–%d of %d lines · %s/%s ", p.scroll+1, end, len(content), km.PageUp.Help().Key, km.PageDown.Help().Key)
+		more = fmt.Sprintf(" %d–%d of %d lines · %s/%s ", min(scroll+1, end), end, len(content), km.PageUp.Help().Key, km.PageDown.Help().Key)
 	}
 	body = append(body, t.Faint.Render(strings.Repeat("─", max(inner-textfmt.Width(more), 0)))+t.Muted.Render(more))
-	body = append(body, p.footer(t, it, inner, now))
-	return t.Frame("6 Approvals", note, body, w, h, focused)
+	body = append(body, footer...)
+	return t.FrameScroll("6 Approvals", note, body, w, h, focused, Scrollbar{Rows: fit.list, From: from, To: to, Total: len(p.items)})
 }
 
 func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int, now time.Time) string {
@@ -175,61 +186,9 @@ func describe(it ApprovalItem, w int) (head, content []styledLine) {
 	return head, content
 }
 
-func (p *Approvals) footer(t *Theme, it ApprovalItem, w int, now time.Time) string {
-	r := it.Req
-	km := p.env.Keys
-	switch p.mode {
-	case confirming:
-		v := string(p.verdict)
-		q := fmt.Sprintf("%s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Key().String()))
-		if r.Kind == store.Approval {
-			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
-		}
-		answer := t.hints(km.ConfirmHints())
-		return t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer
-	case answering, revising, reasoning:
-		return p.input.View()
-	}
-	// The last decision's outcome comes first; what the selected request
-	// allows follows when there is room.
-	lead := ""
-	if p.status != "" {
-		lead = p.statusLine(t, w)
-		if textfmt.Width(lead)+3 >= w {
-			return lead
-		}
-		lead += "   "
-	}
-	rest := w - textfmt.Width(lead)
-	if it.Decided != nil {
-		return lead + t.Muted.Render(textfmt.Cut("decided elsewhere — nothing to send", rest))
-	}
-	if why := p.blocked(it); why != "" {
-		return lead + t.Muted.Render(textfmt.Cut("‖ "+sanitize.Line(why), rest))
-	}
-	if p.guard.Quiet(now) {
-		return lead + t.Muted.Render(textfmt.Cut("keys paused a moment…", rest))
-	}
-	var offered []key.Binding
-	switch r.Kind {
-	case store.Approval:
-		offered = km.ApprovalHints()
-	case store.Question:
-		offered = km.QuestionHints()
-	case store.Plan:
-		offered = km.PlanHints()
-	}
-	offered = append(offered, keymap.Hint(km.Decided, "decided"))
-	keys := t.hints(offered)
-	if textfmt.Width(keys) > rest {
-		return strings.TrimRight(lead, " ")
-	}
-	return lead + keys
-}
-
-func (p *Approvals) statusLine(t *Theme, w int) string {
+func (p *Approvals) statusLine(t *Theme, line string) string {
 	if p.statusOK {
-		return t.Good.Render(textfmt.Cut(p.status, w))
+		return t.Good.Render(line)
 	}
-	return t.Bad.Render(textfmt.Cut(p.status, w))
+	return t.Bad.Render(line)
 }

@@ -28,10 +28,31 @@ type Detail struct {
 	err     string
 	lines   []styledLine // the step laid out for the width; nil until sized
 	offset  int
+	search  Search
+	hit     int // the line of the match last gone to (-1: none)
 }
 
 // NewDetail makes an empty detail pane.
-func NewDetail(env *Env) *Detail { return &Detail{env: env} }
+func NewDetail(env *Env) *Detail { return &Detail{env: env, search: newSearch(env), hit: -1} }
+
+func (p *Detail) lineText(i int) string { return plainText(p.lines[i]) }
+
+// goToMatch scrolls a match into view, a third of the way down.
+func (p *Detail) goToMatch(dir int) {
+	from := p.hit
+	if from < 0 {
+		from = p.offset
+	}
+	i, ok := p.search.Target(from, dir)
+	if !ok {
+		return
+	}
+	p.hit = i
+	if i < p.offset || i >= p.offset+p.height() {
+		p.offset = i - p.height()/3
+		p.scroll(0)
+	}
+}
 
 // SetSize lays the pane out for w×h: a new width wraps the step again.
 func (p *Detail) SetSize(w, h int) {
@@ -47,6 +68,8 @@ func (p *Detail) SetSize(w, h int) {
 func (p *Detail) layout() {
 	if p.d != nil && p.lines == nil && p.w > 2 {
 		p.lines = detailLines(p.d, p.w-2)
+		p.search.Index(len(p.lines), p.lineText)
+		p.hit = -1
 	}
 	p.offset = max(0, min(p.offset, len(p.lines)-p.height()))
 }
@@ -57,8 +80,8 @@ func (p *Detail) height() int { return max(p.h-2, 1) }
 // Focus is a no-op: the detail has nothing to arm.
 func (p *Detail) Focus() {}
 
-// Capturing is false: the detail takes no typed text.
-func (p *Detail) Capturing() bool { return false }
+// Capturing reports whether the search is taking typed text.
+func (p *Detail) Capturing() bool { return p.search.Typing() }
 
 // Set shows a step's detail (nil clears it).
 func (p *Detail) Set(d *store.StepDetail) {
@@ -87,6 +110,18 @@ func (p *Detail) RowID() int64 {
 // Key scrolls.
 func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
+	switch p.search.Key(msg, p.env) {
+	case searchChanged:
+		p.search.Index(len(p.lines), p.lineText)
+		p.hit = -1
+		p.goToMatch(0)
+		return redraw
+	case searchMoved:
+		p.goToMatch(p.search.Dir(msg, p.env))
+		return redraw
+	case searchKept:
+		return redraw
+	}
 	page := max(p.height()-1, 1)
 	switch {
 	case key.Matches(msg, km.Up):
@@ -137,12 +172,19 @@ func (p *Detail) View(focused bool) string {
 		title = fmt.Sprintf("4 Step %d", p.d.Number)
 		end := min(p.offset+height, len(p.lines))
 		body = renderLines(t, p.lines[p.offset:end])
+		for i := range body {
+			body[i] = p.search.Highlight(t, body[i])
+		}
 	}
 	note := ""
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), textfmt.Thousands(int64(len(p.lines))))
 	}
-	return t.Frame(title, note, body, w, h, focused)
+	if s := p.search.Note(p.env, p.hit); s != "" {
+		note = fitNote(title, w, []string{s, note})
+	}
+	sb := Scrollbar{Rows: height, From: p.offset, To: min(p.offset+height, len(p.lines)), Total: len(p.lines)}
+	return t.FrameScroll(title, note, body, w, h, focused, sb)
 }
 
 // detailLines lays a step out as wrapped lines for a width.
@@ -193,7 +235,9 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 	if n := len(d.ProviderCalls); n > 0 {
 		head += " · " + plural(n, "provider attempt")
 	}
-	add(roleMuted, head)
+	for _, l := range wrap(head, w) { // its facts wrap rather than lose the last
+		add(roleMuted, l)
+	}
 	for _, l := range wrap(sanitize.Text(d.Decision), w) {
 		add(roleBold, l)
 	}
@@ -216,7 +260,7 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 
 	if d.ToolCallFull != "" {
 		section("Tool call", 0)
-		text("tool call", d.ToolCallFull, roleText)
+		text("tool call", prettyCall(d.ToolCallFull), roleText) // JSON arguments indented (open_text.go)
 	}
 	section("Result", 0)
 	text("result", d.Result, roleText)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/runmodel"
@@ -27,13 +28,19 @@ type Drift struct {
 	prefix    runmodel.DriftStats
 	prefixLen int
 	stats     runmodel.DriftStats
+	search    Search
 }
 
 // driftTail is how many of the newest samples may still change in place.
 const driftTail = 16
 
 // NewDrift makes an empty drift pane.
-func NewDrift(env *Env) *Drift { return &Drift{env: env, stick: true} }
+func NewDrift(env *Env) *Drift { return &Drift{env: env, stick: true, search: newSearch(env)} }
+
+// rowText is a turn's row as the search reads it.
+func (p *Drift) rowText(i int) string {
+	return ansi.Strip(p.row(p.env.Theme, p.samples[i], max(p.stats.MaxEst, p.stats.MaxReported, 1), false, max(p.w-2, 1)))
+}
 
 // driftHead is the lines above the turns: the sums, the sparkline and the
 // column header.
@@ -48,8 +55,8 @@ func (p *Drift) SetSize(w, h int) {
 // Focus is a no-op: the drift pane has nothing to arm.
 func (p *Drift) Focus() {}
 
-// Capturing is false: the drift pane takes no typed text.
-func (p *Drift) Capturing() bool { return false }
+// Capturing reports whether the search is taking typed text.
+func (p *Drift) Capturing() bool { return p.search.Typing() }
 
 // Set shows an agent's samples.
 func (p *Drift) Set(title string, samples []store.ContextSample) {
@@ -67,6 +74,7 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 	all := p.prefix
 	all.Add(samples[p.prefixLen:])
 	p.stats = all.Finish()
+	p.search.Index(len(p.samples), p.rowText)
 	if p.stick {
 		p.list.Bottom()
 	}
@@ -82,6 +90,21 @@ func (p *Drift) Selected() (store.ContextSample, bool) {
 
 // Key moves through the turns.
 func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
+	dir := 0
+	switch p.search.Key(msg, p.env) {
+	case searchKept:
+		return redraw
+	case searchMoved:
+		dir = p.search.Dir(msg, p.env)
+		fallthrough
+	case searchChanged:
+		p.search.Index(len(p.samples), p.rowText)
+		if i, ok := p.search.Target(p.list.Cursor, dir); ok {
+			p.list.Select(i)
+		}
+		p.stick = p.list.AtBottom()
+		return redraw
+	}
 	if !moveList(&p.list, msg, p.env.Keys) {
 		return Intent{}
 	}
@@ -130,13 +153,16 @@ func (p *Drift) View(focused bool) string {
 	scale := max(st.MaxEst, st.MaxReported, 1)
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.samples[i], scale, i == p.list.Cursor && focused, inner))
+		body = append(body, p.search.Highlight(t, p.row(t, p.samples[i], scale, i == p.list.Cursor && focused, inner)))
 	}
 	note := countNote(st.Turns, st.Turns, "turn")
 	if st.Missing > 0 {
 		note += " · " + t.Warning.Render(fmt.Sprintf("%d missing", st.Missing))
 	}
-	return t.Frame(title, note, body, w, h, focused)
+	if s := p.search.Note(p.env, p.list.Cursor); s != "" {
+		note = fitNote(title, w, []string{s, note})
+	}
+	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, driftHead))
 }
 
 const driftCols = "TURN  ESTIMATE  REPORTED     GAP   DRIFT "

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
 )
@@ -15,6 +16,7 @@ type Help struct {
 	env        *Env
 	lines      []styledLine
 	boxW, boxH int
+	offset     int // the first line shown: a short screen scrolls the help
 }
 
 // NewHelp makes the overlay; it is laid out by SetSize.
@@ -36,11 +38,13 @@ func (p *Help) SetSize(w, h int) {
 		}
 		cols = append(cols, col)
 	}
-	lines := bands(cols, min(w-6, 110))
-	lines = append(lines,
-		one(roleMuted, fmt.Sprintf("Approving and denying ask for %s to confirm; keys are ignored for a moment", km.Confirm.Help().Key)),
-		one(roleMuted, "after a new request appears. Mouse: click to focus and select, wheel to scroll."),
-		one(plain, ""),
+	textW := min(w-6, 110)
+	lines := bands(cols, textW)
+	for _, l := range wrap(fmt.Sprintf("Approving and denying ask for %s to confirm; keys are ignored for a moment "+
+		"after a new request appears. Mouse: click to focus and select, wheel to scroll.", km.Confirm.Help().Key), min(textW, 80)) {
+		lines = append(lines, one(roleMuted, l))
+	}
+	lines = append(lines, one(plain, ""),
 		one(roleMuted, fmt.Sprintf("press %s or %s to close", km.Help.Help().Key, km.Back.Help().Key)))
 	boxW := 0
 	for _, l := range lines {
@@ -48,6 +52,34 @@ func (p *Help) SetSize(w, h int) {
 	}
 	p.lines = lines
 	p.boxW, p.boxH = min(boxW+4, w), min(len(lines)+2, h)
+	p.offset = max(0, min(p.offset, len(p.lines)-p.height()))
+}
+
+// height is how many lines the box shows.
+func (p *Help) height() int { return max(p.boxH-2, 1) }
+
+// Key scrolls the help where the screen is too short for all of it.
+func (p *Help) Key(msg tea.KeyPressMsg) {
+	km := p.env.Keys
+	switch {
+	case key.Matches(msg, km.Up):
+		p.Wheel(-1)
+	case key.Matches(msg, km.Down):
+		p.Wheel(1)
+	case key.Matches(msg, km.PageUp):
+		p.Wheel(-max(p.height()-1, 1))
+	case key.Matches(msg, km.PageDown):
+		p.Wheel(max(p.height()-1, 1))
+	case key.Matches(msg, km.Top):
+		p.offset = 0
+	case key.Matches(msg, km.Bottom):
+		p.Wheel(len(p.lines))
+	}
+}
+
+// Wheel scrolls by d lines.
+func (p *Help) Wheel(d int) {
+	p.offset = max(0, min(p.offset+d, len(p.lines)-p.height()))
 }
 
 // Size is the overlay's box, borders included.
@@ -56,11 +88,18 @@ func (p *Help) Size() (w, h int) { return p.boxW, p.boxH }
 // View draws the overlay at its size.
 func (p *Help) View() string {
 	t := p.env.Theme
-	body := make([]string, 0, len(p.lines))
-	for _, l := range p.lines {
+	end := min(p.offset+p.height(), len(p.lines))
+	body := make([]string, 0, end-p.offset)
+	for _, l := range p.lines[p.offset:end] {
 		body = append(body, " "+l.render(t))
 	}
-	return t.Frame("Help · keys", "vigil", body, p.boxW, p.boxH, true)
+	note := "vigil"
+	if len(p.lines) > p.height() {
+		km := p.env.Keys
+		note = fmt.Sprintf("%d–%d of %d · %s/%s", p.offset+1, end, len(p.lines), km.Down.Help().Key, km.PageDown.Help().Key)
+	}
+	sb := Scrollbar{Rows: p.height(), From: p.offset, To: end, Total: len(p.lines)}
+	return t.FrameScroll("Help · keys", note, body, p.boxW, p.boxH, true, sb)
 }
 
 // bands lays columns out left to right, starting a new band of columns

@@ -244,15 +244,33 @@ type column struct {
 
 var runColumns = []column{
 	{"", 2, false, 0, false},
-	{"STATE", 12, false, 56, false},
+	{"STATE", 12, false, 0, false},
 	{"RUN", 5, false, 0, false},
 	{"GOAL", 0, false, 0, false},
-	{"AGENTS", 6, true, 70, true},
-	{"STEPS", 6, true, 46, true},
-	{"TOKENS", 7, true, 28, true},
-	{"STARTED", 9, true, 90, false},
-	{"TIME", 7, true, 80, false},
+	{"AGENTS", 6, true, 0, true},
+	{"STEPS", 6, true, 0, true},
+	{"TOKENS", 7, true, 0, true},
+	{"STARTED", 9, true, 0, false},
+	{"TIME", 7, true, 0, false},
 }
+
+// runColumnPriority is the order in which the optional columns are given
+// room as the pane widens: the glyph, the id and the goal always show (the
+// glyph says the state in one cell); then what a run cost, the state in
+// words with the requests waiting in its tree, how long it ran and when it
+// started, and the tree's agent count.
+var runColumnPriority = []string{"TOKENS", "STEPS", "STATE", "TIME", "STARTED", "AGENTS"}
+
+// minGoal is the goal's width an optional column may not squeeze below:
+// half the pane up to 22 cells; 10 in a narrow pane, beside the tokens.
+func minGoal(w int) int {
+	if w < 40 {
+		return 10
+	}
+	return clamp(w/2, 10, 22)
+}
+
+func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
 // View draws the pane.
 func (p *Runs) View(focused bool) string {
@@ -261,8 +279,9 @@ func (p *Runs) View(focused bool) string {
 	now := p.env.Now()
 	body := []string{t.Muted.Render(header(p.cols))}
 	from, to := p.list.Visible()
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner))
+		body = append(body, highlight(t, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner), q))
 	}
 	if len(p.shown) == 0 {
 		msg := "no runs in this store yet"
@@ -284,7 +303,7 @@ func (p *Runs) View(focused bool) string {
 	if p.sort != SortNewest {
 		note += " · " + p.sort.String()
 	}
-	return t.Frame("1 Runs", note, body, w, h, focused)
+	return t.FrameScroll("1 Runs", note, body, w, h, focused, ListScrollbar(&p.list, 1))
 }
 
 func countNote(shown, all int, noun string) string {
@@ -321,23 +340,49 @@ func withRunWidth(cols []column, items []RunItem) []column {
 	return out
 }
 
-// visibleColumns keeps the columns that fit and gives the rest to the
-// flexible one (width 0).
+// visibleColumns keeps the columns that fit, in the order of
+// runColumnPriority, while the goal keeps minGoal cells, and gives the rest
+// to the goal (the flexible column, width 0). Columns keep their places.
 func visibleColumns(all []column, w int) []column {
-	var cols []column
 	used := 0
 	for _, c := range all {
-		if w >= c.minW {
-			cols = append(cols, c)
+		if c.width > 0 && !optionalColumn(c.title) {
 			used += c.width + 1
 		}
 	}
-	for i := range cols {
-		if cols[i].width == 0 {
-			cols[i].width = max(w-used, 8)
+	used += 1 // the goal's separator
+	take := map[string]bool{}
+	for _, title := range runColumnPriority {
+		for _, c := range all {
+			if c.title == title {
+				if w-used-(c.width+1) < minGoal(w) {
+					goto chosen
+				}
+				used += c.width + 1
+				take[title] = true
+			}
+		}
+	}
+chosen:
+	var cols []column
+	for _, c := range all {
+		if !optionalColumn(c.title) || take[c.title] {
+			if c.width == 0 {
+				c.width = max(w-used, 8)
+			}
+			cols = append(cols, c)
 		}
 	}
 	return cols
+}
+
+func optionalColumn(title string) bool {
+	for _, t := range runColumnPriority {
+		if t == title {
+			return true
+		}
+	}
+	return false
 }
 
 // header is the column titles; the tree-scoped counts are marked as such

@@ -164,7 +164,8 @@ func (p *Summary) View(bool) string {
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %d · %s", p.offset+1, min(p.offset+height, len(p.lines)), len(p.lines), note)
 	}
-	return t.Frame(title, note, body, p.boxW, p.boxH, true)
+	sb := Scrollbar{Rows: height, From: p.offset, To: min(p.offset+height, len(p.lines)), Total: len(p.lines)}
+	return t.FrameScroll(title, note, body, p.boxW, p.boxH, true, sb)
 }
 
 // summaryLines lays a run's summary out for a width.

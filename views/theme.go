@@ -63,6 +63,7 @@ type Theme struct {
 	Stale, Good, Bad            lipgloss.Style
 	Estimate, Reported, Warning lipgloss.Style
 	Key, StatusBar              lipgloss.Style
+	Match                       lipgloss.Style // a search match (search.go)
 }
 
 // NewTheme builds the theme for a background and colour choice.
@@ -78,6 +79,7 @@ func NewTheme(dark, noColor bool) *Theme {
 			Running: plain, Waiting: s().Bold(true), Paused: plain, Stale: plain,
 			Good: plain, Bad: s().Bold(true), Estimate: plain, Reported: plain, Warning: s().Bold(true),
 			Key: s().Bold(true), StatusBar: s().Reverse(true),
+			Match: s().Reverse(true).Underline(true),
 		}
 	}
 	return themeOf(palette(dark), dark)
@@ -95,6 +97,7 @@ func themeOf(p Palette, dark bool) *Theme {
 		Running: fg(p.Running), Waiting: fg(p.Waiting).Bold(true), Paused: fg(p.Paused), Stale: fg(p.Stale),
 		Good: fg(p.Good), Bad: fg(p.Bad), Estimate: fg(p.Estimate), Reported: fg(p.Reported), Warning: fg(p.Waiting).Bold(true),
 		Key: fg(p.Accent).Bold(true), StatusBar: s().Background(p.SelectBlurBg).Foreground(p.Text),
+		Match: s().Background(p.Stale).Foreground(lipgloss.LightDark(dark)(lipgloss.Color("#FFFFFF"), lipgloss.Color("#0D1117"))).Bold(true),
 	}
 }
 
@@ -163,5 +166,5 @@ func PlainTheme() *Theme {
 	p := lipgloss.NewStyle()
 	return &Theme{NoColor: true, Text: p, Muted: p, Faint: p, Bold: p, Border: p, BorderFocus: p, Title: p, TitleFocus: p,
 		Selected: p, SelectedBlur: p, Running: p, Waiting: p, Paused: p, Stale: p, Good: p, Bad: p, Estimate: p,
-		Reported: p, Warning: p, Key: p, StatusBar: p}
+		Reported: p, Warning: p, Key: p, StatusBar: p, Match: p}
 }

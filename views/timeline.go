@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,10 +28,81 @@ type Timeline struct {
 	live    bool // the run was live when loaded: steps may still come
 	fresh   int  // steps that arrived while not following
 	loading bool
+
+	// The step filter (timeline_filter.go): the facet's label ("" for
+	// every step) and the steps it keeps, as indices into steps (nil when
+	// every step is shown). The list's rows are these.
+	facet string
+	view  []int
+	// The search over the rows shown (search.go).
+	search Search
 }
 
 // NewTimeline makes an empty timeline.
-func NewTimeline(env *Env) *Timeline { return &Timeline{env: env} }
+func NewTimeline(env *Env) *Timeline { return &Timeline{env: env, search: newSearch(env)} }
+
+// rows is how many rows the list has: the steps the filter keeps.
+func (p *Timeline) rows() int {
+	if p.view != nil {
+		return len(p.view)
+	}
+	return len(p.steps)
+}
+
+// step is the list's row i.
+func (p *Timeline) step(i int) store.Step {
+	if p.view != nil {
+		return p.steps[p.view[i]]
+	}
+	return p.steps[i]
+}
+
+// refilter works out the rows the filter keeps after the steps or the
+// filter changed, keeping the cursor on its step where it is kept.
+func (p *Timeline) refilter() {
+	if p.facet == "" {
+		p.refilterWith(nil)
+		return
+	}
+	p.refilterWith(stepFacets(p.steps))
+}
+
+// refilterWith is refilter with the steps' facets worked out already.
+func (p *Timeline) refilterWith(facets []stepFacet) {
+	var at int64 = -1
+	if p.list.Cursor < p.rows() {
+		at = p.step(p.list.Cursor).RowID
+	}
+	p.view = nil
+	if p.facet != "" {
+		f, ok := facetByLabel(facets, p.facet)
+		if !ok {
+			p.facet = "" // no step has it any more
+		} else {
+			p.view = []int{}
+			for i, st := range p.steps {
+				if f.match(st) {
+					p.view = append(p.view, i)
+				}
+			}
+		}
+	}
+	p.list.SetLen(p.rows())
+	for i := 0; i < p.rows(); i++ {
+		if p.step(i).RowID == at {
+			p.list.Select(i)
+			break
+		}
+	}
+	p.search.Index(p.rows(), p.rowText)
+}
+
+// rowText is a row's text as the search reads it: its number, decision
+// and tool call (the store's text: what is drawn is that text made safe).
+func (p *Timeline) rowText(i int) string {
+	st := p.step(i)
+	return strconv.Itoa(st.Number) + " " + st.Decision + " · " + st.ToolCall
+}
 
 // SetSize lays the pane out for w×h.
 func (p *Timeline) SetSize(w, h int) {
@@ -41,14 +113,16 @@ func (p *Timeline) SetSize(w, h int) {
 // Focus is a no-op: the timeline has nothing to arm.
 func (p *Timeline) Focus() {}
 
-// Capturing is false: the timeline takes no typed text.
-func (p *Timeline) Capturing() bool { return false }
+// Capturing reports whether the search is taking typed text.
+func (p *Timeline) Capturing() bool { return p.search.Typing() }
 
 // Load shows another agent's steps: follow is on when the run is live.
 func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
 	p.runID, p.title, p.steps, p.follow, p.fresh, p.loading = runID, title, steps, live, 0, false
 	p.live = live
 	p.list = List{height: p.list.height}
+	p.facet, p.view = "", nil
+	p.search.Clear()
 	p.list.SetLen(len(steps))
 	if live {
 		p.list.Bottom()
@@ -58,15 +132,17 @@ func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
 // Loading marks the pane as waiting for an agent's steps.
 func (p *Timeline) Loading(runID, title string) {
 	p.runID, p.title, p.steps, p.loading = runID, title, nil, true
+	p.facet, p.view = "", nil
 	p.list.SetLen(0)
 }
 
 // Update takes the agent's steps after a refresh. Steps only ever grow at
 // the end, so the cursor stays on the step it was on.
 func (p *Timeline) Update(steps []store.Step) {
-	added := len(steps) - len(p.steps)
+	before := p.rows()
 	p.steps = steps
-	p.list.SetLen(len(steps))
+	p.refilter()
+	added := p.rows() - before
 	if p.follow {
 		p.list.Bottom()
 	} else if added > 0 {
@@ -82,8 +158,8 @@ func (p *Timeline) Following() bool { return p.follow }
 
 // Selected is the step under the cursor.
 func (p *Timeline) Selected() (store.Step, bool) {
-	if p.list.Cursor < len(p.steps) {
-		return p.steps[p.list.Cursor], true
+	if p.list.Cursor < p.rows() {
+		return p.step(p.list.Cursor), true
 	}
 	return store.Step{}, false
 }
@@ -101,9 +177,33 @@ func (p *Timeline) ShowLast() {
 	p.afterMove()
 }
 
-// Key moves through the steps; f toggles follow.
+// Key moves through the steps; f toggles follow, / searches, the step
+// filter key cycles the filter.
 func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
+	switch p.search.Key(msg, p.env) {
+	case searchChanged:
+		p.search.Index(p.rows(), p.rowText)
+		return p.goToMatch(0)
+	case searchMoved:
+		return p.goToMatch(p.search.Dir(msg, p.env))
+	case searchKept:
+		return redraw
+	}
+	if key.Matches(msg, km.StepFilter) {
+		facets := stepFacets(p.steps)
+		p.facet = nextFacet(facets, p.facet).label
+		p.refilterWith(facets)
+		if p.follow {
+			p.list.Bottom()
+		}
+		return p.selectIntent()
+	}
+	if key.Matches(msg, km.Back) && p.facet != "" {
+		p.facet = ""
+		p.refilter()
+		return p.selectIntent()
+	}
 	if key.Matches(msg, km.Follow) {
 		p.follow = !p.follow
 		if p.follow {
@@ -123,6 +223,17 @@ func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 	if p.list.Cursor == before {
 		return redraw
 	}
+	return p.selectIntent()
+}
+
+// goToMatch moves the cursor to a match (dir as Search.Target has it).
+func (p *Timeline) goToMatch(dir int) Intent {
+	i, ok := p.search.Target(p.list.Cursor, dir)
+	if !ok || i == p.list.Cursor {
+		return redraw
+	}
+	p.list.Select(i)
+	p.afterMove()
 	return p.selectIntent()
 }
 
@@ -158,7 +269,7 @@ func (p *Timeline) View(focused bool) string {
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.row(t, p.steps[i], i == p.list.Cursor, focused, inner))
+		body = append(body, p.search.Highlight(t, p.row(t, p.step(i), i == p.list.Cursor, focused, inner)))
 	}
 	switch {
 	case p.loading:
@@ -169,10 +280,18 @@ func (p *Timeline) View(focused bool) string {
 		body = append(body, t.Muted.Render("  no steps yet"))
 	case len(p.steps) == 0:
 		body = append(body, t.Muted.Render("  no steps: the run committed none"))
+	case p.rows() == 0:
+		body = append(body, t.Muted.Render(fmt.Sprintf("  no step is %s (%s: every step)", p.facet, p.env.Keys.Back.Help().Key)))
 	}
 	// Notes, most important first: where the title leaves too little room,
 	// the count goes before the follow mode does.
 	var notes []string
+	if n := p.search.Note(p.env, p.list.Cursor); n != "" {
+		notes = append(notes, n)
+	}
+	if p.facet != "" {
+		notes = append(notes, t.Warning.Render("only "+p.facet))
+	}
 	if p.fresh > 0 {
 		notes = append(notes, t.Warning.Render(fmt.Sprintf("%d new", p.fresh)))
 	}
@@ -181,13 +300,19 @@ func (p *Timeline) View(focused bool) string {
 	}
 	if len(p.steps) > 0 {
 		// The steps are the shown agent's own, not its tree's.
-		notes = append(notes, "agent: "+countNote(len(p.steps), len(p.steps), "step"))
+		notes = append(notes, "agent: "+countNote(p.rows(), len(p.steps), "step"))
 	}
 	title := "3 Timeline"
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	return t.Frame(title, fitNote(title, w, notes), body, w, h, focused)
+	// Short of room the count drops its scope word before the title is
+	// cut for it, and before it drops.
+	if len(p.steps) > 0 && textfmt.Width(title)+textfmt.Width(strings.Join(notes, " · "))+6 > w-2 {
+		notes[len(notes)-1] = countNote(p.rows(), len(p.steps), "step")
+	}
+	note := fitNote(title, w, notes)
+	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, 0))
 }
 
 func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {

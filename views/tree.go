@@ -102,10 +102,29 @@ type Tree struct {
 	budget   *Budget
 	selected string
 	live     []Doing // what its agents are doing now, from their live streams
+	search   Search
+
+	stripPeak int    // the most rows the live strip has wanted in this tree (want.go)
+	peakRoot  string // the tree it was counted in
 }
 
 // NewTree makes an empty tree pane.
-func NewTree(env *Env) *Tree { return &Tree{env: env} }
+func NewTree(env *Env) *Tree { return &Tree{env: env, search: newSearch(env)} }
+
+// lineText is a line's text as the search reads it.
+func (p *Tree) lineText(i int) string {
+	l := p.lines[i]
+	switch {
+	case l.Node != nil:
+		n := l.Node
+		return "#" + store.DisplayID(n.Run.ID) + " " + sanitize.Line(n.Run.Goal) + " " + StateLabel(n.State, n.Run.Outcome)
+	case l.Queued != nil:
+		return "queued: " + sanitize.Line(l.Queued.Goal)
+	case l.Refusal != nil:
+		return "spawn refused (" + sanitize.Line(l.Refusal.Detail) + ")"
+	}
+	return ""
+}
 
 // SetSize lays the pane out for w×h.
 func (p *Tree) SetSize(w, h int) {
@@ -132,6 +151,7 @@ const maxStripRows = 3
 // SetLive replaces what the strip says the agents are doing now.
 func (p *Tree) SetLive(ds []Doing) {
 	p.live = ds
+	p.noteStrip()
 	p.SetSize(p.w, p.h)
 }
 
@@ -147,13 +167,15 @@ func (p *Tree) headerRows() int {
 // Focus is a no-op: the tree has nothing to arm.
 func (p *Tree) Focus() {}
 
-// Capturing is false: the tree takes no typed text.
-func (p *Tree) Capturing() bool { return false }
+// Capturing reports whether the search is taking typed text.
+func (p *Tree) Capturing() bool { return p.search.Typing() }
 
 // SetTree replaces the tree, keeping the cursor on the same agent.
 func (p *Tree) SetTree(lines []TreeLine, budget *Budget) {
 	p.lines, p.budget = lines, budget
+	p.noteStrip()
 	p.list.SetLen(len(lines))
+	p.search.Index(len(lines), p.lineText)
 	for i, l := range lines {
 		if l.Node != nil && l.Node.Run.ID == p.selected {
 			p.list.Select(i)
@@ -183,6 +205,24 @@ func (p *Tree) remember() {
 func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
 	before := p.selected
+	dir := 0
+	switch p.search.Key(msg, p.env) {
+	case searchKept:
+		return redraw
+	case searchMoved:
+		dir = p.search.Dir(msg, p.env)
+		fallthrough
+	case searchChanged:
+		p.search.Index(len(p.lines), p.lineText)
+		if i, ok := p.search.Target(p.list.Cursor, dir); ok {
+			p.list.Select(i)
+		}
+		p.remember()
+		if p.selected != before {
+			return Intent{Kind: SelectAgent, ID: p.selected}
+		}
+		return redraw
+	}
 	if !moveList(&p.list, msg, km) && !key.Matches(msg, km.Open) {
 		return Intent{}
 	}
@@ -218,7 +258,7 @@ func (p *Tree) View(focused bool) string {
 	}
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.line(t, p.lines[i], i == p.list.Cursor, focused, inner))
+		body = append(body, p.search.Highlight(t, p.line(t, p.lines[i], i == p.list.Cursor, focused, inner)))
 	}
 	if len(p.lines) == 0 {
 		body = append(body, t.Muted.Render("  open a run to see its agents"))
@@ -236,7 +276,14 @@ func (p *Tree) View(focused bool) string {
 	if p.budget != nil {
 		note = fmt.Sprintf("budget %s/%s left · %s", textfmt.Tokens(p.budget.Remaining), textfmt.Tokens(p.budget.Ceiling), note)
 	}
-	return t.Frame("2 Agents", note, body, w, h, focused)
+	if s := p.search.Note(p.env, p.list.Cursor); s != "" {
+		note = fitNote("2 Agents", w, []string{s, note})
+	}
+	top := 0
+	if p.headerRows() > 0 && len(p.lines) > 0 {
+		top = 1
+	}
+	return t.FrameScroll("2 Agents", note, body, w, h, focused, ListScrollbar(&p.list, top))
 }
 
 // nodeBadges mark what an agent holds open: its plan's progress, messages

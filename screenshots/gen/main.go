@@ -1,5 +1,7 @@
-// Command gen rewrites the PNGs in screenshots/: the overview and each
-// pane, drawn from a fixed demo store at fixed sizes.
+// Command gen rewrites the PNGs in screenshots/: the whole screen at
+// 120×32 and 200×60, each pane, and the help, drawn from the demo a
+// newcomer gets (vigil demo's own seed, demo.DefaultSeed, played until it
+// waits on an approval, a question and a plan at once).
 //
 //	go run ./screenshots/gen
 //
@@ -59,7 +61,7 @@ func run(out string, keep bool) error {
 	}
 	defer os.RemoveAll(tmp)
 	path := filepath.Join(tmp, "runs.sqlite3")
-	if err := demo.Snapshot(context.Background(), path, 7, base); err != nil {
+	if err := demo.Snapshot(context.Background(), path, demo.DefaultSeed, base); err != nil {
 		return fmt.Errorf("demo store: %w", err)
 	}
 	src, err := ioharness.Open(path)
@@ -77,14 +79,15 @@ func run(out string, keep bool) error {
 	now = now.Add(2 * time.Second) // past the approval queue's misfire guard
 
 	shots := []shot{
-		{"overview", 160, 46, func(m *tui.Model) string { return m.Render() }},
+		{"overview-120x32", 120, 32, func(m *tui.Model) string { return m.Render() }},
+		{"overview-200x60", 200, 60, func(m *tui.Model) string { return m.Render() }},
 		{"runs", 110, 12, func(m *tui.Model) string { return m.RenderPane(0, 110, 12) }},
 		{"tree", 90, 12, func(m *tui.Model) string { return m.RenderPane(1, 90, 12) }},
 		{"timeline", 110, 18, func(m *tui.Model) string { return m.RenderPane(2, 110, 18) }},
 		{"step", 100, 30, func(m *tui.Model) string { return m.RenderPane(3, 100, 30) }},
 		{"drift", 110, 20, func(m *tui.Model) string { return m.RenderPane(4, 110, 20) }},
 		{"approvals", 100, 30, func(m *tui.Model) string { return m.RenderPane(5, 100, 30) }},
-		{"help", 160, 46, func(m *tui.Model) string {
+		{"help", 120, 32, func(m *tui.Model) string {
 			m.Settle(key("?"), wait)
 			defer m.Settle(key("?"), wait)
 			return m.Render()
@@ -107,6 +110,7 @@ func run(out string, keep bool) error {
 			}
 			now = now.Add(2 * time.Second) // a new request in view arms the guard again
 		}
+		m.Settle(tea.WindowSizeMsg{Width: s.w, Height: s.h}, wait) // panes drawn alone are sized by RenderPane
 		frame := s.draw(m)
 		ansi := filepath.Join(tmp, s.name+".ansi")
 		if err := os.WriteFile(ansi, []byte(frame+"\n"), 0o644); err != nil {

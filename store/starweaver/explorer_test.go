@@ -135,7 +135,8 @@ func TestExplorerPanes(t *testing.T) {
 	e.advance(2 * time.Second)
 	e.contains("RUN_SHELL go test ./payouts/...")
 	e.press("a", "y")
-	e.contains("✓ approved: approval approval_run_2d3e4f50-6172-4839-94a5-b6c7d8e9f0a1_toolu_", "4 waiting")
+	// The outcome wraps, never cut: the whole request id is on screen.
+	e.contains("✓ approved: approval approval_run_2d3e4f50-6172-4839-94a5-", "b6c7d8e9f0a1_toolu_01P1shellXa9", "4 waiting")
 	r, err := s.Request(ctx, store.RequestKey{Kind: store.Approval, ID: apprP1})
 	if err != nil || !r.Resolved || r.Decision != "approve" || r.DecidedBy != DecidedBy {
 		t.Fatalf("the keyboard decision is not in the database: %+v %v", r, err)

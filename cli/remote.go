@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-run/vigil/remote"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// runRemote is the explorer on ssh://[user@]host[:port]/path: the far
+// side's `vigil agent --stdio` over the system ssh.
+func (a *app) runRemote(ctx context.Context, o exploreOpts, url string) error {
+	t, err := remote.ParseTarget(url)
+	if err != nil {
+		return &usageError{err}
+	}
+	held := &heldLines{}
+	opt := remote.Options{SSH: strings.Fields(a.getenv("VIGIL_SSH")), RemoteVigil: a.getenv("VIGIL_REMOTE_VIGIL"),
+		ReadOnly: o.readOnly, Log: func(l string) { fmt.Fprintf(held, "vigil: %s %s\n", time.Now().Format("15:04:05"), l) }}
+	c, err := remote.Dial(ctx, t, opt)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	src := c.Source()
+	if o.run != "" {
+		runs, err := src.Runs(ctx)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, r := range runs {
+			found = found || r.ID == o.run
+		}
+		if !found {
+			return noSuchRun(src, o.run)
+		}
+	}
+	topt := tui.Options{Source: src, Reopen: func() (store.Source, error) { return c.Source(), nil },
+		Wakeups: c.Wakeups, Run: o.run, StoreLabel: t.String(), NoColor: a.getenv("NO_COLOR") != ""}
+	if err := a.tuiConfig(&topt); err != nil {
+		return err
+	}
+	err = a.explore(ctx, a, topt)
+	held.writeTo(a.errOut())
+	return err
+}
+
+type agentOpts struct {
+	stdio    bool
+	store    string
+	readOnly bool
+	poll     time.Duration
+}
+
+// agentCmd is what `vigil ssh://…` runs on the far side.
+func (a *app) agentCmd() *cobra.Command {
+	var o agentOpts
+	c := &cobra.Command{
+		Use:    "agent --stdio --store PATH",
+		Short:  "Serve a store to a vigil on another machine (run by vigil ssh://…)",
+		Hidden: true,
+		Args:   usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !o.stdio {
+				return usagef("agent speaks only over its standard input and output: --stdio")
+			}
+			if o.store == "" {
+				return usagef("agent needs --store PATH")
+			}
+			err := remote.Agent(cmd.Context(), a.stdin, a.stdout, remote.AgentOptions{Path: a.expandHome(o.store),
+				ReadOnly: o.readOnly, Vigil: version(), Open: openSource, Poll: o.poll})
+			if err != nil {
+				// Said on the first line already, for the client to report.
+				return &exitStatus{code: ExitError}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&o.stdio, "stdio", false, "speak the remote protocol on standard input and output")
+	f.StringVar(&o.store, "store", "", "the store to serve")
+	f.BoolVar(&o.readOnly, "read-only", false, "no decision can be made through this agent")
+	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
+	return c
+}

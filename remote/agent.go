@@ -1,0 +1,229 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/vigil-run/vigil/serve"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/watch"
+)
+
+// AgentOptions are what `vigil agent --stdio` runs with.
+type AgentOptions struct {
+	Path     string
+	ReadOnly bool
+	Vigil    string // this vigil's version
+	Open     func(path string, readOnly bool) (store.Source, error)
+	Poll     time.Duration
+}
+
+// Agent serves the store at opt.Path on in/out until in ends or ctx is
+// done. A store that cannot be opened is said on the first line.
+func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) error {
+	w := &lineWriter{enc: json.NewEncoder(out)}
+	hub, err := serve.NewHub(func() (store.Source, error) { return opt.Open(opt.Path, opt.ReadOnly) }, serve.HubOptions{Poll: opt.Poll})
+	if err != nil {
+		w.write(helloLine{Error: err.Error()})
+		return err
+	}
+	defer hub.Close()
+	src := hub.Source()
+	inst := make([]byte, 8)
+	rand.Read(inst)
+	a := &agent{hub: hub, instance: hex.EncodeToString(inst), w: w}
+	ro, why := src.ReadOnly()
+	_, act := src.(store.ActivityReader)
+	w.write(helloLine{Hello: &Hello{Proto: Proto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
+		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act}})
+
+	sub := hub.Subscribe()
+	defer sub.Close()
+	go func() {
+		for sig := range sub.C() {
+			switch sig.Kind {
+			case watch.Gone:
+				w.write(reply{Notice: "gone", Reason: sig.Reason})
+			default:
+				w.write(reply{Notice: "changed"})
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var req request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			w.write(reply{Error: &wireError{Message: "vigil agent: a line that is not a request: " + err.Error()}})
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := a.call(ctx, req)
+			rep := reply{ID: req.ID, Error: toWire(err)}
+			if err == nil {
+				b, merr := json.Marshal(res)
+				if merr != nil {
+					rep.Error = toWire(merr)
+				} else {
+					rep.Result = b
+				}
+			}
+			w.write(rep)
+		}()
+	}
+	return sc.Err()
+}
+
+type agent struct {
+	hub      *serve.Hub
+	instance string
+	w        *lineWriter
+}
+
+type lineWriter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (l *lineWriter) write(v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.enc.Encode(v)
+}
+
+func decode[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if len(raw) == 0 {
+		return v, nil
+	}
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+func (a *agent) call(ctx context.Context, req request) (any, error) {
+	src := a.hub.Source()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	switch req.Method {
+	case "Head":
+		e, s := a.hub.Mark()
+		return wireCursor{Instance: a.instance, Epoch: e, Seq: s}, nil
+	case "Changes":
+		c, err := decode[wireCursor](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if c.Instance != a.instance {
+			e, s := a.hub.Mark()
+			return changesResult{Changes: &store.Changes{Reset: true}, Next: wireCursor{Instance: a.instance, Epoch: e, Seq: s}}, nil
+		}
+		ch, e, s, err := a.hub.Since(c.Epoch, c.Seq)
+		if err != nil {
+			return nil, err
+		}
+		return changesResult{Changes: ch, Next: wireCursor{Instance: a.instance, Epoch: e, Seq: s}}, nil
+	case "Runs":
+		return src.Runs(ctx)
+	case "RunStats":
+		p, err := decode[idsParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.RunStats(ctx, p.IDs)
+	case "Steps":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.Steps(ctx, p.Run)
+	case "StepDetail":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.StepDetail(ctx, p.Run, p.Row)
+	case "ContextSamples":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.ContextSamples(ctx, p.Run)
+	case "ProviderCalls":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.ProviderCalls(ctx, p.Run)
+	case "Requests":
+		p, err := decode[requestsParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.Requests(ctx, p.Unresolved, p.Runs...)
+	case "AgentEvents":
+		p, err := decode[idsParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return src.AgentEvents(ctx, p.IDs...)
+	case "Classify":
+		p, err := decode[classifyParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		d, why := src.Classify(p.Req, p.Run, p.Lease, time.Unix(0, p.Now))
+		return classifyResult{Delivery: d, Why: why}, nil
+	case "Decide":
+		d, err := decode[store.Decision](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		res, err := src.Decide(ctx, d)
+		if err == nil {
+			a.hub.Poke()
+		}
+		return res, err
+	case "RunFacts":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		fr, ok := src.(store.FactReader)
+		if !ok {
+			return store.RunFacts{}, nil
+		}
+		return fr.RunFacts(ctx, p.Run)
+	case "LastWrite":
+		wc, ok := src.(store.WriteClock)
+		if !ok {
+			return time.Time{}, nil
+		}
+		return wc.LastWrite(ctx)
+	case "Activity":
+		q, err := decode[store.ActivityQuery](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		ar, ok := src.(store.ActivityReader)
+		if !ok {
+			return nil, errors.New("this store reads no activity")
+		}
+		return ar.Activity(ctx, q)
+	}
+	return nil, fmt.Errorf("vigil agent: no method %q (protocol %d)", req.Method, Proto)
+}

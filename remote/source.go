@@ -1,0 +1,204 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// Source is a remote store as a store.Source. Sources of one client share
+// its link; closing one closes nothing (the client is closed by whoever
+// dialled it).
+type Source struct {
+	c *Client
+
+	mu       sync.Mutex
+	classify map[string]classified // recent Classify answers (it is asked on every redraw)
+}
+
+type classified struct {
+	at  time.Time
+	d   store.Delivery
+	why string
+}
+
+// activitySource is a Source of a store that reads activity.
+type activitySource struct{ *Source }
+
+// Source is a handle on the remote store.
+func (c *Client) Source() store.Source {
+	s := &Source{c: c, classify: map[string]classified{}}
+	if c.Hello().Activity {
+		return activitySource{s}
+	}
+	return s
+}
+
+// Wakeups is a wakeup for tui.Options.Wakeups: the agent's notices.
+func (c *Client) Wakeups() (tui.Wakeup, error) { return c.subscribe(), nil }
+
+// Path is the URL.
+func (s *Source) Path() string   { return s.c.t.String() }
+func (s *Source) Format() string { return s.c.Hello().Format }
+
+func (s *Source) ReadOnly() (bool, string) {
+	h := s.c.Hello()
+	return h.ReadOnly, h.ReadOnlyWhy
+}
+
+func (s *Source) RecordsLeases() bool { return s.c.Hello().RecordsLeases }
+
+func (s *Source) Runs(ctx context.Context) ([]store.Run, error) {
+	var r []store.Run
+	return r, s.c.call(ctx, "Runs", nil, &r)
+}
+
+func (s *Source) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
+	var r map[string]store.RunStats
+	return r, s.c.call(ctx, "RunStats", idsParams{IDs: ids}, &r)
+}
+
+func (s *Source) Steps(ctx context.Context, runID string) ([]store.Step, error) {
+	var r []store.Step
+	return r, s.c.call(ctx, "Steps", runParams{Run: runID}, &r)
+}
+
+func (s *Source) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
+	var r store.StepDetail
+	return r, s.c.call(ctx, "StepDetail", runParams{Run: runID, Row: rowID}, &r)
+}
+
+func (s *Source) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
+	var r []store.ContextSample
+	return r, s.c.call(ctx, "ContextSamples", runParams{Run: runID}, &r)
+}
+
+func (s *Source) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
+	var r []store.Request
+	return r, s.c.call(ctx, "Requests", requestsParams{Unresolved: unresolvedOnly, Runs: runIDs}, &r)
+}
+
+func (s *Source) AgentEvents(ctx context.Context, runIDs ...string) ([]store.AgentEvent, error) {
+	var r []store.AgentEvent
+	return r, s.c.call(ctx, "AgentEvents", idsParams{IDs: runIDs}, &r)
+}
+
+func (s *Source) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
+	var r []store.ProviderCall
+	return r, s.c.call(ctx, "ProviderCalls", runParams{Run: runID}, &r)
+}
+
+// cursor is a position in one agent process's log.
+type cursor struct{ w wireCursor }
+
+func (cursor) CursorFormat() string { return "vigil-remote" }
+
+func (s *Source) Head(ctx context.Context) (store.Cursor, error) {
+	var w wireCursor
+	if err := s.c.call(ctx, "Head", nil, &w); err != nil {
+		return nil, err
+	}
+	return cursor{w}, nil
+}
+
+// Changes asks the agent for what its tail read after cur. A cursor of an
+// agent since replaced (the link dropped and was made again) answers
+// Reset: the explorer loads the store again, every row once.
+func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
+	c, ok := cur.(cursor)
+	if !ok {
+		return nil, nil, errors.New("a cursor from another source")
+	}
+	if inst := s.c.Hello().Instance; c.w.Instance != inst && s.c.Offline() == "" {
+		return &store.Changes{Reset: true}, cur, nil
+	}
+	var r changesResult
+	if err := s.c.call(ctx, "Changes", c.w, &r); err != nil {
+		return nil, nil, err
+	}
+	if r.Changes == nil {
+		r.Changes = &store.Changes{}
+	}
+	return r.Changes, cursor{r.Next}, nil
+}
+
+// Classify asks the agent (the format's rules and the store's claims are
+// there), at most once a second per request and run state: it is asked
+// on every redraw. Offline, it says so.
+func (s *Source) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
+	if off := s.c.Offline(); off != "" {
+		return store.DeliveryUnknown, s.c.t.Host + " is offline: whether the run would read a decision cannot be told now"
+	}
+	key := fmt.Sprintf("%s|%v|%s|%s|%v", req.Key(), req.Resolved, run.Status, run.Outcome, lease != nil && lease.RenewedAt.Add(lease.TTL).After(now))
+	s.mu.Lock()
+	if c, ok := s.classify[key]; ok && now.Sub(c.at) < time.Second && now.Sub(c.at) >= 0 {
+		s.mu.Unlock()
+		return c.d, c.why
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var r classifyResult
+	if err := s.c.call(ctx, "Classify", classifyParams{Req: req, Run: run, Lease: lease, Now: now.UnixNano()}, &r); err != nil {
+		return store.DeliveryUnknown, "cannot ask " + s.c.t.Host + ": " + err.Error()
+	}
+	s.mu.Lock()
+	if len(s.classify) > 1024 {
+		s.classify = map[string]classified{}
+	}
+	s.classify[key] = classified{at: now, d: r.Delivery, why: r.Why}
+	s.mu.Unlock()
+	return r.Delivery, r.Why
+}
+
+// UnknownError is a decision the link took with it: it may or may not
+// have been written. It is never sent again; the store is read again once
+// the link is back.
+type UnknownError struct {
+	Key  store.RequestKey
+	Host string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("the link to %s dropped with the decision in flight: whether it was written is unknown until the store is read again (it is not sent twice)", e.Host)
+}
+
+// Decide is the remote store's compare-and-set. One cut off by the link
+// is reported unknown, never retried.
+func (s *Source) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	var r store.DecideResult
+	err := s.c.call(ctx, "Decide", d, &r)
+	if errors.Is(err, errLinkDown) {
+		s.c.mu.Lock()
+		s.c.unknown[d.Key.String()] = true
+		s.c.mu.Unlock()
+		return store.DecideResult{}, &UnknownError{Key: d.Key, Host: s.c.t.Host}
+	}
+	return r, err
+}
+
+// Watch is nothing to watch here: the agent watches (Wakeups).
+func (s *Source) Watch() store.WatchSpec { return store.WatchSpec{} }
+
+// Close is nothing: the client owns the link.
+func (s *Source) Close() error { return nil }
+
+func (s *Source) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
+	var r store.RunFacts
+	return r, s.c.call(ctx, "RunFacts", runParams{Run: runID}, &r)
+}
+
+func (s *Source) LastWrite(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	return t, s.c.call(ctx, "LastWrite", nil, &t)
+}
+
+func (a activitySource) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+	var r store.Activity
+	return r, a.c.call(ctx, "Activity", q, &r)
+}

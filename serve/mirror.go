@@ -1,0 +1,172 @@
+package serve
+
+import (
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// A session that has not pressed a key shows what every other such
+// session of the same store, role and terminal shows: the explorer's
+// opening view, following the store. Those sessions share one explorer,
+// drawn once a frame, its bytes written to each of them (as tmux draws one
+// window for every client attached to it). The first key a session sends
+// gives it an explorer of its own, opened where the shared one is, and the
+// key goes to it. Fifty people watching a store cost the server one
+// explorer's frames, not fifty.
+
+// mirrorFrameEvery paces a shared explorer: one frame drawn for all its
+// sessions is cheap, so it draws as often as the terminal renderer does.
+const mirrorFrameEvery = 16 * time.Millisecond
+
+// mirrorKey is what must be equal for two sessions to show the same bytes.
+type mirrorKey struct {
+	hub     *Hub
+	w, h    int
+	term    string
+	noColor bool
+	role    Role
+}
+
+// mirror is one shared explorer and the sessions it draws on.
+type mirror struct {
+	key   mirrorKey
+	model *tui.Model
+	prog  *tea.Program
+	out   *fanout
+	done  chan struct{}
+}
+
+// fanout writes each frame to every session of a mirror.
+type fanout struct {
+	mu sync.Mutex
+	ws map[*mirrorSeat]io.Writer
+}
+
+type mirrorSeat struct{ w io.Writer }
+
+func (f *fanout) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s, w := range f.ws {
+		if _, err := w.Write(p); err != nil {
+			delete(f.ws, s) // a session that went away leaves on its own too
+		}
+	}
+	return len(p), nil
+}
+
+// mirrors are a server's shared explorers.
+type mirrors struct {
+	mu sync.Mutex
+	m  map[mirrorKey]*mirror
+}
+
+// terminalSetup is what the explorer's program sent its terminal when it
+// started (the alternate screen, no cursor, mouse reporting), sent to a
+// session joining a mirror that is already running.
+const terminalSetup = "\x1b[?1049h\x1b[?25l\x1b[?1002h\x1b[?1006h"
+
+// join seats a session's output at the mirror for key, starting it if
+// none runs; leave takes it off again.
+func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, label, who string) (*mirror, *mirrorSeat) {
+	s.mirrors.mu.Lock()
+	defer s.mirrors.mu.Unlock()
+	if s.mirrors.m == nil {
+		s.mirrors.m = map[mirrorKey]*mirror{}
+	}
+	seat := &mirrorSeat{w: w}
+	if m, ok := s.mirrors.m[key]; ok {
+		io.WriteString(w, terminalSetup)
+		m.out.mu.Lock()
+		m.out.ws[seat] = w
+		m.out.mu.Unlock()
+		go m.prog.Send(tea.ClearScreen()) // everything again: the new seat has nothing yet
+		return m, seat
+	}
+	ro := s.readOnlyWhy()
+	sess := Session{Who: sharedWho(key.role), Role: key.role}
+	m := &mirror{key: key, out: &fanout{ws: map[*mirrorSeat]io.Writer{seat: w}}, done: make(chan struct{})}
+	m.model = tui.New(tui.Options{
+		Source:     key.hub.View(sess, ro),
+		Reopen:     func() (store.Source, error) { return key.hub.View(sess, ro), nil },
+		Wakeups:    key.hub.Wakeups,
+		Poll:       s.cfg.Poll,
+		StoreLabel: label,
+		Who:        who,
+		NoColor:    key.noColor,
+	})
+	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
+	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery), opts...)
+	s.mirrors.m[key] = m
+	go func() {
+		defer close(m.done)
+		m.prog.Run()
+		m.model.Close()
+	}()
+	return m, seat
+}
+
+// leave takes a seat off its mirror; the last one out stops it.
+func (s *Server) leave(m *mirror, seat *mirrorSeat) {
+	s.mirrors.mu.Lock()
+	defer s.mirrors.mu.Unlock()
+	m.out.mu.Lock()
+	delete(m.out.ws, seat)
+	empty := len(m.out.ws) == 0
+	m.out.mu.Unlock()
+	if empty && s.mirrors.m[m.key] == m {
+		delete(s.mirrors.m, m.key)
+		m.prog.Quit()
+	}
+}
+
+// Watching is how many sessions each running mirror draws on (tests).
+func (s *Server) Watching() []int {
+	s.mirrors.mu.Lock()
+	defer s.mirrors.mu.Unlock()
+	var n []int
+	for _, m := range s.mirrors.m {
+		m.out.mu.Lock()
+		n = append(n, len(m.out.ws))
+		m.out.mu.Unlock()
+	}
+	return n
+}
+
+func sharedWho(r Role) audit.Who { return audit.Who{Name: "a shared view"} }
+
+// isReply reports whether input is a terminal's answer to a query (a
+// colour, a cursor position, its capabilities) rather than a key: it does
+// not make a session leave its mirror.
+func isReply(b []byte) bool {
+	s := string(b)
+	for s != "" {
+		switch {
+		case strings.HasPrefix(s, "\x1b]"), strings.HasPrefix(s, "\x1bP"), strings.HasPrefix(s, "\x1b_"):
+			end := strings.IndexAny(s[2:], "\x07\x1b")
+			if end < 0 {
+				return true // cut in the middle of a reply
+			}
+			s = s[2+end:]
+			s = strings.TrimPrefix(s, "\x07")
+			s = strings.TrimPrefix(s, "\x1b\\")
+		case strings.HasPrefix(s, "\x1b[?"), strings.HasPrefix(s, "\x1b[>"), strings.HasPrefix(s, "\x1b[="):
+			end := strings.IndexFunc(s[3:], func(r rune) bool { return r >= 0x40 && r <= 0x7e })
+			if end < 0 {
+				return true
+			}
+			s = s[3+end+1:]
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,245 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
+)
+
+// Role is what a connected key may do.
+type Role int
+
+const (
+	Viewer   Role = iota // browses
+	Approver             // browses and decides
+)
+
+func (r Role) String() string {
+	if r == Approver {
+		return "approver"
+	}
+	return "viewer"
+}
+
+// Session is who is on the other end of a view.
+type Session struct {
+	Who     audit.Who
+	Role    Role
+	Channel string // "ssh 127.0.0.1:51234"
+}
+
+// View is one session's window on a hub: a store.Source whose reads go to
+// the shared store, whose tail is a slice of the hub's log, and whose
+// decisions are checked against the session's role and written to the
+// audit log.
+type View struct {
+	hub      *Hub
+	src      store.Source // the hub's handle when the view was made
+	sess     Session
+	readOnly string // why this session cannot decide ("" when it can)
+	now      func() time.Time
+}
+
+// activityView is a View of a store that reads activity.
+type activityView struct{ *View }
+
+func (v activityView) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+	key := fmt.Sprintf("%s\x00%d\x00%d", idsKey("activity", q.RunIDs), q.After, q.PerRun)
+	return shared(ctx, v.hub, key, func(ctx context.Context) (store.Activity, error) {
+		return v.src.(store.ActivityReader).Activity(ctx, q)
+	})
+}
+
+// View makes a session's source. serverReadOnly is why the server decides
+// nothing ("" when it may).
+func (h *Hub) View(sess Session, serverReadOnly string) store.Source {
+	src := h.Source()
+	v := &View{hub: h, src: src, sess: sess, now: time.Now}
+	switch {
+	case serverReadOnly != "":
+		v.readOnly = serverReadOnly
+	case sess.Role != Approver:
+		v.readOnly = fmt.Sprintf("you are a viewer (%s): deciding needs a key in the server's --approvers", sess.Who.Name)
+	}
+	if _, ok := src.(store.ActivityReader); ok {
+		return activityView{v}
+	}
+	return v
+}
+
+// Wakeups is the session's wakeup for tui.Options.Wakeups.
+func (h *Hub) Wakeups() (tui.Wakeup, error) { return h.subscribe(), nil }
+
+func (v *View) Path() string        { return v.src.Path() }
+func (v *View) Format() string      { return v.src.Format() }
+func (v *View) RecordsLeases() bool { return v.src.RecordsLeases() }
+
+func (v *View) ReadOnly() (bool, string) {
+	if v.readOnly != "" {
+		return true, v.readOnly
+	}
+	return v.src.ReadOnly()
+}
+
+func (v *View) Runs(ctx context.Context) ([]store.Run, error) { return v.src.Runs(ctx) }
+
+func (v *View) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
+	st, err := shared(ctx, v.hub, idsKey("stats", ids), func(ctx context.Context) (map[string]store.RunStats, error) {
+		return v.src.RunStats(ctx, ids)
+	})
+	return maps.Clone(st), err
+}
+
+func (v *View) Steps(ctx context.Context, runID string) ([]store.Step, error) {
+	return v.src.Steps(ctx, runID)
+}
+
+func (v *View) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
+	return shared(ctx, v.hub, detailKey(runID, rowID), func(ctx context.Context) (store.StepDetail, error) {
+		return v.src.StepDetail(ctx, runID, rowID)
+	})
+}
+
+func (v *View) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
+	return v.src.ContextSamples(ctx, runID)
+}
+
+func (v *View) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
+	reqs, err := v.src.Requests(ctx, unresolvedOnly, runIDs...)
+	if err == nil {
+		v.hub.decorate(reqs)
+	}
+	return reqs, err
+}
+
+func (v *View) AgentEvents(ctx context.Context, runIDs ...string) ([]store.AgentEvent, error) {
+	return v.src.AgentEvents(ctx, runIDs...)
+}
+
+func (v *View) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
+	return v.src.ProviderCalls(ctx, runID)
+}
+
+// Head is the hub's position: the hub has read the store up to at least
+// where it stands now, so what a load reads after it is no older.
+func (v *View) Head(context.Context) (store.Cursor, error) {
+	if v.src != v.hub.Source() {
+		return nil, errors.New("the store was opened again: loading it")
+	}
+	return v.hub.head(), nil
+}
+
+func (v *View) Changes(_ context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
+	ch, next, err := v.hub.changes(cur)
+	if err == nil {
+		v.hub.decorate(ch.Requests)
+	}
+	return ch, next, err
+}
+
+func (v *View) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
+	return v.src.Classify(req, run, lease, now)
+}
+
+func (v *View) Watch() store.WatchSpec { return v.src.Watch() }
+
+// Close is nothing: the hub owns the store.
+func (v *View) Close() error { return nil }
+
+func (v *View) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
+	fr, ok := v.src.(store.FactReader)
+	if !ok {
+		return store.RunFacts{}, nil
+	}
+	return fr.RunFacts(ctx, runID)
+}
+
+func (v *View) LastWrite(ctx context.Context) (time.Time, error) {
+	wc, ok := v.src.(store.WriteClock)
+	if !ok {
+		return time.Time{}, nil
+	}
+	return wc.LastWrite(ctx)
+}
+
+// Decide writes a decision if the session may make it. The audit log gets
+// a line before the store is written (nothing is decided that it does not
+// record) and the outcome after, fsync'd both times, before the result is
+// returned.
+func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	a := v.hub.audit
+	if v.readOnly != "" {
+		err := &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
+		if a != nil {
+			a.Append(audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, store.DecideResult{}, err, v.now()))
+		}
+		return store.DecideResult{}, err
+	}
+	if a == nil {
+		return store.DecideResult{}, errors.New("no audit log: decisions are off")
+	}
+	intent := audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, store.DecideResult{}, nil, v.now())
+	intent.Outcome = "attempt"
+	if err := a.Append(intent); err != nil {
+		return store.DecideResult{}, fmt.Errorf("not decided: %w", err)
+	}
+	res, err := v.src.Decide(ctx, d)
+	rec := audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, res, err, v.now())
+	aerr := a.Append(rec)
+	if err == nil && res.Won {
+		v.hub.addWinner(rec)
+	}
+	v.hub.Poke()
+	if err == nil && !res.Won {
+		res.DecidedBy = v.hub.describe(d.Key, res.DecidedBy)
+	}
+	if aerr != nil && err == nil && res.Won {
+		return res, fmt.Errorf("decided in the store, but the audit log was not written: %w", aerr)
+	}
+	return res, err
+}
+
+// decorate names who decided each request decided through vigil serve (the
+// audit log knows; the store's column keeps what the format writes).
+func (h *Hub) decorate(reqs []store.Request) {
+	h.mu.Lock()
+	n := len(h.winners)
+	h.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	for i := range reqs {
+		if reqs[i].Resolved {
+			reqs[i].DecidedBy = h.describe(reqs[i].Key(), reqs[i].DecidedBy)
+		}
+	}
+}
+
+func (h *Hub) describe(k store.RequestKey, inStore string) string {
+	h.mu.Lock()
+	rec, ok := h.winners[k.String()]
+	h.mu.Unlock()
+	if !ok {
+		return inStore
+	}
+	s := rec.Describe()
+	if inStore != "" {
+		s += " (" + inStore + " in the store)"
+	}
+	return s
+}
+
+func (h *Hub) addWinner(r audit.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.winners == nil {
+		h.winners = map[string]audit.Record{}
+	}
+	h.winners[r.Request] = r
+}
