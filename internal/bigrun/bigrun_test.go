@@ -4,7 +4,6 @@ package bigrun
 
 import (
 	"database/sql"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,66 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store/ioharness"
 )
-
-// tree writes an io-harness store of n runs, each the child of the one
-// before it (a chain) or all children of run 1 (wide), every one running.
-func tree(t *testing.T, n int, chain bool) string {
-	t.Helper()
-	kind := "wide"
-	if chain {
-		kind = "chain"
-	}
-	dir := CacheDir(t, fmt.Sprintf("%s-%d", kind, n))
-	path := filepath.Join(dir, "runs.sqlite3")
-	if _, err := os.Stat(path + ".done"); err == nil {
-		return path
-	}
-	os.Remove(path)
-	s, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: "_pragma=synchronous(OFF)"}).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := tx.Prepare(`INSERT INTO runs (id, goal, file, provider, parent_run_id, depth, status, started_at) VALUES (?, ?, '/w', 'p', ?, ?, 'running', '2026-11-29T12:00:00.000Z')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= n; i++ {
-		var parent any
-		depth := 0
-		switch {
-		case i == 1:
-		case chain:
-			parent, depth = i-1, i-1
-		default:
-			parent, depth = 1, 1
-		}
-		if _, err := st.Exec(i, fmt.Sprintf("goal %d", i), parent, depth); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path+".done", nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func measure(t *testing.T, limit time.Duration, rss int64, args ...string) {
 	t.Helper()
@@ -92,7 +32,7 @@ func measure(t *testing.T, limit time.Duration, rss int64, args ...string) {
 func TestBigTrees(t *testing.T) {
 	Skip(t)
 	for _, chain := range []bool{true, false} {
-		p := tree(t, 100_000, chain)
+		p := Tree(t, 100_000, chain)
 		t.Logf("%s", p)
 		for _, args := range [][]string{{"runs"}, {"runs", "--json"}, {"show", "1"}, {"show", "1", "--json"}} {
 			measure(t, time.Second, 200<<20, append(args, "--store", p)...)
