@@ -3,7 +3,6 @@ package cli
 import (
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
@@ -90,33 +89,53 @@ func (t *table) write(w io.Writer, indent string) {
 	if t.header != nil {
 		all = append([][]string{t.header}, t.rows...)
 	}
+	// Each cell is measured once: padding is its column's width less its
+	// own, as no cell is wider than its column (100 k rows of Cut, Width
+	// and Repeat again per cell were a seventh of listing them).
 	var widths []int
+	cells := make([]int32, 0, len(all)*len(t.header))
 	for _, row := range all {
 		for i, c := range row {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], textfmt.Width(c))
+			n := textfmt.Width(c)
+			cells = append(cells, int32(n))
+			widths[i] = max(widths[i], n)
 		}
 	}
-	var b strings.Builder
+	var b []byte
+	k := 0
 	for _, row := range all {
-		b.Reset()
-		b.WriteString(indent)
+		b = append(b[:0], indent...)
 		for i, c := range row {
+			pad := widths[i] - int(cells[k])
+			k++
 			last := i == len(row)-1
 			switch {
 			case t.right[i]:
-				b.WriteString(textfmt.PadLeft(c, widths[i]))
+				b = appendSpaces(b, pad)
+				b = append(b, c...)
 			case last:
-				b.WriteString(c)
+				b = append(b, c...)
 			default:
-				b.WriteString(textfmt.PadRight(c, widths[i]))
+				b = append(b, c...)
+				b = appendSpaces(b, pad)
 			}
 			if !last {
-				b.WriteString("  ")
+				b = append(b, "  "...)
 			}
 		}
-		io.WriteString(w, strings.TrimRight(b.String(), " ")+"\n")
+		for len(b) > 0 && b[len(b)-1] == ' ' {
+			b = b[:len(b)-1]
+		}
+		w.Write(append(b, '\n'))
 	}
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
 }

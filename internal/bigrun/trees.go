@@ -71,4 +71,3 @@ func Tree(t testing.TB, n int, chain bool) string {
 	}
 	return path
 }
-

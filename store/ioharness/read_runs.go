@@ -93,7 +93,13 @@ func scanRun(rows *sql.Rows) (store.Run, error) {
 // Finished runs carry their counts from the summary; the others have
 // StatsKnown false until RunStats counts them.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
-	runs, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, ""))
+	// The count sizes the slice once: growing it by appending copied a
+	// 100 k-run list several times over.
+	var n int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs").Scan(&n); err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	runs, err := s.queryRunsInto(ctx, make([]store.Run, 0, min(n, 1<<20)), s.runSelect(listGoalBytes, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +195,10 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {
-	var out []store.Run
+	return s.queryRunsInto(ctx, nil, q, args...)
+}
+
+func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, args ...any) ([]store.Run, error) {
 	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
 		r, err := scanRun(rows)
 		out = append(out, r)
@@ -246,13 +255,26 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	// A conversational reply's spend is its provider calls, as io-harness's
 	// spent_tokens counts it.
 	if s.si().has("provider_calls") && s.si().hasCol("runs", "turn_kind") {
+		// A long list of ids is cheaper asked of every reply and filtered
+		// here: SQLite parsing 100 k literals was a tenth of listing runs.
+		var want map[int64]bool
+		filter := fmt.Sprintf("p.run_id IN (%s) AND", sqlitex.IDList(nums))
+		if len(nums) > manyIDs {
+			want, filter = make(map[int64]bool, len(nums)), ""
+			for _, n := range nums {
+				want[n] = true
+			}
+		}
 		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0) FROM provider_calls p
-			WHERE p.run_id IN (%s) AND p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
-			GROUP BY p.run_id`, sqlitex.IDList(nums))
+			WHERE %s p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
+			GROUP BY p.run_id`, filter)
 		err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
 			var run, tokens int64
 			if err := r.Scan(&run, &tokens); err != nil {
 				return err
+			}
+			if want != nil && !want[run] {
+				return nil
 			}
 			st := out[idStr(run)]
 			st.Tokens = tokens
@@ -270,6 +292,10 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	}
 	return out, nil
 }
+
+// manyIDs is how many runs RunStats names in SQL before it reads every
+// reply's spend and keeps the ones asked for instead.
+const manyIDs = 1000
 
 // statsBackChunks is how far back RunStats reads row by row (4 × 8192
 // rows) before it counts the runs left with SQLite's GROUP BY.
