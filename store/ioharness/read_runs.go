@@ -217,7 +217,7 @@ func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, ar
 // ahead, and aggregating in SQLite hands vigil a row per run, not per step.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	nums := parseIDs(ids)
-	out := map[string]store.RunStats{}
+	out := make(map[string]store.RunStats, len(ids))
 	var through int64
 	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&through); err != nil {
 		return nil, mapDriverErr(s.path, err)
@@ -258,12 +258,14 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		// A long list of ids is cheaper asked of every reply and filtered
 		// here: SQLite parsing 100 k literals was a tenth of listing runs.
 		var want map[int64]bool
-		filter := fmt.Sprintf("p.run_id IN (%s) AND", sqlitex.IDList(nums))
+		filter := ""
 		if len(nums) > manyIDs {
-			want, filter = make(map[int64]bool, len(nums)), ""
+			want = make(map[int64]bool, len(nums))
 			for _, n := range nums {
 				want[n] = true
 			}
+		} else {
+			filter = fmt.Sprintf("p.run_id IN (%s) AND", sqlitex.IDList(nums))
 		}
 		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0) FROM provider_calls p
 			WHERE %s p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
