@@ -253,6 +253,7 @@ type jsonDoc struct {
 	first bool
 	err   error
 	buf   []byte // the value being written, indented
+	run   []byte // a jsonRun, compact (appendRunJSON)
 }
 
 func newJSONDoc(w io.Writer) *jsonDoc {
@@ -280,7 +281,14 @@ func (d *jsonDoc) value(v any, prefix string) {
 	if d.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if r, ok := v.(jsonRun); ok {
+		d.run, err = appendRunJSON(d.run[:0], &r)
+		b = d.run
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		d.err = err
 		return
