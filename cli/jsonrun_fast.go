@@ -63,11 +63,15 @@ func appendRunJSON(b []byte, j *jsonRun) ([]byte, error) {
 	b = append(b, `,"liveness":`...)
 	b = appendJSONString(b, j.Liveness)
 	b = append(b, `,"lease":`...)
-	if b, err = appendMarshal(b, j.Lease); err != nil {
+	if j.Lease == nil {
+		b = append(b, "null"...)
+	} else if b, err = appendMarshal(b, j.Lease); err != nil {
 		return nil, err
 	}
 	b = append(b, `,"recovery":`...)
-	if b, err = appendMarshal(b, j.Recovery); err != nil {
+	if j.Recovery == nil {
+		b = append(b, "null"...)
+	} else if b, err = appendMarshal(b, j.Recovery); err != nil {
 		return nil, err
 	}
 	return append(b, '}'), nil
