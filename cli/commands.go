@@ -17,7 +17,7 @@ const storeHelp = "the run store: a file, or a directory for journal formats (de
 func (a *app) rootCmd() *cobra.Command {
 	var o exploreOpts
 	root := &cobra.Command{
-		Use:   "vigil [PATH]",
+		Use:   "vigil [PATH|ssh://HOST/PATH]...",
 		Short: "A terminal explorer for durable AI-agent runs",
 		Long: `vigil explores the runs an agent harness records: the agent tree, each step,
 the context window, and what a run waits on a human for.
@@ -29,14 +29,27 @@ io-harness stores, Starweaver's and Leviath's default locations).`,
 vigil
 # open a store, with run 12 on screen first
 vigil runs.sqlite3 --run 12
+# several stores at once, one of them on another machine: one runs list
+vigil a.sqlite3 b.sqlite3 ssh://build1/srv/runs.sqlite3
 # watch a simulated release, live
 vigil demo
 # the runs waiting on a human, for a script
 vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
-		Args:          usageArgs(cobra.MaximumNArgs(1)),
+		Args:          usageArgs(cobra.ArbitraryArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				if o.store != "" {
+					return usagef("several stores named and --store %q: name them all as arguments", o.store)
+				}
+				for _, a := range args {
+					if looksLikeCommand(a) {
+						return unknownCommand(cmd, a)
+					}
+				}
+				return a.runSeveral(cmd.Context(), o, args)
+			}
 			path := o.store
 			if len(args) == 1 {
 				if o.store != "" && o.store != args[0] {
