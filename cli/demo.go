@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-run/vigil/demo"
+	"github.com/vigil-run/vigil/internal/tailbuf"
 )
 
 // The demo's simulated harnessProc runs in a process of its own, as a real
@@ -85,7 +86,7 @@ type harnessProc struct {
 	stdin  io.WriteCloser
 	exited chan struct{}
 	err    error // the process's exit, once exited is closed
-	stderr *tailBuffer
+	stderr *tailbuf.Buffer
 
 	stopOnce sync.Once
 	stopErr  error
@@ -105,7 +106,7 @@ func startHarness(ctx context.Context, path string, o demoOpts) (*harnessProc, e
 	cmd := exec.Command(exe, "demo-harness", "--store", path,
 		"--speed", strconv.FormatFloat(o.speed, 'g', -1, 64), "--seed", strconv.FormatInt(o.seed, 10))
 	cmd.Env = append(os.Environ(), harnessEnv+"=1")
-	h := &harnessProc{cmd: cmd, exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	h := &harnessProc{cmd: cmd, exited: make(chan struct{}), stderr: &tailbuf.Buffer{Max: 4096}}
 	if h.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func startHarness(ctx context.Context, path string, o demoOpts) (*harnessProc, e
 
 // failure words a harnessProc that exited before it was asked to stop.
 func (h *harnessProc) failure() error {
-	if line := h.stderr.lastLine(); line != "" {
+	if line := h.stderr.LastLine(); line != "" {
 		return errString(strings.TrimPrefix(line, "vigil: "))
 	}
 	if h.err != nil {
@@ -176,28 +177,4 @@ func (h *harnessProc) stop() error {
 		}
 	})
 	return h.stopErr
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) lastLine() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

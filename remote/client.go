@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/tailbuf"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/watch"
 )
@@ -222,7 +223,7 @@ type conn struct {
 	pending map[int64]chan reply
 	dead    chan struct{}
 	err     error // why it died
-	stderr  *tailBuffer
+	stderr  *tailbuf.Buffer
 	exited  chan struct{} // closed when the process has been waited for
 	waitErr error
 }
@@ -248,7 +249,7 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	if err != nil {
 		return nil, Hello{}, err
 	}
-	stderr := &tailBuffer{max: 4096}
+	stderr := &tailbuf.Buffer{Max: 4096}
 	cmd.Stderr = stderr
 	// A far side that left a child holding ssh's output open does not
 	// hold up the end of the link.
@@ -570,29 +571,6 @@ type OfflineError struct {
 }
 
 func (e *OfflineError) Error() string { return fmt.Sprintf("%s is offline: %s", e.Target.Host, e.Why) }
-
-// tailBuffer keeps the last bytes written to it (ssh's standard error).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
 
 // sub is a source's wakeup: the agent's change notices and the link's
 // comings and goings.

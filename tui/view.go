@@ -145,13 +145,10 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 	var prio []int
 	add := func(p int, s string) { parts, prio = append(parts, s), append(prio, p) }
 	path := m.storeLabel()
-	// A label is not a path: its tail (who is watching, under serve) is
-	// kept, or it is dropped.
-	named := m.opt.StoreLabel != ""
-	switch {
-	case pathMode == pathName && !named:
+	switch pathMode {
+	case pathName:
 		path = filepath.Base(path)
-	case pathMode == pathNone:
+	case pathNone:
 		path = ""
 	}
 	add(0, t.Bold.Render(" vigil"))

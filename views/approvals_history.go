@@ -168,15 +168,7 @@ func (p *Approvals) historyView(focused bool) string {
 
 func (p *Approvals) historyRow(t *Theme, it HistoryItem, selected, focused bool, w int) string {
 	r := it.Rec
-	var what string
-	switch r.Kind {
-	case store.Approval:
-		what = fmt.Sprintf("approval %s  %-5s %s", sanitize.Line(r.ID), sanitize.Line(r.Act), sanitize.Line(r.Target))
-	case store.Question:
-		what = fmt.Sprintf("question %s  %s", sanitize.Line(r.ID), sanitize.Line(r.Question))
-	case store.Plan:
-		what = fmt.Sprintf("plan %s  %d steps", sanitize.Line(r.ID), len(r.PlanSteps))
-	}
+	what := requestLine(r.Request)
 	right := fmt.Sprintf("%s · step %d", sanitize.Line(it.Asker), r.Step)
 	rightW := min(textfmt.Width(right), w/4)
 	midW := min(26, w/4)

@@ -95,15 +95,7 @@ func (p *Approvals) View(focused bool) string {
 
 func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int, now time.Time) string {
 	r := it.Req
-	var what string
-	switch r.Kind {
-	case store.Approval:
-		what = fmt.Sprintf("approval %s  %-5s %s", sanitize.Line(r.ID), sanitize.Line(r.Act), sanitize.Line(r.Target))
-	case store.Question:
-		what = fmt.Sprintf("question %s  %s", sanitize.Line(r.ID), sanitize.Line(r.Question))
-	case store.Plan:
-		what = fmt.Sprintf("plan %s  %d steps", sanitize.Line(r.ID), len(r.PlanSteps))
-	}
+	what := requestLine(r)
 	glyph := "◆"
 	if !it.Delivery.Writable() {
 		glyph = "‖"
@@ -191,4 +183,18 @@ func (p *Approvals) statusLine(t *Theme, line string) string {
 		return t.Good.Render(line)
 	}
 	return t.Bad.Render(line)
+}
+
+// requestLine names a request in a list row: its kind and id, and what it
+// asks (the act and target, the question, the plan's length).
+func requestLine(r store.Request) string {
+	switch r.Kind {
+	case store.Approval:
+		return fmt.Sprintf("approval %s  %-5s %s", sanitize.Line(r.ID), sanitize.Line(r.Act), sanitize.Line(r.Target))
+	case store.Question:
+		return fmt.Sprintf("question %s  %s", sanitize.Line(r.ID), sanitize.Line(r.Question))
+	case store.Plan:
+		return fmt.Sprintf("plan %s  %d steps", sanitize.Line(r.ID), len(r.PlanSteps))
+	}
+	return ""
 }

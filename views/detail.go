@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -122,21 +121,7 @@ func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
 	case searchKept:
 		return redraw
 	}
-	page := max(p.height()-1, 1)
-	switch {
-	case key.Matches(msg, km.Up):
-		p.scroll(-1)
-	case key.Matches(msg, km.Down):
-		p.scroll(1)
-	case key.Matches(msg, km.PageUp):
-		p.scroll(-page)
-	case key.Matches(msg, km.PageDown):
-		p.scroll(page)
-	case key.Matches(msg, km.Top):
-		p.offset = 0
-	case key.Matches(msg, km.Bottom):
-		p.offset = max(len(p.lines)-p.height(), 0)
-	default:
+	if !scrollText(km, msg, &p.offset, len(p.lines), p.height()) {
 		return Intent{}
 	}
 	return redraw
@@ -152,7 +137,7 @@ func (p *Detail) Wheel(d int) Intent {
 }
 
 func (p *Detail) scroll(d int) {
-	p.offset = max(0, min(p.offset+d, len(p.lines)-p.height()))
+	p.offset = scrolledBy(p.offset, d, len(p.lines), p.height())
 }
 
 // View draws the pane.

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
@@ -108,21 +107,7 @@ func (p *Summary) Capturing() bool { return false }
 // Key scrolls; it reports NoIntent for keys it has no use for.
 func (p *Summary) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
-	page := max(p.height()-1, 1)
-	switch {
-	case key.Matches(msg, km.Up):
-		p.scroll(-1)
-	case key.Matches(msg, km.Down):
-		p.scroll(1)
-	case key.Matches(msg, km.PageUp):
-		p.scroll(-page)
-	case key.Matches(msg, km.PageDown):
-		p.scroll(page)
-	case key.Matches(msg, km.Top):
-		p.offset = 0
-	case key.Matches(msg, km.Bottom):
-		p.offset = max(len(p.lines)-p.height(), 0)
-	default:
+	if !scrollText(km, msg, &p.offset, len(p.lines), p.height()) {
 		return Intent{}
 	}
 	return redraw
@@ -138,7 +123,7 @@ func (p *Summary) Wheel(d int) Intent {
 }
 
 func (p *Summary) scroll(d int) {
-	p.offset = max(0, min(p.offset+d, len(p.lines)-p.height()))
+	p.offset = scrolledBy(p.offset, d, len(p.lines), p.height())
 }
 
 // View draws the overlay at its box size.
