@@ -17,14 +17,16 @@ const storeHelp = "the run store: a file, or a directory for journal formats (de
 func (a *app) rootCmd() *cobra.Command {
 	var o exploreOpts
 	root := &cobra.Command{
-		Use:   "vigil [PATH|ssh://HOST/PATH]...",
+		Use:   "vigil [PATH]",
 		Short: "A terminal explorer for durable AI-agent runs",
 		Long: `vigil explores the runs an agent harness records: the agent tree, each step,
 the context window, and what a run waits on a human for.
 
 With no command it opens the explorer on PATH, --store, $VIGIL_STORE, or the
 first store found in the usual places (./runs.sqlite3, other ./*.sqlite3
-io-harness stores, Starweaver's and Leviath's default locations).`,
+io-harness stores, Starweaver's and Leviath's default locations). PATH may be
+ssh://[user@]host[:port]/path, a store on another machine; several PATHs open
+in one explorer, with one runs list and one approval queue.`,
 		Example: `# open the store in the current directory (or the first one found)
 vigil
 # open a store, with run 12 on screen first
