@@ -17,7 +17,7 @@ import (
 
 // py runs a python3 script against the store at path: the foreign party
 // that writes io-harness stores here, sharing no code with vigil.
-func py(t *testing.T, path, script string, args ...string) string {
+func py(t testing.TB, path, script string, args ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the foreign writer cannot run")
@@ -33,7 +33,7 @@ func py(t *testing.T, path, script string, args ...string) string {
 // harnessStore is an io-harness store written by python3 from the
 // format's schema: a live run (leased to this process) parked on an
 // approval, and a finished run.
-func harnessStore(t *testing.T, dir, name, goal string) string {
+func harnessStore(t testing.TB, dir, name, goal string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	schema, err := filepath.Abs("../ioharness/schema.sql")
@@ -53,7 +53,7 @@ db.execute("INSERT INTO pending_approvals (run_id, step, act, target, content) V
 	return path
 }
 
-func open(t *testing.T, path string) store.Source {
+func open(t testing.TB, path string) store.Source {
 	t.Helper()
 	src, err := store.Open(path, store.Options{})
 	if err != nil {
@@ -62,7 +62,7 @@ func open(t *testing.T, path string) store.Source {
 	return src
 }
 
-func twoStores(t *testing.T) (*Set, string, string) {
+func twoStores(t testing.TB) (*Set, string, string) {
 	dir := t.TempDir()
 	a := harnessStore(t, dir, "alpha.sqlite3", "build alpha")
 	sub := filepath.Join(dir, "b")
