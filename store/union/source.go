@@ -281,11 +281,17 @@ func (u *Source) Classify(req store.Request, run store.Run, lease *store.Lease, 
 }
 
 // Decide is the request's own store's compare-and-set; a refusal names the
-// store.
+// store. A store marked offline is refused without a write.
 func (u *Source) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	m, own, err := u.s.owner(d.Key.ID)
 	if err != nil {
 		return store.DecideResult{}, err
+	}
+	if st := m.state(); st.Offline != "" {
+		// A store that cannot be read now is not written either: a file
+		// that is gone would take the decision with it unseen.
+		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Delivery: store.DeliveryUnknown,
+			Reason: fmt.Sprintf("%s is offline (%s): nothing was written", m.Name, st.Offline)}
 	}
 	src, _ := m.source()
 	d.Key.ID = own

@@ -231,6 +231,14 @@ func TestStoreGoneAndBack(t *testing.T) {
 	if st := set.Stores()[1]; !strings.Contains(st.Offline, "store gone") {
 		t.Errorf("beta offline %q; want it to say the store is gone", st.Offline)
 	}
+	_, err = src.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: "beta/1"}, Verdict: store.VerdictApprove})
+	var ref *store.RefusedError
+	if !errors.As(err, &ref) || !strings.Contains(err.Error(), b) || !strings.Contains(err.Error(), "offline") {
+		t.Errorf("a decision for the gone store: %v; want it refused, naming the store", err)
+	}
+	if got := py(t, filepath.Join(keep, "beta.sqlite3"), "print(db.execute('SELECT resolved FROM pending_approvals WHERE id = 1').fetchone()[0])"); got != "None" {
+		t.Errorf("the gone store's file holds %q for approval 1; want nothing written", got)
+	}
 	py(t, a, "db.execute(\"INSERT INTO runs (goal, file, status) VALUES ('new alpha', 'f', 'running')\")")
 	ch, next, err := src.Changes(ctx, cur)
 	if err != nil || ch.Reset {
