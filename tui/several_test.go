@@ -91,6 +91,16 @@ func TestSeveralStoresOneListOneQueue(t *testing.T) {
 			t.Errorf("the row of %q is %q: want its store %s in the STORE column", want[0], row, want[1])
 		}
 	}
+	// The title counts what waits in both stores; without that, it names
+	// how many stores are open.
+	if title := d.m.View().WindowTitle; title != "◆ 2 waiting · vigil" {
+		t.Errorf("window title %q: want both stores' requests counted", title)
+	}
+	d.m.opt.Notify.NoTitle = true
+	if title := d.m.View().WindowTitle; title != "vigil — 2 stores" {
+		t.Errorf("window title %q: want it to say 2 stores", title)
+	}
+	d.m.opt.Notify.NoTitle = false
 	d.press("6")
 	d.contains("approval alpha/1", "approval beta/1", "2 waiting")
 	selectRequest(d, "approval beta/1")

@@ -25,7 +25,11 @@ func (m *Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	// The title is ours alone: nothing from the store reaches it (and the
 	// store's file name could hold anything).
-	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(filepath.Base(m.src.Path())))
+	name := filepath.Base(m.src.Path())
+	if set, ok := m.src.Source.(store.StoreSet); ok {
+		name = fmt.Sprintf("%d stores", len(set.Stores()))
+	}
+	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(name))
 	v.ReportFocus = true // bell and notifications wait while the terminal has the focus
 	return v
 }
