@@ -46,6 +46,10 @@ func TestSeveralStoresExplorer(t *testing.T) {
 	r.wantCode(t, ExitError)
 	r.oneLine(t, "no such run: runs2/99")
 
+	r = h.run(a, b, "--run", "4")
+	r.wantCode(t, ExitUsage)
+	r.oneLine(t, "a run is named store/id", "runs/4")
+
 	missing := filepath.Join(t.TempDir(), "nope.sqlite3")
 	r = h.run(a, missing)
 	r.wantCode(t, ExitError)
