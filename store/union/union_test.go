@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,5 +265,80 @@ func TestStoreGoneAndBack(t *testing.T) {
 	}
 	if st := set.Stores(); st[0].Offline != "" || st[1].Offline != "" {
 		t.Errorf("stores once back %+v", st)
+	}
+}
+
+// flaky is a store whose reads fail while fail is set (a store locked by
+// a writer, a disk that errs).
+type flaky struct {
+	store.Source
+	fail atomic.Bool
+}
+
+func (f *flaky) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
+	if f.fail.Load() {
+		return nil, nil, errors.New("database is locked")
+	}
+	return f.Source.Changes(ctx, cur)
+}
+
+// A store whose read failed is offline alone, and the set's wakeup reads
+// it again by itself with back-off (nothing else may wake the reader):
+// once it reads, it is online.
+func TestFailedReadIsRetried(t *testing.T) {
+	retryMin, retryMax = 50*time.Millisecond, 200*time.Millisecond
+	defer func() { retryMin, retryMax = time.Second, 16*time.Second }()
+	dir := t.TempDir()
+	a := harnessStore(t, dir, "alpha.sqlite3", "a")
+	b := harnessStore(t, dir, "beta.sqlite3", "b")
+	fb := &flaky{Source: open(t, b)}
+	set, err := New([]Member{{Name: a, Source: open(t, a)}, {Name: b, Source: fb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	src := set.Source()
+	ctx := context.Background()
+	w, err := set.Wakeups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cur, err := src.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb.fail.Store(true)
+	ch, next, err := src.Changes(ctx, cur)
+	if err != nil || ch.Reset {
+		t.Fatalf("changes with beta failing: %+v %v; want alpha's (none) and no error", ch, err)
+	}
+	if st := set.Stores(); st[0].Offline != "" || !strings.Contains(st[1].Offline, "database is locked") {
+		t.Fatalf("stores %+v: want beta alone offline, saying why", st)
+	}
+	// Both wakeups come from the retry alone: nothing is written.
+	for i := 0; i < 2; i++ {
+		select {
+		case <-w.C():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no retry wakeup %d while beta's reads fail", i+1)
+		}
+		if _, next, err = src.Changes(ctx, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fb.fail.Store(false)
+	py(t, b, "db.execute(\"INSERT INTO runs (goal, file, status) VALUES ('beta again', 'f', 'running')\")")
+	select {
+	case <-w.C():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wakeup once beta can be read")
+	}
+	ch, _, err = src.Changes(ctx, next)
+	if err != nil || len(ch.Runs) != 1 || ch.Runs[0].ID != "beta/3" {
+		t.Fatalf("changes once beta reads: %+v %v; want beta/3", ch, err)
+	}
+	if st := set.Stores(); st[1].Offline != "" {
+		t.Errorf("beta still offline once read: %+v", st)
 	}
 }

@@ -33,7 +33,40 @@ func (s *Set) Wakeups() (Wakeup, error) {
 		w.wg.Add(1)
 		go w.forward(m, one)
 	}
+	w.wg.Add(1)
+	go w.retry(s)
 	return w, nil
+}
+
+// retryMin and retryMax bound the back-off of the wakeups that read again
+// a store whose last read failed: nothing else may wake the reader while
+// the other stores are quiet.
+var retryMin, retryMax = time.Second, 16 * time.Second
+
+// retry wakes the reader while a store's last read failed, 1 s after the
+// failure, doubling to 16 s while it keeps failing.
+func (w *wakeup) retry(s *Set) {
+	defer w.wg.Done()
+	d := retryMin
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-time.After(d):
+		}
+		failing := false
+		for _, m := range s.ms {
+			m.mu.Lock()
+			failing = failing || m.problem != ""
+			m.mu.Unlock()
+		}
+		if !failing {
+			d = retryMin
+			continue
+		}
+		w.send(watch.Signal{Kind: watch.Changed, Mode: w.Mode(), At: time.Now()})
+		d = min(d*2, retryMax)
+	}
 }
 
 type wakeup struct {
