@@ -79,8 +79,9 @@ func (u *Source) StoreOf(id string) (store.StoreState, bool) {
 	return m.state(), true
 }
 
-// Runs is every store's runs; a store that cannot be read is skipped
-// (and marked offline) unless none can.
+// Runs is every store's runs; a store that cannot be read is marked
+// offline and gives the runs it gave last (none when it never has), unless
+// no store can be read.
 func (u *Source) Runs(ctx context.Context) ([]store.Run, error) {
 	parts := make([][]store.Run, len(u.s.ms))
 	errs := u.s.each(func(i int, m *member) error {
@@ -88,6 +89,9 @@ func (u *Source) Runs(ctx context.Context) ([]store.Run, error) {
 		runs, err := src.Runs(ctx)
 		m.note(err)
 		if err != nil {
+			m.mu.Lock()
+			parts[i] = m.lastRuns
+			m.mu.Unlock()
 			return m.named(err)
 		}
 		leases := map[string]store.Lease{}
@@ -98,7 +102,7 @@ func (u *Source) Runs(ctx context.Context) ([]store.Run, error) {
 			runs[j] = outRun(m.prefix, r)
 		}
 		m.mu.Lock()
-		m.leases = leases
+		m.leases, m.lastRuns = leases, runs
 		m.mu.Unlock()
 		parts[i] = runs
 		return nil
@@ -196,7 +200,8 @@ func (u *Source) ProviderCalls(ctx context.Context, runID string) ([]store.Provi
 }
 
 // Requests is every store's requests (of the runs named, when some are);
-// a store that cannot be read is skipped unless none can.
+// a store that cannot be read gives what it gave last to the same whole
+// read, unless no store can be read.
 func (u *Source) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
 	g, err := u.group(runIDs)
 	if err != nil {
@@ -214,12 +219,25 @@ func (u *Source) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...st
 			m.note(err)
 		}
 		if err != nil {
+			if len(runIDs) == 0 {
+				m.mu.Lock()
+				parts[i] = m.lastReqs[unresolvedOnly]
+				m.mu.Unlock()
+			}
 			return m.named(err)
 		}
 		for j := range reqs {
 			reqs[j] = outRequest(m.prefix, reqs[j])
 		}
 		parts[i] = reqs
+		if len(runIDs) == 0 {
+			m.mu.Lock()
+			if m.lastReqs == nil {
+				m.lastReqs = map[bool][]store.Request{}
+			}
+			m.lastReqs[unresolvedOnly] = reqs
+			m.mu.Unlock()
+		}
 		return nil
 	})
 	if len(runIDs) > 0 {

@@ -69,6 +69,12 @@ type member struct {
 	reopen  bool   // the watcher says another file is at the path
 	leases  map[string]store.Lease
 	old     []store.Source // replaced sources, closed with the set
+
+	// What the store last gave to a whole load, prefixed: a load while it
+	// cannot be read (the set reloaded for another store's sake) keeps its
+	// rows on screen, as last read, instead of dropping them.
+	lastRuns []store.Run
+	lastReqs map[bool][]store.Request // by unresolvedOnly
 }
 
 // New is a set of two or more stores.

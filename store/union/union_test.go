@@ -275,6 +275,20 @@ type flaky struct {
 	fail atomic.Bool
 }
 
+func (f *flaky) Runs(ctx context.Context) ([]store.Run, error) {
+	if f.fail.Load() {
+		return nil, errors.New("database is locked")
+	}
+	return f.Source.Runs(ctx)
+}
+
+func (f *flaky) Requests(ctx context.Context, unresolved bool, ids ...string) ([]store.Request, error) {
+	if f.fail.Load() {
+		return nil, errors.New("database is locked")
+	}
+	return f.Source.Requests(ctx, unresolved, ids...)
+}
+
 func (f *flaky) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	if f.fail.Load() {
 		return nil, nil, errors.New("database is locked")
@@ -308,7 +322,23 @@ func TestFailedReadIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := src.Runs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Requests(ctx, true); err != nil {
+		t.Fatal(err)
+	}
 	fb.fail.Store(true)
+	// A whole load while beta fails (the set reloaded for alpha's sake)
+	// keeps beta's rows as last read.
+	runs, err := src.Runs(ctx)
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("runs while beta fails: %d %v; want alpha's 2 and beta's 2 as last read", len(runs), err)
+	}
+	reqs, err := src.Requests(ctx, true)
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("requests while beta fails: %d %v; want both", len(reqs), err)
+	}
 	ch, next, err := src.Changes(ctx, cur)
 	if err != nil || ch.Reset {
 		t.Fatalf("changes with beta failing: %+v %v; want alpha's (none) and no error", ch, err)
