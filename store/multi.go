@@ -9,6 +9,9 @@ type StoreSet interface {
 	Stores() []StoreState
 	// StoreOf is the store a run (or request) id of the set belongs to.
 	StoreOf(id string) (StoreState, bool)
+	// RecordsLeasesOf says whether the store a run id belongs to records
+	// leases (the set's RecordsLeases is whether any does).
+	RecordsLeasesOf(id string) bool
 }
 
 // StoreState is one store of a set as it stands now.

@@ -71,6 +71,15 @@ func (u *Source) RecordsLeases() bool {
 
 func (u *Source) Stores() []store.StoreState { return u.s.Stores() }
 
+func (u *Source) RecordsLeasesOf(id string) bool {
+	m, _, err := u.s.owner(id)
+	if err != nil {
+		return false
+	}
+	src, _ := m.source()
+	return src.RecordsLeases()
+}
+
 func (u *Source) StoreOf(id string) (store.StoreState, bool) {
 	m, _, err := u.s.owner(id)
 	if err != nil {
