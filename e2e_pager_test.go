@@ -60,8 +60,11 @@ func TestPagerSuspendsAndResumesInTmux(t *testing.T) {
 	// $VISUAL the same way.
 	s.tmux("send-keys", "-t", s.session, "6")
 	s.waitFor("WRITE keys/deploy.pub", 5*time.Second)
+	// The first pager's words are still on the terminal's main screen,
+	// which a suspended explorer shows: wait for the stub's new record.
+	os.Remove(record)
 	s.tmux("send-keys", "-t", s.session, "E")
-	s.waitFor("STUB PAGER:", 10*time.Second)
+	waitForFile(t, record, 10*time.Second)
 	if got, _ := os.ReadFile(record); !strings.Contains(string(got), "WRITE keys/deploy.pub") || !strings.Contains(string(got), "1 ssh-ed25519 AAAAC3Nza… deploy@ci") {
 		t.Fatalf("the editor was not given the request whole:\n%s", got)
 	}
@@ -102,6 +105,24 @@ func TestCopyReachesTheClipboardInTmux(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("tmux's buffer holds %q, not the step's tool call", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitForFile waits until path exists and is no longer growing.
+func waitForFile(t *testing.T, path string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := int64(-1)
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 && fi.Size() == last {
+			return
+		} else if err == nil {
+			last = fi.Size()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not written within %v", path, within)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -103,6 +103,21 @@ type RunGetter interface {
 	Run(ctx context.Context, id string) (Run, error)
 }
 
+// RecentRunner is a source that reads its newest runs cheaply: at most
+// limit runs, newest first, each root with its whole tree (a child whose
+// root is older than the page is left for Runs), dressed as Runs dresses
+// them. all says the page is every run. The explorer draws the page first
+// and fills in the rest from Runs. Without it, a caller reads Runs.
+type RecentRunner interface {
+	RecentRuns(ctx context.Context, limit int) (runs []Run, all bool, err error)
+}
+
+// RunFinder is a source that says whether it holds a run without reading
+// the others. Without it, a caller looks for the run in Runs.
+type RunFinder interface {
+	HasRun(ctx context.Context, id string) (bool, error)
+}
+
 // ProblemReporter is a source that opened despite parts it could not read
 // (a Leviath runs directory with a damaged run). Problems lists them, one
 // error each, for the caller to say once; the damaged parts' own reads

@@ -43,13 +43,20 @@ type loadedMsg struct {
 	from
 	cursor    store.Cursor
 	runs      []store.Run
+	partial   bool // runs is the newest page (store.RecentRunner): the rest comes as a restMsg
 	requests  []store.Request
 	lastWrite time.Time // the store's own newest row time (zero: it cannot say)
 	err       error
 }
 
-// loadAll takes a cursor first, then reads the runs and open requests:
-// whatever lands in between comes again through Changes, keyed by id.
+// firstPage is how many of the newest runs the first frame is drawn from
+// (more than any screen shows) when the source can read them alone: on
+// 10 k runs the page costs a few ms where every run costs 130.
+const firstPage = 256
+
+// loadAll takes a cursor first, then reads the runs (the newest page, when
+// the source can) and open requests: whatever lands in between comes
+// again through Changes, keyed by id.
 func loadAll(src source) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
@@ -60,7 +67,14 @@ func loadAll(src source) tea.Cmd {
 			msg.err = err
 			return msg
 		}
-		runs, err := src.Runs(ctx)
+		var runs []store.Run
+		if rr, ok := src.Source.(store.RecentRunner); ok {
+			var all bool
+			runs, all, err = rr.RecentRuns(ctx, firstPage)
+			msg.partial = !all
+		} else {
+			runs, err = src.Runs(ctx)
+		}
 		if err != nil {
 			msg.err = err
 			return msg
@@ -69,6 +83,22 @@ func loadAll(src source) tea.Cmd {
 		msg.cursor, msg.runs, msg.requests, msg.err = cur, runs, reqs, err
 		msg.lastWrite = lastWrite(src)
 		return msg
+	}
+}
+
+// restMsg is every run, after a first frame drawn from the newest page.
+type restMsg struct {
+	from
+	runs []store.Run
+	err  error
+}
+
+func loadRest(src source) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := ioCtx()
+		defer cancel()
+		runs, err := src.Runs(ctx)
+		return restMsg{from: from{src.gen}, runs: runs, err: err}
 	}
 }
 

@@ -80,6 +80,7 @@ type Model struct {
 	st     *state
 	cursor store.Cursor
 	loaded bool
+	first  firstPageState // drawn from the newest runs, the rest on its way (firstpage.go)
 
 	panes     [paneCount]views.Pane // the panes below, indexed by pane
 	runs      *views.Runs
@@ -239,11 +240,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case loadedMsg:
 		cmd := m.onLoaded(msg)
 		return m, tea.Batch(cmd, m.announce())
+	case restMsg:
+		// Every request is in the model since the load, primed then: one
+		// that arrived since comes with the refresh after the rest.
+		return m, m.onRest(msg)
 	case statsMsg:
 		if msg.err != nil {
 			m.fail(msg.err)
 			return m, nil
 		}
+		m.first.keepStats(msg.stats)
 		m.st.model.ApplyStats(msg.stats)
 		m.refreshItems()
 		return m, nil
@@ -324,7 +330,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.src = source{Source: msg.src, gen: m.src.gen + 1}
 		m.st = newState(m.src.Source)
 		m.live, m.summaryRead = live{}, summaryRead{}
-		m.loaded, m.cursor = false, nil
+		m.loaded, m.cursor, m.first = false, nil, firstPageState{}
 		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival
 		m.reopenWant, m.tries = false, 0
 		m.clearStale(staleReopen)
@@ -350,6 +356,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.reopenWant {
 			return m, m.tryReopen()
+		}
+		if m.first.partial {
+			return m, loadRest(m.src)
 		}
 		if m.stale != "" {
 			return m, m.askRefresh()
@@ -432,38 +441,55 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	now := m.now()
 	// "updated" is the store's own last write, not the moment vigil read it.
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, msg.lastWrite
+	m.first = firstPageState{partial: msg.partial}
 	m.st.model.SetRuns(msg.runs)
 	m.st.model.SetRequests(msg.requests, now)
 	unknown := m.st.model.Unknown()
 	m.refreshItems()
-	cmds := []tea.Cmd{m.askRefresh()}
+	cmds := []tea.Cmd{m.askRefresh()} // none while partial: after the rest
+	if msg.partial {
+		cmds = append(cmds, loadRest(m.src))
+	}
 	if len(unknown) > 0 {
 		cmds = append(cmds, loadStats(m.src, unknown))
+		if msg.partial {
+			m.first.asked = map[string]bool{}
+			for _, id := range unknown {
+				m.first.asked[id] = true
+			}
+		}
 	}
-	if first := m.firstRun(); first != "" {
+	if first, sure := m.firstRun(); first != "" && (sure || !msg.partial) {
 		cmds = append(cmds, m.openRun(first))
+	} else if msg.partial {
+		m.first.openLater = true
 	}
 	return tea.Batch(cmds...)
 }
 
 // firstRun is the run to open at start: the one asked for, else the newest
-// root that is running or waiting, else the newest.
-func (m *Model) firstRun() string {
+// root that is running or waiting, else the newest. sure says an older run
+// than the model holds could not be the one (it is the one asked for, or
+// live): only the newest roots are known while the first page is drawn.
+func (m *Model) firstRun() (id string, sure bool) {
 	md := m.st.model
 	if _, ok := md.Run(m.opt.Run); ok {
-		return m.opt.Run // opened in its tree, selected
+		return m.opt.Run, true // opened in its tree, selected
+	}
+	if m.opt.Run != "" && m.first.partial {
+		return "", false // older than the page: known with the rest
 	}
 	now := m.now()
 	roots := md.Roots()
 	for _, id := range roots {
 		if st := md.State(id, now); st == store.StateRunning || st == store.StateWaiting {
-			return id
+			return id, true
 		}
 	}
 	if len(roots) > 0 {
-		return roots[0]
+		return roots[0], false
 	}
-	return ""
+	return "", false
 }
 
 // openRun shows a run's tree and its root agent.
@@ -579,7 +605,9 @@ func orText(s, dflt string) string {
 // askRefresh reads the store's changes unless a read is already running
 // (then it runs again when that one is done).
 func (m *Model) askRefresh() tea.Cmd {
-	if !m.loaded || m.cursor == nil {
+	// While the first page is shown, changes wait for the rest: folded
+	// into the page, they would be lost when the rest replaces it.
+	if !m.loaded || m.cursor == nil || m.first.partial {
 		return nil
 	}
 	if m.refreshing {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -106,6 +107,56 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	return runs, nil
 }
 
+// RecentRuns returns the newest limit runs whose trees are whole in them:
+// run ids grow with start time, so a page of the newest ids holds every
+// child of each root in it; a child of an older root is left out, with
+// its root. It costs the page, not the store (Runs reads every run).
+func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, error) {
+	page, err := s.queryRuns(ctx, s.runSelect(listGoalBytes, "")+fmt.Sprintf(" LIMIT %d", limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	all := len(page) <= limit
+	if !all {
+		page = page[:limit]
+	}
+	if !all {
+		// Oldest first, so a parent is judged before its children.
+		kept := map[string]bool{}
+		out := make([]store.Run, 0, len(page))
+		for i := len(page) - 1; i >= 0; i-- {
+			if r := page[i]; r.ParentID == "" || kept[r.ParentID] {
+				kept[r.ID] = true
+				out = append(out, r)
+			}
+		}
+		slices.Reverse(out)
+		page = out
+	}
+	leases, err := s.leases(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.dress(ctx, page, leases); err != nil {
+		return nil, false, err
+	}
+	return page, all, nil
+}
+
+// HasRun says whether the store holds a run, from its row alone.
+func (s *Store) HasRun(ctx context.Context, id string) (bool, error) {
+	n, ok := parseID(id)
+	if !ok {
+		return false, nil
+	}
+	found := false
+	err := s.eachRow(ctx, "SELECT 1 FROM runs WHERE id = ?", []any{n}, func(*sql.Rows) error {
+		found = true
+		return nil
+	})
+	return found, err
+}
+
 // Run returns one run, goal in full, with its lease and counts.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	n, ok := parseID(id)
@@ -149,8 +200,12 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.R
 
 // RunStats counts steps and tokens for runs that have no summary yet. The
 // steps table has no run_id index, so this reads it backwards from the end
-// and stops at each run's first step: cheap for recent runs, a full read
-// only for a run that never committed step 1.
+// and stops at each run's first step: cheap for recent runs. A run still
+// not done after a few chunks (one a killed harness left, far back) is
+// counted by SQLite itself, forwards from the table's start in short
+// chunks of GROUP BY: read backwards, pages come a random read at a time
+// (10 M steps not in the page cache: minutes); forwards they are read
+// ahead, and aggregating in SQLite hands vigil a row per run, not per step.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	nums := parseIDs(ids)
 	out := map[string]store.RunStats{}
@@ -163,10 +218,10 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		step   int
 		tokens int64
 	}
-	rows, err := scanBack(ctx, s.read, scanSpec{
+	rows, left, below, err := scanBackSome(ctx, s.read, scanSpec{
 		table: "steps", cols: "tokens", runs: nums, top: through,
 		done: firstStep,
-	}, func(r *sql.Rows) (row, int64, int, error) {
+	}, statsBackChunks, func(r *sql.Rows) (row, int64, int, error) {
 		var id int64
 		var x row
 		err := r.Scan(&id, &x.run, &x.step, &x.tokens)
@@ -182,6 +237,11 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 			st.Steps = r.step
 		}
 		out[idStr(r.run)] = st
+	}
+	if len(left) > 0 {
+		if err := s.statsForward(ctx, left, below, out); err != nil {
+			return nil, err
+		}
 	}
 	// A conversational reply's spend is its provider calls, as io-harness's
 	// spent_tokens counts it.
@@ -209,6 +269,43 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		out[id] = st
 	}
 	return out, nil
+}
+
+// statsBackChunks is how far back RunStats reads row by row (4 × 8192
+// rows) before it counts the runs left with SQLite's GROUP BY.
+const statsBackChunks = 4
+
+// statsChunk is how many row ids one forward GROUP BY covers: each is its
+// own short read, so the count never pins the WAL.
+const statsChunk = 1 << 16
+
+// statsForward adds to out the steps and tokens of runs in the rows at or
+// below below, read forwards in chunks, each aggregated by SQLite.
+func (s *Store) statsForward(ctx context.Context, runs []int64, below int64, out map[string]store.RunStats) error {
+	q := fmt.Sprintf(`SELECT run_id, MAX(step), COALESCE(SUM(tokens), 0) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) GROUP BY run_id`,
+		sqlitex.IDList(runs))
+	var low int64
+	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MIN(id), 1) - 1 FROM steps").Scan(&low); err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	for lo := low; lo < below; lo += statsChunk {
+		err := s.eachRow(ctx, q, []any{lo, min(lo+statsChunk, below)}, func(r *sql.Rows) error {
+			var run, tokens int64
+			var step int
+			if err := r.Scan(&run, &step, &tokens); err != nil {
+				return err
+			}
+			st := out[idStr(run)]
+			st.Tokens += tokens
+			st.Steps = max(st.Steps, step)
+			out[idStr(run)] = st
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tree returns the run and every run below it (any depth), parents before

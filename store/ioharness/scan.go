@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 )
@@ -34,13 +35,22 @@ type scanSpec struct {
 
 func scanBack[T any](ctx context.Context, db *sql.DB, sp scanSpec,
 	read func(rows *sql.Rows) (item T, run int64, step int, err error)) ([]T, error) {
+	out, _, _, err := scanBackSome(ctx, db, sp, 0, read)
+	return out, err
+}
+
+// scanBackSome is scanBack that reads at most chunks chunks (0: no bound).
+// It also returns the runs not done yet and the row id the reads stopped
+// above: every row at or below it is unread.
+func scanBackSome[T any](ctx context.Context, db *sql.DB, sp scanSpec, chunks int,
+	read func(rows *sql.Rows) (item T, run int64, step int, err error)) (out []T, left []int64, below int64, err error) {
 	if len(sp.runs) == 0 {
-		return nil, nil
+		return nil, nil, 0, nil
 	}
 	top := sp.top
 	if top == 0 {
 		if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+sp.table).Scan(&top); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 	}
 	pending := map[int64]bool{}
@@ -49,9 +59,9 @@ func scanBack[T any](ctx context.Context, db *sql.DB, sp scanSpec,
 	}
 	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id > ? AND id <= ? AND run_id IN (%s)%s ORDER BY id DESC",
 		prefixComma(sp.cols), sp.table, sqlitex.IDList(sp.runs), andClause(sp.where))
-	var out []T
 	margin := false
-	for hi := top; hi > 0; hi -= scanChunk {
+	hi := top
+	for n := 0; hi > 0 && (chunks == 0 || n < chunks || margin); n, hi = n+1, hi-scanChunk {
 		err := func() error {
 			rows, err := db.QueryContext(ctx, q, append([]any{hi - scanChunk, hi}, sp.args...)...)
 			if err != nil {
@@ -71,14 +81,21 @@ func scanBack[T any](ctx context.Context, db *sql.DB, sp scanSpec,
 			return rows.Err()
 		}()
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if margin {
-			break
+			return out, nil, 0, nil
 		}
 		margin = len(pending) == 0
 	}
-	return out, nil
+	if len(pending) == 0 || hi <= 0 {
+		return out, nil, 0, nil
+	}
+	for r := range pending {
+		left = append(left, r)
+	}
+	slices.Sort(left)
+	return out, left, hi, nil
 }
 
 // firstStep ends a run's scan at its first step. Rows of step 0 (checks

@@ -1,0 +1,158 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
+)
+
+// A store with more runs than the first page: the first frame is the
+// newest roots, drawn before every run is read; the rest fills in after
+// it, with what was committed in between, and the live root older than
+// the page is the one opened.
+func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const roots = firstPage + 44
+	for i := 1; i <= roots; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d of the page test", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == roots {
+			// The newest root, unfinished: its counts come from RunStats.
+			for n := 1; n <= 3; n++ {
+				if err := w.RecordStepRow(ctx, id, ioharness.StepRecord{Step: n, Decision: "read a.go", Result: "ok", Tokens: 1000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
+		if i == 5 {
+			// The one live run, far older than the page.
+			if _, err := w.AcquireLease(ctx, id, ioharness.DefaultLeaseTTL); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := ioharness.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now()
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return clock }})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || loaded.err != nil || !loaded.partial || len(loaded.runs) != firstPage {
+		t.Fatalf("the first load read %d runs (partial %v, %v), want the newest %d", len(loaded.runs), loaded.partial, loaded.err, firstPage)
+	}
+	_, cmd := m.Update(loaded)
+	frame := m.Render()
+	if !strings.Contains(frame, fmt.Sprintf("root %d of the", roots)) || !strings.Contains(frame, fmt.Sprintf("%d runs", firstPage)) {
+		t.Fatalf("the first frame does not show the newest page:\n%s", frame)
+	}
+	if m.askRefresh() != nil {
+		t.Fatal("a refresh ran while only the page was held")
+	}
+	// Committed while the rest is read: shown once the rest is in.
+	if _, err := w.StartRun(ctx, "started after the first frame", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	// The page's counts arrive before the rest: kept for it, not read again.
+	stats, ok := loadStats(m.src, []string{fmt.Sprint(roots)})().(statsMsg)
+	if !ok || stats.err != nil {
+		t.Fatalf("the page's counts: %+v", stats)
+	}
+	m.Update(stats)
+	rest, ok := loadRest(m.src)().(restMsg)
+	if !ok || rest.err != nil {
+		t.Fatalf("the rest: %+v", rest)
+	}
+	_ = cmd // the page's own commands (its counts) are not needed here
+	settle(m, rest)
+	frame = m.Render()
+	if !regexp.MustCompile(fmt.Sprintf(`#%d +root %d of the page te… +3 +3k`, roots, roots)).MatchString(ansi.Strip(frame)) {
+		t.Fatalf("after the rest the newest root lacks the counts read for the page (3 steps, 3k tokens):\n%s", frame)
+	}
+	for _, want := range []string{fmt.Sprintf("%d runs", roots+1), "started after the first", "#5 root 5 of the page"} {
+		if !strings.Contains(frame, want) {
+			t.Fatalf("after the rest the screen lacks %q:\n%s", want, frame)
+		}
+	}
+}
+
+// A request that waited at start on a run older than the first page is
+// not news when the rest brings its run; one that arrives while the rest
+// is read is.
+func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var old string
+	for i := 1; i <= firstPage+10; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			old = id
+			if _, err := w.AcquireLease(ctx, id, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutPending(ctx, id, 1, "write", "old.yaml", nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := ioharness.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Notify: Notify{Desktop: DesktopOSC777}})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || !loaded.partial {
+		t.Fatalf("the first load was not a page: %+v", loaded.err)
+	}
+	m.Update(loaded)
+	if _, err := w.PutPending(ctx, old, 2, "write", "new.yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+	settle(m, loadRest(m.src)())
+	if m.first.partial {
+		t.Fatal("the rest was not taken")
+	}
+	if len(m.alert.sent) != 1 || !strings.Contains(m.alert.sent[0], "new.yaml") {
+		t.Fatalf("the request that arrived while the rest was read was not announced alone: %q", m.alert.sent)
+	}
+}
