@@ -24,19 +24,34 @@ the context window, and what a run waits on a human for.
 
 With no command it opens the explorer on PATH, --store, $VIGIL_STORE, or the
 first store found in the usual places (./runs.sqlite3, other ./*.sqlite3
-io-harness stores, Starweaver's and Leviath's default locations).`,
+io-harness stores, Starweaver's and Leviath's default locations). PATH may be
+ssh://[user@]host[:port]/path, a store on another machine; several PATHs open
+in one explorer, with one runs list and one approval queue.`,
 		Example: `# open the store in the current directory (or the first one found)
 vigil
 # open a store, with run 12 on screen first
 vigil runs.sqlite3 --run 12
+# several stores at once, one of them on another machine: one runs list
+vigil a.sqlite3 b.sqlite3 ssh://build1/srv/runs.sqlite3
 # watch a simulated release, live
 vigil demo
 # the runs waiting on a human, for a script
 vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
-		Args:          usageArgs(cobra.MaximumNArgs(1)),
+		Args:          usageArgs(cobra.ArbitraryArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				if o.store != "" {
+					return usagef("several stores named and --store %q: name them all as arguments", o.store)
+				}
+				for _, a := range args {
+					if looksLikeCommand(a) {
+						return unknownCommand(cmd, a)
+					}
+				}
+				return a.runSeveral(cmd.Context(), o, args)
+			}
 			path := o.store
 			if len(args) == 1 {
 				if o.store != "" && o.store != args[0] {

@@ -10,6 +10,7 @@ import (
 // (the explorer's update loop, a command) owns it.
 type Model struct {
 	recordsLeases bool
+	recorder      func(runID string) bool // per store, over several (SetLeaseRecorder)
 	runs          map[string]*store.Run
 	leased        map[string]bool // runs holding a lease now
 	requests      map[store.RequestKey]*Request
@@ -63,6 +64,19 @@ func New(recordsLeases bool) *Model {
 
 // RecordsLeases reports whether the store records leases.
 func (m *Model) RecordsLeases() bool { return m.recordsLeases }
+
+// SetLeaseRecorder says, for a model over several stores, whether the
+// store a run is in records leases (some formats do, some do not); nil:
+// RecordsLeases holds for every run.
+func (m *Model) SetLeaseRecorder(f func(runID string) bool) { m.recorder = f }
+
+// records says whether the store of the run records leases.
+func (m *Model) records(id string) bool {
+	if m.recorder != nil {
+		return m.recorder(id)
+	}
+	return m.recordsLeases
+}
 
 // SetRecordsLeases says again whether the store records leases: a source
 // learns a table a newer harness adds (run_leases after an upgrade) as it

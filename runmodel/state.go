@@ -52,7 +52,7 @@ func (m *Model) Lease(id string) (*store.Lease, string) {
 // Liveness is what the run's effective lease says about its driver now.
 func (m *Model) Liveness(id string, now time.Time) store.Liveness {
 	l, _ := m.Lease(id)
-	return store.LivenessOf(l, m.recordsLeases, now)
+	return store.LivenessOf(l, m.records(id), now)
 }
 
 // State is how the run reads to a person now, from its status, its
@@ -69,7 +69,7 @@ func (m *Model) State(id string, now time.Time) store.State {
 		waiting = m.TreeWaiting(id)
 	}
 	l, _ := m.Lease(id)
-	return store.StateOf(*r, l, m.recordsLeases, waiting > 0, now)
+	return store.StateOf(*r, l, m.records(id), waiting > 0, now)
 }
 
 // Duration is how long a run took, or (running or waiting) has run so

@@ -70,6 +70,14 @@
 // this store" (NotRecorded), which a view says as such: never an error,
 // never an empty list passed off as nothing having happened.
 //
+// # Several stores
+//
+// store/union reads several sources as one (vigil A B ssh://h/C): its run
+// and request ids are "<store prefix>/<the store's own id>", every per-run
+// read and decision goes to the owning store, and it implements StoreSet
+// (multi.go), which says which store an id is in and which stores are
+// offline. A store offline never fails the set's reads; only all of them.
+//
 // # Vocabulary
 //
 // Statuses, outcomes, verdicts, request kinds, tree-event kinds, step

@@ -19,10 +19,16 @@ func (m *Model) refreshItems() {
 	md := m.st.model
 	roots := md.Roots()
 	items := make([]views.RunItem, 0, len(roots))
+	set, _ := m.src.Source.(store.StoreSet)
 	for _, id := range roots {
 		r, _ := md.Run(id)
 		it := views.RunItem{Run: r, State: md.State(id, now), Agents: md.Agents(id), Tree: md.Tree(id), Waiting: md.TreeWaiting(id)}
 		it.Duration, _ = md.Duration(id, now)
+		if set != nil {
+			if st, ok := set.StoreOf(id); ok {
+				it.Store, it.StoreOffline = st.Prefix, st.Offline != ""
+			}
+		}
 		items = append(items, it)
 	}
 	m.runs.SetItems(items)

@@ -144,7 +144,7 @@ func New(opt Options) *Model {
 	}
 	m.env = &views.Env{Theme: m.theme(), Keys: m.keys(), Now: now}
 	m.newPanes()
-	m.st = newState(m.src.RecordsLeases())
+	m.st = newState(m.src.Source)
 	if ro, why := m.src.ReadOnly(); ro {
 		m.approvals.SetReadOnly(why)
 	}
@@ -328,7 +328,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.src.Close()
 		m.src = source{Source: msg.src, gen: m.src.gen + 1}
-		m.st = newState(m.src.RecordsLeases())
+		m.st = newState(m.src.Source)
 		m.live, m.summaryRead = live{}, summaryRead{}
 		m.loaded, m.cursor, m.first = false, nil, firstPageState{}
 		m.refreshing, m.again = false, false // a refresh in flight on the old source is dropped on arrival

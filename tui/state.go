@@ -19,8 +19,14 @@ type state struct {
 	agent  agentView                     // the agent the timeline and drift show
 }
 
-func newState(recordsLeases bool) *state {
-	return &state{model: runmodel.New(recordsLeases), events: map[string][]store.AgentEvent{}}
+func newState(src store.Source) *state {
+	md := runmodel.New(src.RecordsLeases())
+	if set, ok := src.(store.StoreSet); ok {
+		// Over several stores, each run's liveness is read by its own
+		// store's rules: one that records no leases says unknown, not dead.
+		md.SetLeaseRecorder(set.RecordsLeasesOf)
+	}
+	return &state{model: md, events: map[string][]store.AgentEvent{}}
 }
 
 // changed says what a refresh touched, so the model redraws only that.

@@ -25,7 +25,11 @@ func (m *Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	// The title is ours alone: nothing from the store reaches it (and the
 	// store's file name could hold anything).
-	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(filepath.Base(m.src.Path())))
+	name := filepath.Base(m.src.Path())
+	if set, ok := m.src.Source.(store.StoreSet); ok {
+		name = fmt.Sprintf("%d stores", len(set.Stores()))
+	}
+	v.WindowTitle = m.windowTitle("vigil — " + sanitize.Line(name))
 	v.ReportFocus = true // bell and notifications wait while the terminal has the focus
 	return v
 }
@@ -156,6 +160,9 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 		add(1, t.Bold.Render(sanitize.Line(m.opt.Who)))
 	}
 	add(6, sanitize.Line(shortPath(path, 40)))
+	if set, ok := m.src.Source.(store.StoreSet); ok {
+		m.storesPart(set, add)
+	}
 	if ro, _ := m.src.ReadOnly(); ro {
 		add(3, t.Muted.Render("read-only"))
 	}
@@ -285,4 +292,24 @@ func (m *Model) RenderPane(i, w, h int) string {
 	p.SetSize(w, h)
 	defer m.relayout()
 	return sanitize.Frame(p.View(true))
+}
+
+// storesPart says how many stores are open and which cannot be read now,
+// and why: an offline store's rows are as last read, which is what is
+// wrong (priority 1) while the others stay current.
+func (m *Model) storesPart(set store.StoreSet, add func(int, string)) {
+	t := m.env.Theme
+	sts := set.Stores()
+	var off []string
+	for _, st := range sts {
+		if st.Offline != "" {
+			off = append(off, st.Prefix+" offline: "+sanitize.Line(st.Offline))
+		}
+	}
+	label := fmt.Sprintf("%d stores", len(sts))
+	if len(off) == 0 {
+		add(3, t.Muted.Render(label))
+		return
+	}
+	add(1, t.Bad.Render("✕ "+label+", "+strings.Join(off, "; ")))
 }

@@ -25,6 +25,11 @@ type RunItem struct {
 	Tree     runmodel.Counts // steps and tokens of the whole tree (unknown: shown as …)
 	Duration time.Duration
 	Waiting  int // requests waiting on a human anywhere in the tree
+	// Store is the prefix of the store the run is in when several are
+	// open ("" with one: no store column); StoreOffline says that store
+	// cannot be read now (the row is as last read).
+	Store        string
+	StoreOffline bool
 }
 
 // SortKey orders the runs pane.
@@ -75,7 +80,13 @@ func (p *Runs) SetSize(w, h int) {
 func (p *Runs) fit() {
 	inner := p.w - 2
 	p.list.SetHeight(max(p.h-3-boolInt(p.filterLine()), 1)) // borders and the header row
-	p.cols = visibleColumns(withRunWidth(runColumns, p.shown), inner)
+	// With several stores the store column names the store and the id
+	// column the store's own id; where the store column has no room, the
+	// id says both ("#beta/4").
+	p.cols = visibleColumns(withRunWidth(runColumns, p.shown, true), inner)
+	if !hasColumn(p.cols, "STORE") {
+		p.cols = visibleColumns(withRunWidth(runColumns, p.shown, false), inner)
+	}
 	p.filter.SetWidth(max(inner-4, 4))
 }
 
@@ -135,7 +146,7 @@ func (p *Runs) remember() {
 }
 
 func matches(it RunItem, q string) bool {
-	for _, f := range []string{it.Run.Goal, string(it.Run.Outcome), StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID} {
+	for _, f := range []string{it.Run.Goal, string(it.Run.Outcome), StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID, it.Store} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}
@@ -246,6 +257,7 @@ var runColumns = []column{
 	{"", 2, false, 0, false},
 	{"STATE", 12, false, 0, false},
 	{"RUN", 5, false, 0, false},
+	{"STORE", 5, false, 0, false},
 	{"GOAL", 0, false, 0, false},
 	{"AGENTS", 6, true, 0, true},
 	{"STEPS", 6, true, 0, true},
@@ -256,10 +268,11 @@ var runColumns = []column{
 
 // runColumnPriority is the order in which the optional columns are given
 // room as the pane widens: the glyph, the id and the goal always show (the
-// glyph says the state in one cell); then what a run cost, the state in
-// words with the requests waiting in its tree, how long it ran and when it
-// started, and the tree's agent count.
-var runColumnPriority = []string{"TOKENS", "STEPS", "STATE", "TIME", "STARTED", "AGENTS"}
+// glyph says the state in one cell); then the store a run is in (only
+// with several stores open; without room for it the id names it,
+// "#beta/4"), what a run cost, the state in words with the requests waiting in its tree, how long it ran
+// and when it started, and the tree's agent count.
+var runColumnPriority = []string{"STORE", "TOKENS", "STEPS", "STATE", "TIME", "STARTED", "AGENTS"}
 
 // minGoal is the goal's width an optional column may not squeeze below:
 // half the pane up to 22 cells; 10 in a narrow pane, beside the tokens.
@@ -324,18 +337,32 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// offlineMark starts the store cell of a store that cannot be read now.
+const offlineMark = "✕ "
+
 // withRunWidth sizes the RUN column to the ids shown (numbers are short;
-// other formats' ids are shortened by store.DisplayID).
-func withRunWidth(cols []column, items []RunItem) []column {
-	w := 4
+// other formats' ids are shortened by store.DisplayID), and the STORE
+// column to the stores' prefixes, or drops it when one store is open.
+func withRunWidth(cols []column, items []RunItem, withStore bool) []column {
+	w, sw := 4, 0
 	for _, it := range items {
-		w = max(w, textfmt.Width(store.DisplayID(it.Run.ID))+1)
-	}
-	out := append([]column(nil), cols...)
-	for i := range out {
-		if out[i].title == "RUN" {
-			out[i].width = min(w, 15)
+		w = max(w, textfmt.Width(store.DisplayID(runID(it, withStore)))+1)
+		if it.Store != "" {
+			sw = max(sw, textfmt.Width(it.Store)+textfmt.Width(offlineMark), 5)
 		}
+	}
+	out := make([]column, 0, len(cols))
+	for _, c := range cols {
+		switch c.title {
+		case "RUN":
+			c.width = min(w, 15)
+		case "STORE":
+			if sw == 0 || !withStore {
+				continue
+			}
+			c.width = min(sw, 16)
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -411,6 +438,7 @@ func header(cols []column) string {
 
 func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, now time.Time, w int) string {
 	stStyle := t.StateStyle(it.State, it.Run.Outcome)
+	storeShown := hasColumn(cols, "STORE")
 	var b strings.Builder
 	for i, c := range cols {
 		if i > 0 {
@@ -428,7 +456,12 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 			}
 			cell, style = label, stStyle
 		case "RUN":
-			cell, style = "#"+sanitize.Line(store.DisplayID(it.Run.ID)), t.Muted
+			cell, style = "#"+sanitize.Line(store.DisplayID(runID(it, storeShown))), t.Muted
+		case "STORE":
+			cell, style = sanitize.Line(it.Store), t.Muted
+			if it.StoreOffline {
+				cell, style = offlineMark+cell, t.Bad
+			}
 		case "GOAL":
 			cell = sanitize.Line(it.Run.Goal)
 		case "AGENTS":
@@ -474,4 +507,22 @@ func unknown(known bool, s string) string {
 		return "…"
 	}
 	return s
+}
+
+// runID is the id the RUN column shows: the store's own id when the store
+// column names the store.
+func runID(it RunItem, storeShown bool) string {
+	if storeShown && it.Store != "" {
+		return strings.TrimPrefix(it.Run.ID, it.Store+"/")
+	}
+	return it.Run.ID
+}
+
+func hasColumn(cols []column, title string) bool {
+	for _, c := range cols {
+		if c.title == title {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,0 @@
-//go:build race
-
-package runmodel
-
-// raceSlowdown widens timing bounds under the race detector.
-const raceSlowdown = 10
