@@ -221,6 +221,7 @@ type conn struct {
 	mu      sync.Mutex
 	next    int64
 	pending map[int64]chan reply
+	lost    bool // set before dead is closed: the link was the client's when it died
 	dead    chan struct{}
 	err     error // why it died
 	stderr  *tailbuf.Buffer
@@ -401,6 +402,11 @@ func (c *Client) readLoop(cn *conn, r *bufio.Reader) {
 	}
 	cn.mu.Lock()
 	cn.err = errors.New(why)
+	cn.mu.Unlock()
+	// Offline before any call cut off by the link returns: a caller told
+	// its decision is unknown finds the store offline, never yet online.
+	cn.lost = c.markLost(cn)
+	cn.mu.Lock()
 	for id, ch := range cn.pending {
 		close(ch)
 		delete(cn.pending, id)
@@ -409,18 +415,26 @@ func (c *Client) readLoop(cn *conn, r *bufio.Reader) {
 	close(cn.dead)
 }
 
-// watchConn marks the store offline when the link dies and reconnects.
-func (c *Client) watchConn(cn *conn) {
-	<-cn.dead
+// markLost marks the store offline if cn is its link; it reports whether
+// it was.
+func (c *Client) markLost(cn *conn) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed || c.conn != cn {
-		c.mu.Unlock()
-		return
+		return false
 	}
 	c.conn = nil
 	c.offline, c.since = cn.err.Error(), time.Now()
 	c.backoff = c.opt.BackoffMin
-	c.mu.Unlock()
+	return true
+}
+
+// watchConn says the store is offline when the link dies, and reconnects.
+func (c *Client) watchConn(cn *conn) {
+	<-cn.dead
+	if !cn.lost {
+		return
+	}
 	c.logf("%s: offline: %s", c.t, cn.err)
 	c.broadcast(watch.Signal{Kind: watch.Changed, Mode: watch.Push, At: time.Now()})
 	c.scheduleReconnect()
