@@ -264,33 +264,9 @@ func (tb *tableBounds) checkBirth(ctx context.Context, db *sql.DB, table string,
 
 // scanAll learns every run's rows through top, in one pass.
 func (tb *tableBounds) scanAll(ctx context.Context, db *sql.DB, table string, top int64) error {
-	found := map[int64]span{}
-	q := "SELECT run_id, MIN(id), MAX(id) FROM " + table + " WHERE id > ? AND id <= ? GROUP BY run_id"
-	for lo := int64(0); lo < top; lo += learnChunk {
-		hi := min(lo+learnChunk, top)
-		err := func() error {
-			rows, err := db.QueryContext(ctx, q, lo, hi)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var run, first, last int64
-				if err := rows.Scan(&run, &first, &last); err != nil {
-					return err
-				}
-				sp, ok := found[run]
-				if !ok {
-					sp.first = first
-				}
-				sp.last = last
-				found[run] = sp
-			}
-			return rows.Err()
-		}()
-		if err != nil {
-			return err
-		}
+	found, err := spansIn(ctx, db, "SELECT run_id, MIN(id), MAX(id) FROM "+table+" WHERE id > ? AND id <= ? GROUP BY run_id", 0, top)
+	if err != nil {
+		return err
 	}
 	topRun, err := rowRun(ctx, db, table, top)
 	if err != nil {
@@ -308,34 +284,11 @@ func (tb *tableBounds) scanAll(ctx context.Context, db *sql.DB, table string, to
 // scan learns the runs' rows in (from, top], one chunk per read, and moves
 // their spans' through to top. A pass that fails part way keeps nothing.
 func (tb *tableBounds) scan(ctx context.Context, db *sql.DB, table string, runs []int64, from, top int64) error {
-	found := map[int64]span{}
 	q := fmt.Sprintf("SELECT run_id, MIN(id), MAX(id) FROM %s WHERE id > ? AND id <= ? AND run_id IN (%s) GROUP BY run_id",
 		table, sqlitex.IDList(runs))
-	for lo := from; lo < top; lo += learnChunk {
-		hi := min(lo+learnChunk, top)
-		err := func() error {
-			rows, err := db.QueryContext(ctx, q, lo, hi)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var run, first, last int64
-				if err := rows.Scan(&run, &first, &last); err != nil {
-					return err
-				}
-				sp, ok := found[run]
-				if !ok {
-					sp.first = first
-				}
-				sp.last = last
-				found[run] = sp
-			}
-			return rows.Err()
-		}()
-		if err != nil {
-			return err
-		}
+	found, err := spansIn(ctx, db, q, from, top)
+	if err != nil {
+		return err
 	}
 	topRun, err := rowRun(ctx, db, table, top)
 	if err != nil {
@@ -395,4 +348,38 @@ func readRuns[T any](ctx context.Context, s *Store, sp runSpec, read func(*sql.R
 		}
 	}
 	return out, nil
+}
+
+// spansIn reads q (run, first id, last id of its rows, over ids in
+// (lo, hi]) one chunk of ids at a time through (from, top]: each run's
+// first and last row there. A read that fails part way returns nothing.
+func spansIn(ctx context.Context, db *sql.DB, q string, from, top int64) (map[int64]span, error) {
+	found := map[int64]span{}
+	for lo := from; lo < top; lo += learnChunk {
+		hi := min(lo+learnChunk, top)
+		err := func() error {
+			rows, err := db.QueryContext(ctx, q, lo, hi)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var run, first, last int64
+				if err := rows.Scan(&run, &first, &last); err != nil {
+					return err
+				}
+				sp, ok := found[run]
+				if !ok {
+					sp.first = first
+				}
+				sp.last = last
+				found[run] = sp
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
 }
