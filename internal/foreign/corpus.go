@@ -29,6 +29,23 @@ type Base struct {
 	CrashSQL string
 }
 
+// Copy makes a base: a file holding good's bytes.
+func Copy(good []byte) func(testing.TB, string) {
+	return func(t testing.TB, p string) {
+		if err := os.WriteFile(p, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// CopyThen makes a base: good's bytes, then sql run on them by py.
+func CopyThen(py *Party, good []byte, sql string) func(testing.TB, string) {
+	return func(t testing.TB, p string) {
+		Copy(good)(t, p)
+		py.MustExec(t, p, sql)
+	}
+}
+
 // Corpus builds every combination of the bases with what can sit beside a
 // store — nothing, a WAL and wal-index a crashed writer left (its last
 // commit only in the WAL), the same without its -shm, garbage or empty

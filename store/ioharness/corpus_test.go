@@ -25,19 +25,8 @@ func TestCorpusLeavesEveryFileAsItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyGood := func(t testing.TB, p string) {
-		if err := os.WriteFile(p, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	then := func(sql string) func(testing.TB, string) {
-		return func(t testing.TB, p string) {
-			copyGood(t, p)
-			if _, err := py.Exec(p, sql); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	copyGood := foreign.Copy(good)
+	then := func(sql string) func(testing.TB, string) { return foreign.CopyThen(py, good, sql) }
 	cases := foreign.Corpus(t, t.TempDir(), py, "INSERT INTO runs (goal, file) VALUES ('after the crash', '/w')", []foreign.Base{
 		{Name: "an io-harness store", Good: true, Make: copyGood},
 		{Name: "a newer io-harness's store", Make: then("PRAGMA user_version = 8")},

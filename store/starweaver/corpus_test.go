@@ -20,19 +20,8 @@ func TestCorpusLeavesEveryFileAsItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyGood := func(t testing.TB, p string) {
-		if err := os.WriteFile(p, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	then := func(sql string) func(testing.TB, string) {
-		return func(t testing.TB, p string) {
-			copyGood(t, p)
-			if _, err := py.Exec(p, sql); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	copyGood := foreign.Copy(good)
+	then := func(sql string) func(testing.TB, string) { return foreign.CopyThen(py, good, sql) }
 	cases := foreign.Corpus(t, t.TempDir(), py, "CREATE TABLE vigil_after_crash (x)", []foreign.Base{
 		{Name: "a Starweaver database", Good: true, Make: copyGood},
 		{Name: "a newer Starweaver's database", Make: then("INSERT INTO starweaver_schema_migrations VALUES ('20260801_000020_future', 'future', 'fnv1a64:0', '2026-08-01T00:00:00+00:00')")},
