@@ -42,7 +42,7 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 	a := &agent{hub: hub, instance: hex.EncodeToString(inst), w: w}
 	ro, why := src.ReadOnly()
 	_, act := src.(store.ActivityReader)
-	w.write(helloLine{Hello: &Hello{Proto: Proto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
+	w.write(helloLine{Hello: &Hello{Proto: Proto, MinProto: MinProto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
 		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act}})
 
 	sub := hub.Subscribe()
@@ -121,12 +121,18 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 	defer cancel()
 	switch req.Method {
 	case "Head":
+		if codec, ok := src.(store.CursorCodec); ok {
+			return a.tokenHead(ctx, src, codec)
+		}
 		e, s := a.hub.Mark()
 		return wireCursor{Instance: a.instance, Epoch: e, Seq: s}, nil
 	case "Changes":
 		c, err := decode[wireCursor](req.Params)
 		if err != nil {
 			return nil, err
+		}
+		if len(c.Token) > 0 {
+			return a.tokenChanges(ctx, src, c.Token)
 		}
 		if c.Instance != a.instance {
 			e, s := a.hub.Mark()

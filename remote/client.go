@@ -107,6 +107,7 @@ type Client struct {
 	retry   *time.Timer
 	backoff time.Duration
 	unknown map[string]bool // decisions whose fate the link took with it
+	stats   LinkStats
 }
 
 // Dial connects to the target; a first connection that fails is an error
@@ -294,11 +295,17 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: %s", c.t, sanitize.Line(hl.Error))
 	}
-	if hl.Hello.Proto != Proto {
-		stop(cmd, in)
-		return nil, Hello{}, fmt.Errorf("%s: the far side runs vigil %s, which speaks protocol %d; this vigil speaks %d: install the same vigil on both",
-			c.t, sanitize.Line(hl.Hello.Vigil), hl.Hello.Proto, Proto)
+	lo := hl.Hello.MinProto
+	if lo <= 0 || lo > hl.Hello.Proto {
+		lo = hl.Hello.Proto
 	}
+	if hl.Hello.Proto < MinProto || lo > Proto {
+		stop(cmd, in)
+		return nil, Hello{}, fmt.Errorf("%s: the far side runs vigil %s, which speaks protocol %s; this vigil speaks %s: install the same vigil on both",
+			c.t, sanitize.Line(hl.Hello.Vigil), protoRange(lo, hl.Hello.Proto), protoRange(MinProto, Proto))
+	}
+	// The link speaks the highest version both ends know.
+	hl.Hello.Proto = min(hl.Hello.Proto, Proto)
 	// The process is waited for from now on: its end (ssh killed, the
 	// network gone) closes the pipe the read loop reads, even when a child
 	// on the far side still holds the other end.
@@ -306,6 +313,14 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	go func() { cn.waitErr = cmd.Wait(); close(cn.exited) }()
 	go c.readLoop(cn, r)
 	return cn, *hl.Hello, nil
+}
+
+// protoRange is "2" or "1–2".
+func protoRange(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprint(hi)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // stop ends an ssh process: its input closed, then killed.
@@ -481,8 +496,9 @@ func (c *Client) reconnect() {
 	if len(unknown) > 0 {
 		go c.reread(unknown)
 	}
-	// Every source's next refresh finds a cursor of the old agent: Reset,
-	// and the explorer loads the store again.
+	// Every source's next refresh finds a cursor of the old agent: one
+	// with a token resumes where it was, one without answers Reset and the
+	// explorer loads the store again (Source.Changes).
 	c.broadcast(watch.Signal{Kind: watch.Changed, Mode: watch.Push, At: time.Now()})
 }
 

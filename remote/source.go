@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -106,15 +107,25 @@ func (s *Source) Head(ctx context.Context) (store.Cursor, error) {
 	return cursor{w}, nil
 }
 
-// Changes asks the agent for what its tail read after cur. A cursor of an
-// agent since replaced (the link dropped and was made again) answers
-// Reset: the explorer loads the store again, every row once.
+// Changes asks the agent for what came after cur. A cursor with a token
+// (protocol 2) is resumed by whichever agent the link has now: after a
+// reconnect the reader gets the rows written during the outage once and
+// nothing it had. A cursor without one, of an agent since replaced,
+// answers Reset: the explorer loads the store again, every row once. A
+// Reset after a reconnect is said in the link's log, with why.
 func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(cursor)
 	if !ok {
 		return nil, nil, errors.New("a cursor from another source")
 	}
-	if inst := s.c.Hello().Instance; c.w.Instance != inst && s.c.Offline() == "" {
+	h := s.c.Hello()
+	resuming := c.w.Instance != h.Instance
+	if resuming && len(c.w.Token) == 0 && s.c.Offline() == "" {
+		why := "its cursor does not outlive the link"
+		if h.Proto < protoResume {
+			why = fmt.Sprintf("the far vigil %s speaks protocol %d, whose cursors do not outlive the link", sanitize.Line(h.Vigil), h.Proto)
+		}
+		s.c.noteReload(why)
 		return &store.Changes{Reset: true}, cur, nil
 	}
 	var r changesResult
@@ -123,6 +134,12 @@ func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 	}
 	if r.Changes == nil {
 		r.Changes = &store.Changes{}
+	}
+	switch {
+	case r.Changes.Reset:
+		s.c.noteReload(orText(sanitize.Line(r.Note), "the agent said the store must be read again"))
+	case resuming:
+		s.c.noteResumed(r.Changes)
 	}
 	return r.Changes, cursor{r.Next}, nil
 }
