@@ -205,3 +205,26 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 		t.Errorf("the reload is not said:\n%s", &log)
 	}
 }
+
+// countingSource counts whole loads (Runs, Requests) of a store.
+type countingSource struct {
+	store.Source
+	mu    sync.Mutex
+	loads int
+}
+
+func (s *countingSource) Runs(ctx context.Context) ([]store.Run, error) {
+	s.mu.Lock()
+	s.loads++
+	s.mu.Unlock()
+	return s.Source.Runs(ctx)
+}
+
+func (s *countingSource) Requests(ctx context.Context, unresolved bool, runs ...string) ([]store.Request, error) {
+	s.mu.Lock()
+	s.loads++
+	s.mu.Unlock()
+	return s.Source.Requests(ctx, unresolved, runs...)
+}
+
+func (s *countingSource) Loads() int { s.mu.Lock(); defer s.mu.Unlock(); return s.loads }
