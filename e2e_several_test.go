@@ -91,8 +91,8 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("far back %v after the outage was seen", time.Since(down).Round(100*time.Millisecond))
-	// The set was loaded again from every store's head: here's timeline
-	// holds each of its steps once.
+	// far resumed from its cursor (here was not loaded again): here's
+	// timeline holds each of its steps once.
 	deadline = time.Now().Add(10 * time.Second)
 	for scr = tm.screen(); !strings.Contains(scr, "5 here-before") || !strings.Contains(scr, "6 here-while-far-is-offline"); scr = tm.screen() {
 		if time.Now().After(deadline) {

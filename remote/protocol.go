@@ -117,6 +117,13 @@ type (
 		Delivery store.Delivery `json:"delivery"`
 		Why      string         `json:"why"`
 	}
+	// decideParams is a decision and who made it on the client's side
+	// (its login and machine, as the far side's audit log records it: a
+	// claim of the client's, the ssh login being the proof).
+	decideParams struct {
+		store.Decision
+		By string `json:"by,omitempty"`
+	}
 	changesResult struct {
 		Changes *store.Changes `json:"changes"`
 		Next    wireCursor     `json:"next"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
@@ -24,9 +25,17 @@ func TestMain(m *testing.M) {
 				path = os.Args[i+1]
 			}
 		}
-		err := Agent(context.Background(), os.Stdin, os.Stdout, AgentOptions{Path: path, Vigil: "test",
+		opt := AgentOptions{Path: path, Vigil: "test",
 			Open: func(p string, ro bool) (store.Source, error) { return store.Open(p, store.Options{ReadOnly: ro}) },
-			Poll: 50 * time.Millisecond})
+			Poll: 50 * time.Millisecond, Who: audit.Who{Name: "far-account@far"}, Channel: "vigil agent over ssh from 10.9.8.7 port 5555"}
+		if p := os.Getenv("VIGIL_TEST_FAR_AUDIT"); p != "" {
+			l, err := audit.Open(p)
+			if err != nil {
+				os.Exit(1)
+			}
+			opt.Audit = l
+		}
+		err := Agent(context.Background(), os.Stdin, os.Stdout, opt)
 		if err != nil {
 			os.Exit(1)
 		}

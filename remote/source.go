@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
@@ -186,13 +187,33 @@ func (e *UnknownError) Error() string {
 }
 
 // Decide is the remote store's compare-and-set. One cut off by the link
-// is reported unknown, never retried.
+// is reported unknown, never retried. With an audit log (Options.Audit),
+// the decision is recorded in this machine's log as vigil serve records
+// its own: an attempt line before it is sent, its outcome before it is
+// reported, who the local user, the channel the URL.
 func (s *Source) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	o := s.c.opt
+	if o.AuditErr != nil {
+		return store.DecideResult{}, fmt.Errorf("not decided: %w", o.AuditErr)
+	}
+	if o.Audit == nil {
+		return s.decide(ctx, d)
+	}
+	return o.Audit.Decide(ctx, s.c.t.String(), d, o.Who, s.c.channel(), s.decide, func(err error) string {
+		var u *UnknownError
+		if errors.As(err, &u) {
+			return audit.Unknown
+		}
+		return ""
+	})
+}
+
+func (s *Source) decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	var r store.DecideResult
-	err := s.c.call(ctx, "Decide", d, &r)
+	err := s.c.call(ctx, "Decide", decideParams{Decision: d, By: s.c.opt.Who.Name}, &r)
 	if errors.Is(err, errLinkDown) {
 		s.c.mu.Lock()
-		s.c.unknown[d.Key.String()] = true
+		s.c.unknown[d.Key.String()] = d
 		s.c.mu.Unlock()
 		return store.DecideResult{}, &UnknownError{Key: d.Key, Host: s.c.t.Host}
 	}
