@@ -50,7 +50,10 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 	tm.waitFor("NOT CURRENT", 10*time.Second)
 	must(t, w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 6, Decision: "while-the-link-was-down", Result: "ok", Tokens: 10}))
 
-	scr := tm.waitFor("while-the-link-was-down", 20*time.Second)
+	tm.waitFor("while-the-link-was-down", 20*time.Second)
+	// The detail pane follows the newest step one read behind the timeline
+	// (it showed step 5, whose text is the row counted below).
+	scr := tm.waitFor("Step 6", 5*time.Second)
 	if n := strings.Count(scr, "over-the-link-one"); n != 1 {
 		t.Errorf("the step before the outage is on screen %d times:\n%s", n, scr)
 	}

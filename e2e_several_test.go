@@ -54,8 +54,8 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 	bin := vigilBinary(t)
 	here, far := fixtureAt(t, "here.sqlite3"), fixtureAt(t, "far.sqlite3")
 
-	tm := newSSHTmux(t, "vigil-several", 160, 44, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin},
-		bin, here, "ssh://vigiltest"+far, "--run", "here/4")
+	tm := newSSHTmux(t, "vigil-several", 160, 44, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin,
+		"XDG_STATE_HOME=" + t.TempDir()}, bin, here, "ssh://vigiltest"+far, "--run", "here/4")
 	tm.waitFor("2 stores", 20*time.Second)
 	scr := tm.waitFor("STORE", 20*time.Second)
 	for _, want := range []string{"STORE", " here ", " far "} {

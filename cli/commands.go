@@ -158,8 +158,8 @@ its requests from another terminal with vigil approve/deny/answer --store.`,
 
 func (a *app) runsCmd() *cobra.Command {
 	var o struct {
-		store string
-		json  bool
+		stores []string
+		json   bool
 	}
 	c := &cobra.Command{
 		Use:   "runs",
@@ -170,17 +170,17 @@ status and outcome, steps, tokens, when it started and how long it took, and
 its goal. --json prints the same as a stable JSON document (see docs/cli.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withSource(o.store, func(s *session) error { return a.runs(cmd.Context(), s, o.json) })
+			return a.withNamed(cmd.Context(), o.stores, true, "vigil runs", func(s *session) error { return a.runs(cmd.Context(), s, o.json) })
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
 func (a *app) showCmd() *cobra.Command {
 	var o struct {
-		store          string
+		stores         []string
 		json, markdown bool
 	}
 	c := &cobra.Command{
@@ -196,12 +196,12 @@ stable JSON document; --markdown a readable export.`,
 			if o.json && o.markdown {
 				return usagef("--json and --markdown cannot be used together")
 			}
-			return a.openSession(o.store, false, func(s *session) error {
+			return a.withNamed(cmd.Context(), o.stores, false, "vigil show", func(s *session) error {
 				return a.show(cmd.Context(), s, args[0], o.json, o.markdown)
 			})
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.markdown, "markdown", false, "print a Markdown export")
 	return c
@@ -293,13 +293,13 @@ func (a *app) textDecideCmd(verb, req, short, long string) *cobra.Command {
 }
 
 type decideOpts struct {
-	store    string
+	stores   []string
 	readOnly bool
 	reason   string // deny: the reason, where the format carries one
 }
 
 func (o *decideOpts) flags(c *cobra.Command) {
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp+" (a request is then store/id: approve b/12)")
 	c.Flags().BoolVar(&o.readOnly, "read-only", false, "open the store read-only (the decision is then refused)")
 }
 
