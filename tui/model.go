@@ -653,8 +653,15 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
 		m.applyChanged(c)
+		var reopen tea.Cmd
+		if c.reopen != "" {
+			reopen = m.openRun(c.reopen) // its store was loaded again alone
+		}
 		if len(c.Recount) > 0 {
-			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found))
+			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found), reopen)
+		}
+		if reopen != nil {
+			return tea.Batch(reopen, m.afterChanges(ch, found))
 		}
 	}
 	return m.afterChanges(ch, found)

@@ -15,9 +15,10 @@
 // back resumes from the cursor it held (remote protocol 2: the agent
 // started for the new link reads it back), so the others are not read
 // again. A store that comes back under a cursor it cannot resume (a file
-// replaced, a far store rewritten, a far vigil of protocol 1) makes the
-// set's Changes say Reset: the explorer loads the set again, every store
-// from its head, so no row is missed or doubled.
+// replaced, a far store rewritten, a far vigil of protocol 1) is loaded
+// again alone: the set's Changes carry its runs and requests whole and
+// its prefix in Reloaded, and the reader drops what it held of that store
+// only; the other stores are not read again.
 package union
 
 import (
@@ -70,6 +71,7 @@ type member struct {
 	problem string // why the last read failed ("" when it did not)
 	gone    string // the watcher says the file is gone
 	reopen  bool   // the watcher says another file is at the path
+	reloads int    // times loaded again alone (Set.Reloads)
 	leases  map[string]store.Lease
 	old     []store.Source // replaced sources, closed with the set
 
