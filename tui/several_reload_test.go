@@ -88,7 +88,10 @@ func TestSeveralStoresOneReplacedIsReloadedAlone(t *testing.T) {
 		d.refresh()
 	}
 	d.send(tickMsg(d.clock))
-	d.contains("build alpha", "deploy gamma", "third gamma", "2 stores")
+	d.contains("build alpha", "deploy gamma", "third gamma", "beta read whole again")
+	d.advance(6 * time.Second)
+	d.send(tickMsg(d.clock))
+	d.contains("2 stores")
 	d.lacks("ship beta")
 	if n := alpha.loads.Load() - before; n != 0 {
 		t.Errorf("alpha was loaded whole %d times because beta was replaced", n)
