@@ -65,6 +65,19 @@ func TestCommandsOnSSHStores(t *testing.T) {
 		t.Fatalf("show far/4: exit %d, %s\n%s", code, stderr, out)
 	}
 
+	hereTrace, stderr, code := vigil("trace", "4", "--store", here)
+	if code != 0 || hereTrace == "" {
+		t.Fatalf("trace 4 of here: exit %d, %s", code, stderr)
+	}
+	out, stderr, code = vigil("trace", "far/4", "--store", here, "--store", url)
+	if code != 0 || out != hereTrace {
+		t.Errorf("trace far/4 across the link (exit %d, %s) differs from the same fixture's trace here:\n%s\n---\n%s", code, stderr, out, hereTrace)
+	}
+	out, stderr, code = vigil("tail", "far/1", "--store", here, "--store", url)
+	if code != 0 || !strings.Contains(out, "#far/1 step 1") || !strings.Contains(out, "finished") {
+		t.Errorf("tail far/1 (a finished run): exit %d, %s\n%s", code, stderr, out)
+	}
+
 	out, stderr, code = vigil("approve", "far/2", "--store", here, "--store", url)
 	if code != 0 || !strings.Contains(out, "approved approval:far/2") {
 		t.Fatalf("approve far/2: exit %d, %s\n%s", code, stderr, out)

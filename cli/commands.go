@@ -209,7 +209,7 @@ stable JSON document; --markdown a readable export.`,
 
 func (a *app) tailCmd() *cobra.Command {
 	var o struct {
-		store   string
+		stores  []string
 		poll    time.Duration
 		forever bool
 	}
@@ -234,12 +234,12 @@ A run parked on a human by a live driver has not stopped: tail waits.
 that may be resumed. Output is written a line at a time.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(o.store, func(s *session) error {
+			return a.withNamed(cmd.Context(), o.stores, true, "vigil tail", func(s *session) error {
 				return a.tail(cmd.Context(), s, args[0], o.poll, o.forever)
 			})
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	c.Flags().BoolVar(&o.forever, "forever", false, "keep following after the run finishes, pauses or crashes")
 	return c
@@ -304,7 +304,7 @@ func (o *decideOpts) flags(c *cobra.Command) {
 }
 
 func (a *app) traceCmd() *cobra.Command {
-	var store string
+	var stores []string
 	var raw bool
 	c := &cobra.Command{
 		Use:   "trace RUN",
@@ -316,10 +316,10 @@ Control characters in it (a model's escape sequences) are shown as visible
 stand-ins, wherever the output goes; --raw writes the trace byte for byte.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
+			return a.withNamed(cmd.Context(), stores, true, "vigil trace", func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
 		},
 	}
-	c.Flags().StringVar(&store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&raw, "raw", false, "write the trace byte for byte, control characters and all (for a file, not a terminal)")
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/union"
+	"github.com/vigil-run/vigil/tui"
 )
 
 // storesHelp is --store on the commands that read several stores.
@@ -20,6 +21,22 @@ const storesHelp = storeHelp + "; repeat it for several stores, and an ssh://[us
 // the command in the audit log of decisions sent to ssh:// stores. The
 // returned close closes everything opened.
 func (a *app) openNamed(ctx context.Context, names []string, readOnly bool, via string) (store.Source, func(), error) {
+	o, err := a.openStores(ctx, names, readOnly, via)
+	if err != nil {
+		return nil, nil, err
+	}
+	return o.src, o.close, nil
+}
+
+// opened is what openStores opened: the source, how to close it, and its
+// wakeup when it is not a local file's watcher (nil: watch Source.Watch).
+type opened struct {
+	src   store.Source
+	close func()
+	wake  func() (tui.Wakeup, error)
+}
+
+func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via string) (opened, error) {
 	if len(names) <= 1 && (len(names) == 0 || !remote.IsURL(names[0])) {
 		name := ""
 		if len(names) == 1 {
@@ -27,13 +44,13 @@ func (a *app) openNamed(ctx context.Context, names []string, readOnly bool, via 
 		}
 		path, err := a.resolveStore(name)
 		if err != nil {
-			return nil, nil, err
+			return opened{}, err
 		}
 		src, err := openSource(path, readOnly)
 		if err != nil {
-			return nil, nil, err
+			return opened{}, err
 		}
-		return src, func() { closeWithin(closeWait, func() { src.Close() }) }, nil
+		return opened{src: src, close: func() { closeWithin(closeWait, func() { src.Close() }) }}, nil
 	}
 	var closers []func()
 	closeAll := func() {
@@ -46,37 +63,38 @@ func (a *app) openNamed(ctx context.Context, names []string, readOnly bool, via 
 	for _, name := range names {
 		if seen[name] {
 			closeAll()
-			return nil, nil, usagef("the store %q is named twice", name)
+			return opened{}, usagef("the store %q is named twice", name)
 		}
 		seen[name] = true
 		if remote.IsURL(name) {
 			c, closeC, err := a.dialNamed(ctx, name, readOnly, via)
 			if err != nil {
 				closeAll()
-				return nil, nil, err
+				return opened{}, err
 			}
 			closers = append(closers, closeC)
-			members = append(members, union.Member{Name: c.Target().String(), Source: c.Source(), Offline: c.Offline})
+			members = append(members, union.Member{Name: c.Target().String(), Source: c.Source(), Offline: c.Offline,
+				Wakeups: func() (union.Wakeup, error) { return c.Wakeups() }})
+			if len(names) == 1 {
+				return opened{src: c.Source(), close: closeAll, wake: c.Wakeups}, nil
+			}
 			continue
 		}
 		path := a.expandHome(name)
 		src, err := openSource(path, readOnly)
 		if err != nil {
 			closeAll()
-			return nil, nil, err
+			return opened{}, err
 		}
 		closers = append(closers, func() { closeWithin(closeWait, func() { src.Close() }) })
 		members = append(members, union.Member{Name: path, Source: src})
 	}
-	if len(members) == 1 {
-		return members[0].Source, closeAll, nil
-	}
 	set, err := union.New(members)
 	if err != nil {
 		closeAll()
-		return nil, nil, err
+		return opened{}, err
 	}
-	return set.Source(), closeAll, nil
+	return opened{src: set.Source(), close: closeAll, wake: func() (tui.Wakeup, error) { return set.Wakeups() }}, nil
 }
 
 // dialNamed connects to an ssh:// store for a one-shot command: the link's
@@ -106,12 +124,12 @@ func (a *app) dialNamed(ctx context.Context, url string, readOnly bool, via stri
 
 // withNamed is withSource over what --store names (openNamed).
 func (a *app) withNamed(ctx context.Context, names []string, warnFirst bool, via string, fn func(*session) error) error {
-	src, closeAll, err := a.openNamed(ctx, names, false, via)
+	o, err := a.openStores(ctx, names, false, via)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	s := &session{a: a, src: src, path: src.Path()}
+	defer o.close()
+	s := &session{a: a, src: o.src, path: o.src.Path(), wake: o.wake}
 	if warnFirst {
 		s.warn(nil)
 	}

@@ -234,6 +234,16 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 			return store.RunFacts{}, nil
 		}
 		return fr.RunFacts(ctx, p.Run)
+	case "CanonicalTrace":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		tr, ok := src.(store.Tracer)
+		if !ok {
+			return nil, store.Errorf(src.Path(), store.ErrUnsupported, nil, "%s stores have no canonical trace", src.Format())
+		}
+		return tr.CanonicalTrace(ctx, p.Run)
 	case "LastWrite":
 		wc, ok := src.(store.WriteClock)
 		if !ok {

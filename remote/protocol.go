@@ -28,7 +28,10 @@
 // for Changes after its token and misses or doubles nothing. A token the
 // store no longer matches (the store replaced or rewritten) answers
 // {"changes":{"Reset":true},"note":"why"}. A format that cannot write its
-// cursor down gets version 1's cursors.
+// cursor down gets version 1's cursors. Version 2 also adds the method
+// CanonicalTrace (vigil trace on an ssh:// store) and a decision's "by"
+// (who decided, as the client's audit log names them: the far side's log
+// records it beside the account ssh logged in as).
 package remote
 
 import (

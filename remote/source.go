@@ -231,6 +231,13 @@ func (s *Source) RunFacts(ctx context.Context, runID string) (store.RunFacts, er
 	return r, s.c.call(ctx, "RunFacts", runParams{Run: runID}, &r)
 }
 
+// CanonicalTrace is the run's trace as the far store writes it (protocol
+// 2; a far vigil of protocol 1 answers that it has no such method).
+func (s *Source) CanonicalTrace(ctx context.Context, runID string) (string, error) {
+	var r string
+	return r, s.c.call(ctx, "CanonicalTrace", runParams{Run: runID}, &r)
+}
+
 func (s *Source) LastWrite(ctx context.Context) (time.Time, error) {
 	var t time.Time
 	return t, s.c.call(ctx, "LastWrite", nil, &t)
