@@ -122,7 +122,7 @@ func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 	h := s.c.Hello()
 	resuming := c.w.Instance != h.Instance
 	if resuming && len(c.w.Token) == 0 && s.c.Offline() == "" {
-		why := "its cursor does not outlive the link"
+		why := fmt.Sprintf("a cursor of a %s store is not written down (the format has no cursor codec), so it does not outlive the link", sanitize.Line(h.Format))
 		if h.Proto < protoResume {
 			why = fmt.Sprintf("the far vigil %s speaks protocol %d, whose cursors do not outlive the link", sanitize.Line(h.Vigil), h.Proto)
 		}
