@@ -75,7 +75,7 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 				m.mu.Unlock()
 				m.reopenIfAsked()
 			}
-			src, gen = m.source()
+			_, gen = m.source()
 			ch, nc, err := u.s.reload(ctx, m)
 			if err != nil {
 				// Loaded again once it can be read: a cursor of no store.
