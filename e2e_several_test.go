@@ -54,8 +54,9 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 	bin := vigilBinary(t)
 	here, far := fixtureAt(t, "here.sqlite3"), fixtureAt(t, "far.sqlite3")
 
+	localState := t.TempDir()
 	tm := newSSHTmux(t, "vigil-several", 160, 44, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin,
-		"XDG_STATE_HOME=" + t.TempDir()}, bin, here, "ssh://vigiltest"+far, "--run", "here/4")
+		"XDG_STATE_HOME=" + localState}, bin, here, "ssh://vigiltest"+far, "--run", "here/4")
 	tm.waitFor("2 stores", 20*time.Second)
 	scr := tm.waitFor("STORE", 20*time.Second)
 	for _, want := range []string{"STORE", " here ", " far "} {
@@ -143,4 +144,14 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 		t.Errorf("here's own approval 2 holds %q; want it undecided", got)
 	}
 	tm.keys("q")
+	// The decision on far is in this machine's audit log under far's URL
+	// (the store's own id: approval 2), and in far's.
+	local, _ := os.ReadFile(filepath.Join(localState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(local), `"store":"ssh://vigiltest`+far+`","request":"approval 2"`) || !strings.Contains(string(local), `"outcome":"won"`) {
+		t.Errorf("the local audit log:\n%s", local)
+	}
+	farLog, _ := os.ReadFile(filepath.Join(s.farState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(farLog), `"outcome":"won"`) {
+		t.Errorf("far's audit log:\n%s", farLog)
+	}
 }
