@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/vigil-run/vigil/internal/foreign"
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"hash/fnv"
 	"path/filepath"
@@ -293,6 +294,9 @@ type fx struct {
 	t    testing.TB
 	db   *sql.DB
 	path string
+	// party, when set, writes every statement in a process of its own
+	// (a foreign C-SQLite writer); db is then used only to read.
+	party *foreign.Party
 }
 
 // newDB creates a Starweaver database through migration 4 (and, with v015,
@@ -336,6 +340,10 @@ func newDB(t testing.TB, path string, v015 bool) *fx {
 
 func (f *fx) exec(q string, args ...any) {
 	f.t.Helper()
+	if f.party != nil {
+		f.party.MustExec(f.t, f.path, inline(f.t, q, args))
+		return
+	}
 	if _, err := f.db.Exec(q, args...); err != nil {
 		f.t.Fatalf("%v\n%s", err, q)
 	}
