@@ -39,7 +39,7 @@ type wirePending struct {
 	ID      string            `json:"id"`
 	Session string            `json:"session"`
 	Run     string            `json:"run"`
-	Key     string            `json:"key"`
+	Key     string            `json:"key,omitempty"` // the record's key when it is not ID
 }
 
 var _ store.CursorCodec = (*Store)(nil)
@@ -57,7 +57,11 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	w := wireCursor{V: cursorCodecVersion, Format: Format, Marks: c.marks, Open: maps.Collect(c.open.All()),
 		Claims: c.claims, Claimed: c.claimed, Ident: c.ident, Owned: slices.Sorted(c.owned.Keys())}
 	for k, pk := range c.pending.All() {
-		w.Pending = append(w.Pending, wirePending{Kind: k.Kind, ID: k.ID, Session: pk.session, Run: pk.run, Key: pk.id})
+		p := wirePending{Kind: k.Kind, ID: k.ID, Session: pk.session, Run: pk.run}
+		if pk.id != k.ID {
+			p.Key = pk.id
+		}
+		w.Pending = append(w.Pending, p)
 	}
 	// Sorted, so one cursor is always written the same.
 	slices.SortFunc(w.Pending, func(a, b wirePending) int {
@@ -92,6 +96,9 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 	c := &Cursor{marks: w.Marks, open: cow.Of(orEmpty(w.Open)), claims: w.Claims, claimed: orEmpty(w.Claimed), ident: w.Ident}
 	pending := map[store.RequestKey]key{}
 	for _, p := range w.Pending {
+		if p.Key == "" {
+			p.Key = p.ID
+		}
 		pending[store.RequestKey{Kind: p.Kind, ID: p.ID}] = key{p.Session, p.Run, p.Key}
 	}
 	c.pending = cow.Of(pending)
