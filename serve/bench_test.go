@@ -86,6 +86,9 @@ func benchServe(b *testing.B, own bool) {
 			if strings.Contains(sc.Text(), "listening on") {
 				close(ready)
 			}
+			if os.Getenv("VIGIL_BENCH_LOG") != "" && strings.Contains(sc.Text(), "frames so far") {
+				fmt.Fprintln(os.Stderr, sc.Text())
+			}
 		}
 	}()
 	select {

@@ -11,19 +11,25 @@ import (
 
 // paced draws a session's explorer at most once a frame. Bubble Tea asks
 // for the whole view after every message, and a commit brings several (its
-// changes, then the counts, the detail, the activity): drawn each time,
-// fifty sessions spend their server's cores on frames nobody sees. A key
-// press or a resize is drawn at once; anything else waits for the frame's
-// end, a repaint message making sure it is drawn then.
+// changes, then the counts, the detail, the activity, each read once for
+// every session by the hub): drawn each time, fifty sessions spend their
+// server's cores on frames nobody sees. A key press or a resize is drawn at
+// once. Anything else marks the view stale and draws it when a repaint
+// comes: settle after the first message (the reads a commit starts land in
+// the same frame), and never sooner than every after the last frame. So a
+// commit costs a session one frame, and what it shows is never older than
+// settle+every.
 type paced struct {
 	m       *tui.Model
 	every   time.Duration
+	settle  time.Duration
 	last    time.Time // when the view was last drawn
 	view    tea.View
 	drawn   bool
 	dirty   bool // updated since the view was drawn
-	now     bool // draw at the next View, whatever the time
+	now     bool // draw at the next View
 	pending bool // a repaint is on its way
+	frames  int  // frames drawn (tests)
 
 	ready     chan struct{} // closed once the model has loaded the store
 	readyOnce sync.Once
@@ -31,8 +37,8 @@ type paced struct {
 
 type repaintMsg struct{}
 
-func newPaced(m *tui.Model, every time.Duration) *paced {
-	return &paced{m: m, every: every, ready: make(chan struct{})}
+func newPaced(m *tui.Model, every, settle time.Duration) *paced {
+	return &paced{m: m, every: every, settle: settle, ready: make(chan struct{})}
 }
 
 func (p *paced) Init() tea.Cmd { return p.m.Init() }
@@ -53,18 +59,20 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		p.now = true
 		return p, cmd
 	}
-	if wait := p.every - time.Since(p.last); wait > 0 && !p.pending {
-		p.pending = true
-		return p, tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} }))
+	if p.pending {
+		return p, cmd
 	}
-	return p, cmd
+	p.pending = true
+	wait := max(p.settle, p.every-time.Since(p.last))
+	return p, tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} }))
 }
 
 func (p *paced) View() tea.View {
-	if p.drawn && !p.now && (!p.dirty || time.Since(p.last) < p.every) {
+	if p.drawn && !p.now {
 		return p.view
 	}
 	p.view, p.drawn = p.m.View(), true
 	p.last, p.dirty, p.now = time.Now(), false, false
+	p.frames++
 	return p.view
 }

@@ -66,8 +66,14 @@ type Server struct {
 }
 
 // frameEvery is the shortest time between two frames of one session (see
-// paced): 25 a second.
-const frameEvery = 40 * time.Millisecond
+// paced): 20 a second, one for each commit of a store committing 20 times a
+// second. frameSettle is how long a frame waits after the first message
+// that makes it stale, for the reads that message starts to land in it.
+// A commit is on screen within frameSettle+frameEvery plus the drawing.
+const (
+	frameEvery  = 50 * time.Millisecond
+	frameSettle = 10 * time.Millisecond
+)
 
 const (
 	defaultIdle  = 30 * time.Minute
@@ -390,7 +396,7 @@ watching:
 		NoColor:    noColor,
 	})
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h))
-	own := newPaced(se.model, frameEvery)
+	own := newPaced(se.model, frameEvery, frameSettle)
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // Style is a theme's lipgloss style with a short cut for what the panes
@@ -19,12 +21,15 @@ type Style struct {
 	lipgloss.Style
 	pre, post string
 	fast      bool
+	// What the long way rendered, by text: a frame renders most of the
+	// same lines again.
+	slow *textfmt.Memo[string, string]
 }
 
 // styleOf wraps a lipgloss style, finding its opening and closing
 // sequences when the short cut gives exactly what lipgloss would.
 func styleOf(s lipgloss.Style) Style {
-	st := Style{Style: s}
+	st := Style{Style: s, slow: &textfmt.Memo[string, string]{}}
 	if !shortCutSafe(s) {
 		return st
 	}
@@ -42,7 +47,7 @@ func styleOf(s lipgloss.Style) Style {
 			return st
 		}
 	}
-	st.pre, st.post, st.fast = pre, post, true
+	st.pre, st.post, st.fast, st.slow = pre, post, true, nil
 	return st
 }
 
@@ -65,5 +70,13 @@ func (s Style) Render(strs ...string) string {
 		}
 		return s.pre + strs[0] + s.post
 	}
-	return s.Style.Render(strs...)
+	if s.slow == nil || len(strs) != 1 {
+		return s.Style.Render(strs...)
+	}
+	if out, ok := s.slow.Get(strs[0]); ok {
+		return out
+	}
+	out := s.Style.Render(strs[0])
+	s.slow.Put(strs[0], out)
+	return out
 }
