@@ -26,10 +26,11 @@ type paced struct {
 	last    time.Time // when the view was last drawn
 	view    tea.View
 	drawn   bool
-	dirty   bool // updated since the view was drawn
-	now     bool // draw at the next View
-	pending bool // a repaint is on its way
-	frames  int  // frames drawn (tests)
+	dirty   bool        // updated since the view was drawn
+	now     bool        // draw at the next View
+	pending bool        // a repaint is on its way
+	frames  int         // frames drawn (tests)
+	screen  *lineScreen // draws each frame on the session (nil: Bubble Tea's renderer does)
 
 	ready     chan struct{} // closed once the model has loaded the store
 	readyOnce sync.Once
@@ -54,8 +55,14 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if p.m.Loaded() {
 		p.readyOnce.Do(func() { close(p.ready) })
 	}
-	switch msg.(type) {
-	case tea.KeyPressMsg, tea.WindowSizeMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		if p.screen != nil {
+			p.screen.resize(msg.Width, msg.Height)
+		}
+		p.now = true
+		return p, cmd
+	case tea.KeyPressMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
 		p.now = true
 		return p, cmd
 	}
@@ -74,5 +81,8 @@ func (p *paced) View() tea.View {
 	p.view, p.drawn = p.m.View(), true
 	p.last, p.dirty, p.now = time.Now(), false, false
 	p.frames++
+	if p.screen != nil {
+		p.screen.draw(p.view)
+	}
 	return p.view
 }

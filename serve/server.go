@@ -18,6 +18,7 @@ import (
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	wishtea "charm.land/wish/v2/bubbletea"
+	"github.com/charmbracelet/colorprofile"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
@@ -386,7 +387,9 @@ watching:
 	// have loaded the store (it acts on what is shown).
 	se.input.touch()
 	ro := s.readOnlyWhy()
+	profile := colorprofile.Env(append(sess.Environ(), "TERM="+pty.Term))
 	se.model = tui.New(tui.Options{
+		Colors:     profile,
 		Source:     se.hub.View(se.sess, ro),
 		Reopen:     func() (store.Source, error) { return se.hub.View(se.sess, ro), nil },
 		Wakeups:    se.hub.Wakeups,
@@ -395,8 +398,11 @@ watching:
 		Who:        se.who,
 		NoColor:    noColor,
 	})
-	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h))
 	own := newPaced(se.model, frameEvery, frameSettle)
+	own.screen = newLineScreen(sess, key.w, key.h)
+	defer own.screen.close()
+	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
+		tea.WithOutput(own.screen.out), tea.WithoutRenderer())
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})

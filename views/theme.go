@@ -21,6 +21,7 @@ import (
 type Palette struct {
 	Text, Muted, Faint, Border, Accent, SelectBg, SelectBlurBg     color.Color
 	Running, Waiting, Paused, Stale, Good, Bad, Estimate, Reported color.Color
+	MatchText                                                      color.Color // a search match's text, on Stale
 }
 
 // palette picks each role's colour for a light or a dark background. Every
@@ -45,6 +46,7 @@ func palette(dark bool) Palette {
 		Bad:          ld(c("#CF222E"), c("#F85149")),
 		Estimate:     ld(c("#6E7781"), c("#8B949E")),
 		Reported:     ld(c("#0969DA"), c("#58A6FF")),
+		MatchText:    ld(c("#FFFFFF"), c("#0D1117")),
 	}
 }
 
@@ -97,7 +99,7 @@ func themeOf(p Palette, dark bool) *Theme {
 		Running: styleOf(fg(p.Running)), Waiting: styleOf(fg(p.Waiting).Bold(true)), Paused: styleOf(fg(p.Paused)), Stale: styleOf(fg(p.Stale)),
 		Good: styleOf(fg(p.Good)), Bad: styleOf(fg(p.Bad)), Estimate: styleOf(fg(p.Estimate)), Reported: styleOf(fg(p.Reported)), Warning: styleOf(fg(p.Waiting).Bold(true)),
 		Key: styleOf(fg(p.Accent).Bold(true)), StatusBar: styleOf(s().Background(p.SelectBlurBg).Foreground(p.Text)),
-		Match: styleOf(s().Background(p.Stale).Foreground(lipgloss.LightDark(dark)(lipgloss.Color("#FFFFFF"), lipgloss.Color("#0D1117"))).Bold(true)),
+		Match: styleOf(s().Background(p.Stale).Foreground(p.MatchText).Bold(true)),
 	}
 }
 
