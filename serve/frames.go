@@ -52,6 +52,10 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	_, cmd := p.m.Update(msg)
 	p.dirty = true
+	if p.screen != nil && tui.TookTerminal(msg) {
+		p.screen.forget()
+		p.now = true
+	}
 	if p.m.Loaded() {
 		p.readyOnce.Do(func() { close(p.ready) })
 	}

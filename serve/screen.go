@@ -49,6 +49,10 @@ func newLineScreen(out io.Writer, w, h int) *lineScreen {
 // resize forgets what the terminal shows: the next frame is drawn whole.
 func (s *lineScreen) resize(w, h int) { s.w, s.h, s.rows = w, h, nil }
 
+// forget is for a terminal another program has had (a pager): its modes
+// are set again and the next frame is drawn whole.
+func (s *lineScreen) forget() { s.rows, s.modes, s.title = nil, "", "" }
+
 // draw writes what differs between the terminal and v.
 func (s *lineScreen) draw(v tea.View) {
 	b := &s.buf

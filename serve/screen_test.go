@@ -60,6 +60,12 @@ func TestLineScreen(t *testing.T) {
 		t.Errorf("after a resize %d rows were written, want all 4 after a clear: %q", n, out.String())
 	}
 	out.Reset()
+	s.forget() // a pager had the terminal
+	s.draw(second)
+	if n := strings.Count(out.String(), ";1H"); n != 4 || !strings.Contains(out.String(), "\x1b[?1049h") || !strings.Contains(out.String(), "\x1b]2;") {
+		t.Errorf("after another program had the terminal the modes, title and rows were not all written again: %q", out.String())
+	}
+	out.Reset()
 	s.close()
 	for _, m := range []string{"\x1b[?1049l", "\x1b[?25h", "\x1b[?1002l"} {
 		if !strings.Contains(out.String(), m) {
