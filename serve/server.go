@@ -402,7 +402,11 @@ watching:
 	own.screen = newLineScreen(sess, key.w, key.h)
 	defer own.screen.close()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
-		tea.WithOutput(own.screen.out), tea.WithoutRenderer())
+		tea.WithOutput(own.screen.out), tea.WithoutRenderer(),
+		// Without its renderer the program's ticker only sends its own
+		// writes (a bell, a query): 20 a second is soon enough for those,
+		// and fifty sessions' tickers wake the server less.
+		tea.WithFPS(20))
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})
