@@ -20,12 +20,14 @@ import (
 // renderer; its own writes (a bell, a notification, a query) go through
 // the same lock as the frames, so no sequence is cut by another.
 type lineScreen struct {
-	out   *lockedWriter
-	w, h  int
-	rows  []string // what the terminal shows; nil: nothing known
-	title string
-	modes string // the modes set, to be unset at the end ("" before the first frame)
-	buf   strings.Builder
+	mu     sync.Mutex // draws and the close that may come from the idle timeout's goroutine
+	closed bool       // the terminal is given back: nothing more is drawn
+	out    *lockedWriter
+	w, h   int
+	rows   []string // what the terminal shows; nil: nothing known
+	title  string
+	modes  string // the modes set, to be unset at the end ("" before the first frame)
+	buf    strings.Builder
 }
 
 // lockedWriter is a session's output shared by the screen and the program.
@@ -47,14 +49,27 @@ func newLineScreen(out io.Writer, w, h int) *lineScreen {
 }
 
 // resize forgets what the terminal shows: the next frame is drawn whole.
-func (s *lineScreen) resize(w, h int) { s.w, s.h, s.rows = w, h, nil }
+func (s *lineScreen) resize(w, h int) {
+	s.mu.Lock()
+	s.w, s.h, s.rows = w, h, nil
+	s.mu.Unlock()
+}
 
 // forget is for a terminal another program has had (a pager): its modes
 // are set again and the next frame is drawn whole.
-func (s *lineScreen) forget() { s.rows, s.modes, s.title = nil, "", "" }
+func (s *lineScreen) forget() {
+	s.mu.Lock()
+	s.rows, s.modes, s.title = nil, "", ""
+	s.mu.Unlock()
+}
 
 // draw writes what differs between the terminal and v.
 func (s *lineScreen) draw(v tea.View) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	b := &s.buf
 	b.Reset()
 	b.WriteString("\x1b[?2026h") // one update: terminals that know the mode show the frame at once
@@ -99,10 +114,15 @@ func (s *lineScreen) draw(v tea.View) {
 	io.WriteString(s.out, b.String())
 }
 
-// close puts the terminal back as the session found it.
+// close puts the terminal back as the session found it (once: the idle
+// timeout does before its last line, the session's end after).
 func (s *lineScreen) close() {
-	if s.modes == "" {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.modes == "" {
+		s.closed = true
 		return
 	}
+	s.closed = true
 	io.WriteString(s.out, "\x1b[m\x1b[?1004l\x1b[?1006l\x1b[?1002l\x1b[?2004l\x1b[?25h\x1b[?1049l")
 }

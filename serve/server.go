@@ -238,14 +238,15 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 
 // session is one SSH session's explorer, as the gate admitted it.
 type session struct {
-	hub   *Hub
-	index int    // which store
-	label string // the store, in the status bar
-	who   string // the key's name and role, in the status bar
-	sess  Session
-	model *tui.Model
-	input *idleReader
-	prog  *tea.Program
+	hub    *Hub
+	index  int    // which store
+	label  string // the store, in the status bar
+	who    string // the key's name and role, in the status bar
+	sess   Session
+	model  *tui.Model
+	input  *idleReader
+	prog   *tea.Program
+	screen *lineScreen // draws its own explorer (nil while it watches)
 }
 
 type ctxKey string
@@ -400,6 +401,7 @@ watching:
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
 	own.screen = newLineScreen(sess, key.w, key.h)
+	se.screen = own.screen
 	defer own.screen.close()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
 		tea.WithOutput(own.screen.out), tea.WithoutRenderer(),
@@ -451,6 +453,9 @@ func (s *Server) idleOut(sess ssh.Session, se *session) bool {
 	s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
 	if se.prog != nil {
 		se.prog.Quit()
+	}
+	if se.screen != nil {
+		se.screen.close() // the terminal back first: the line below is read on the user's own screen
 	}
 	fmt.Fprintf(sess.Stderr(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
 	sess.Exit(0)
