@@ -68,14 +68,14 @@ func TestOwnSessionsKeepTheirCursors(t *testing.T) {
 // terminal back (the main screen, the cursor, no mouse reporting) before
 // the line that says why, so the line is read on the user's own screen.
 func TestIdleTimeoutGivesTheTerminalBack(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.IdleTimeout = 600 * time.Millisecond })
-	tm := openTerm(t, ts, ts.viewer, 100, 30)
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 4 * time.Second })
+	tm := openTerm(t, ts, ts.viewer, 120, 40)
 	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
 	tm.typ("3")
 	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
-	tm.waitText("closed after 600ms without a key pressed", 5*time.Second)
+	tm.waitText("closed after 4s without a key pressed", 10*time.Second)
 	out := tm.out.String()
-	back, line := strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "closed after 600ms")
+	back, line := strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "closed after 4s")
 	if back < 0 || back > line {
 		t.Fatalf("the terminal was not given back before the idle line: %q", tail(out, 300))
 	}
