@@ -24,6 +24,9 @@ type Search struct {
 	typing bool
 	query  string // lower case; "" when no search is on
 	hits   []int  // the rows that match, in order
+	// scanning says the matches are still being found (a run not held
+	// whole is searched through the store).
+	scanning bool
 }
 
 func newSearch(env *Env) Search {
@@ -89,7 +92,7 @@ func (s *Search) Key(msg tea.KeyPressMsg, env *Env) searchResult {
 
 // Clear drops the search.
 func (s *Search) Clear() {
-	s.typing, s.query, s.hits = false, "", nil
+	s.typing, s.query, s.hits, s.scanning = false, "", nil, false
 	s.input.SetValue("")
 	s.input.Blur()
 }
@@ -192,6 +195,8 @@ func (s *Search) Note(env *Env, cur int) string {
 	switch {
 	case s.query == "":
 		return t.Key.Render(q)
+	case s.scanning:
+		return t.Key.Render(q) + t.Warning.Render(" searching every step…")
 	case len(s.hits) == 0:
 		return t.Key.Render(q) + t.Warning.Render(" no match")
 	}
