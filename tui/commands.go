@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -120,6 +121,10 @@ func loadStats(src source, ids []string) tea.Cmd {
 type agentMsg struct {
 	from
 	runID   string
+	ranged  bool // read through store.StepRanger: steps are the newest, from winLo
+	index   []stepEntry
+	facets  *views.StepFacets
+	winLo   int
 	steps   []store.Step
 	samples []store.ContextSample
 	calls   []store.ProviderCall
@@ -131,13 +136,20 @@ func loadAgent(src source, runID string) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		m := agentMsg{from: from{src.gen}, runID: runID}
-		if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
-			return m
+		if sr, ok := src.Source.(store.StepRanger); ok {
+			m.ranged = true
+			if m.err = loadRanged(ctx, sr, &m); m.err != nil {
+				return m
+			}
+		} else {
+			if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
+				return m
+			}
+			if m.calls, m.err = src.ProviderCalls(ctx, runID); m.err != nil {
+				return m
+			}
 		}
-		if m.samples, m.err = src.ContextSamples(ctx, runID); m.err != nil {
-			return m
-		}
-		m.calls, m.err = src.ProviderCalls(ctx, runID)
+		m.samples, m.err = src.ContextSamples(ctx, runID)
 		return m
 	}
 }

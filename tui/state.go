@@ -36,12 +36,13 @@ func newState(src store.Source) *state {
 type changed struct {
 	runmodel.Changed
 	steps, samples bool
+	grown          grown // the shown agent's steps a refresh folded
 }
 
 // apply folds one refresh into the state.
 func (s *state) apply(ch *store.Changes, now time.Time) changed {
 	c := changed{Changed: s.model.Apply(ch, now)}
-	c.steps, c.samples = s.agent.apply(ch)
+	c.steps, c.grown, c.samples = s.agent.apply(ch)
 	for _, e := range ch.AgentEvents {
 		if _, loaded := s.events[e.RunID]; loaded || s.inOpenTree(e.RunID) {
 			s.events[e.RunID] = append(s.events[e.RunID], e)

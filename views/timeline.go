@@ -253,10 +253,14 @@ func (p *Timeline) Loading(runID, title string) {
 
 // Grew takes the steps a refresh changed: fresh are steps from..from+
 // len(fresh)-1, the last step again when it changed in place, then the new
-// ones. Steps only ever grow at the end, so the cursor stays on its step;
-// the work is O(len(fresh)), whatever the run's size.
-func (p *Timeline) Grew(from int, fresh []store.Step) {
-	before := p.rows()
+// ones; had is how many steps there were before. Steps only ever grow at
+// the end, so the cursor stays on its step; the work is O(len(fresh)),
+// whatever the run's size.
+func (p *Timeline) Grew(had, from int, fresh []store.Step) {
+	before := had
+	if p.filtered() {
+		before = len(p.cur.Kept)
+	}
 	for k, st := range fresh {
 		p.cur.Add(from+k, st)
 		if p.scan != nil {
