@@ -244,13 +244,12 @@ func (a *agentView) time(st *store.Step) {
 }
 
 // trim keeps the window near the steps shown ([from, to)) once it has grown
-// to twice its size, and drops what else is held whole: the memory held is
-// bounded by windowSteps, whatever the run's length.
-func (a *agentView) trim(from, to int) {
+// to twice its size k, and drops what else is held whole: the memory held
+// is bounded by k, whatever the run's length.
+func (a *agentView) trim(from, to, k int) {
 	if a.complete || !a.ranged {
 		return
 	}
-	k := windowSteps
 	if len(a.win) > 2*k {
 		center := (from + to) / 2
 		lo := max(min(center-k/2, a.winEnd()-k), a.winLo)

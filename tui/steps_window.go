@@ -121,7 +121,7 @@ func (m *Model) loadSteps(need []int) tea.Cmd {
 		return nil
 	}
 	m.stepsLoading = true
-	src, runID, n, k := m.src, a.id, len(a.index), windowSteps
+	src, runID, n, k := m.src, a.id, len(a.index), m.windowSize()
 	first, last := need[0], need[len(need)-1]
 	var sparse []int
 	lo, hi := first, last+1
@@ -240,6 +240,11 @@ func (m *Model) onScan(msg scanMsg) tea.Cmd {
 	return m.act(m.timeline.ScanDone(msg.scan))
 }
 
+// windowSize is how many steps the window holds: windowSteps, and never
+// fewer than the rows near the screen (Timeline.Need asks for three
+// screens' worth), so what one read brings the next trim keeps.
+func (m *Model) windowSize() int { return max(windowSteps, 4*m.timeline.Height()) }
+
 // stepWork is what the timeline needs read after a message: the steps near
 // the screen not in memory, and a scan it asked for. It also trims the
 // window to what is near the screen.
@@ -249,7 +254,7 @@ func (m *Model) stepWork() tea.Cmd {
 		return nil
 	}
 	from, to := m.timeline.Around()
-	a.trim(from, to)
+	a.trim(from, to, m.windowSize())
 	var cmds []tea.Cmd
 	if sc := m.timeline.Scan(); sc != nil {
 		cmds = append(cmds, m.runScan(sc))

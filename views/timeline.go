@@ -213,6 +213,9 @@ func (p *Timeline) Around() (from, to int) {
 	return p.index(min(f, p.rows()-1)), p.index(min(t, p.rows())-1) + 1
 }
 
+// Height is how many rows the pane shows at once.
+func (p *Timeline) Height() int { return p.list.height }
+
 // SetSize lays the pane out for w×h.
 func (p *Timeline) SetSize(w, h int) {
 	p.w, p.h = w, h
