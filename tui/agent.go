@@ -57,7 +57,7 @@ type agentView struct {
 	last     store.Step         // the newest step, always whole (a commit may complete it in place)
 	complete bool               // win holds every step
 	facets   *views.StepFacets
-	samples  []store.ContextSample
+	samples  *sampleLog
 	calls    map[int]map[int64]store.ProviderCall // provider attempts by step, by row: they time its steps
 }
 
@@ -72,7 +72,7 @@ func (a *agentView) want(id string) {
 func (a *agentView) set(id string, ranged bool, index []stepEntry, facets *views.StepFacets, winLo int, steps []store.Step,
 	samples []store.ContextSample, calls []store.ProviderCall) {
 	*a = agentView{id: id, loaded: true, ranged: ranged, index: index, win: steps, winLo: winLo, facets: facets,
-		samples: samples, calls: map[int]map[int64]store.ProviderCall{}}
+		samples: newSampleLog(id, samples), calls: map[int]map[int64]store.ProviderCall{}}
 	if a.index == nil {
 		a.index = make([]stepEntry, 0, len(steps))
 		for _, st := range steps {
@@ -168,7 +168,7 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	}
 	for _, cs := range ch.Context {
 		if cs.RunID == a.id {
-			a.upsertSample(cs)
+			a.samples.upsert(cs)
 			samples = true
 		}
 	}
@@ -298,19 +298,4 @@ func (a *agentView) take(lo int, steps []store.Step, sparse []int) bool {
 	}
 	a.win, a.winLo = steps, lo
 	return true
-}
-
-// upsertSample takes a new turn, or a recent one whose provider count
-// arrived.
-func (a *agentView) upsertSample(cs store.ContextSample) {
-	for i := len(a.samples) - 1; i >= 0 && i >= len(a.samples)-16; i-- {
-		if a.samples[i].RowID == cs.RowID {
-			a.samples[i] = cs
-			return
-		}
-	}
-	if n := len(a.samples); n > 0 && cs.RowID < a.samples[n-1].RowID {
-		return // already loaded with the agent
-	}
-	a.samples = append(a.samples, cs)
 }

@@ -553,7 +553,7 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 		// most people want to read first.
 		m.timeline.ShowLast()
 	}
-	m.drift.Set(m.agentTitle(msg.runID), m.st.agent.samples)
+	m.drift.SetSamples(m.agentTitle(msg.runID), m.st.agent.samples)
 	return m.wantDetail(true)
 }
 
@@ -715,7 +715,7 @@ func (m *Model) applyChanged(c changed) {
 		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
 	if c.samples {
-		m.drift.Set(m.agentTitle(m.st.agent.id), m.st.agent.samples)
+		m.drift.SetSamples(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {
 	case c.Runs || c.Requests:
