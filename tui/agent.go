@@ -48,10 +48,10 @@ func (e stepEntry) pending() bool { return e.back&pendingBit != 0 }
 type agentView struct {
 	id       string
 	loaded   bool
-	ranged   bool         // the source reads stretches: a long run is held as a window
-	index    []stepEntry  // every step's key, in order
-	stepsRow int64        // the highest step row folded into index
-	win      []store.Step // steps winLo.. held whole
+	ranged   bool                // the source reads stretches: a long run is held as a window
+	index    *chunked[stepEntry] // every step's key, in order
+	stepsRow int64               // the highest step row folded into index
+	win      []store.Step        // steps winLo.. held whole
 	winLo    int
 	extra    map[int]store.Step // steps held whole outside win (a filter's rows)
 	last     store.Step         // the newest step, always whole (a commit may complete it in place)
@@ -69,20 +69,20 @@ func (a *agentView) want(id string) {
 // set shows an agent: its steps held whole from winLo on (all of them when
 // winLo is 0 and index is nil), the keys of all, their facets, its context
 // samples and the provider calls of the steps held.
-func (a *agentView) set(id string, ranged bool, index []stepEntry, facets *views.StepFacets, winLo int, steps []store.Step,
+func (a *agentView) set(id string, ranged bool, index *chunked[stepEntry], facets *views.StepFacets, winLo int, steps []store.Step,
 	samples []store.ContextSample, calls []store.ProviderCall) {
 	*a = agentView{id: id, loaded: true, ranged: ranged, index: index, win: steps, winLo: winLo, facets: facets,
 		samples: newSampleLog(id, samples), calls: map[int]map[int64]store.ProviderCall{}}
 	if a.index == nil {
-		a.index = make([]stepEntry, 0, len(steps))
+		a.index = &chunked[stepEntry]{}
 		for _, st := range steps {
-			a.index = append(a.index, entryOf(st))
+			a.index.Append(entryOf(st))
 		}
 	}
 	if a.facets == nil {
 		a.facets = views.NewStepFacets(steps)
 	}
-	a.complete = winLo == 0 && len(steps) == len(a.index)
+	a.complete = winLo == 0 && len(steps) == a.index.Len()
 	for _, pc := range calls {
 		a.addCall(pc)
 	}
@@ -98,20 +98,20 @@ func (a *agentView) set(id string, ranged bool, index []stepEntry, facets *views
 }
 
 // Len is how many steps the agent has.
-func (a *agentView) Len() int { return len(a.index) }
+func (a *agentView) Len() int { return a.index.Len() }
 
 // Step is step i, whole when it is in memory, else its key.
 func (a *agentView) Step(i int) (store.Step, bool) {
 	if i >= a.winLo && i < a.winLo+len(a.win) {
 		return a.win[i-a.winLo], true
 	}
-	if i == len(a.index)-1 {
+	if i == a.index.Len()-1 {
 		return a.last, true
 	}
 	if st, ok := a.extra[i]; ok {
 		return st, true
 	}
-	e := a.index[i]
+	e := a.index.At(i)
 	return store.Step{RowID: e.row, RunID: a.id, Number: int(e.number), Pending: e.pending()}, false
 }
 
@@ -177,7 +177,7 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 
 // fold folds new rows onto the newest step.
 func (a *agentView) fold(rows []store.StepRow) grown {
-	n := len(a.index)
+	n := a.index.Len()
 	from := max(n-1, 0)
 	var tail []store.Step
 	if n > 0 {
@@ -188,16 +188,16 @@ func (a *agentView) fold(rows []store.StepRow) grown {
 	for i := range tail {
 		a.time(&tail[i]) // before they are copied into the window
 	}
-	a.index = a.index[:from]
+	a.index.Truncate(from)
 	for _, st := range tail {
-		a.index = append(a.index, entryOf(st))
+		a.index.Append(entryOf(st))
 		a.facets.Add(st)
 	}
 	a.last = tail[len(tail)-1]
 	if a.complete || (a.winEnd() == n && a.winLo <= from) {
 		a.win = append(a.win[:from-a.winLo], tail...)
 	}
-	if a.ranged && a.complete && len(a.index) > windowSteps {
+	if a.ranged && a.complete && a.index.Len() > windowSteps {
 		a.complete = false // too long to hold whole now: a window of it from here on
 	}
 	return grown{had: n, from: from, fresh: tail}
@@ -262,8 +262,8 @@ func (a *agentView) trim(from, to, k int) {
 	if len(a.extra) > 2*k {
 		a.extra = nil
 	}
-	if len(a.calls) > 2*k && len(a.index) > k {
-		oldest := int(a.index[len(a.index)-k].number)
+	if len(a.calls) > 2*k && a.index.Len() > k {
+		oldest := int(a.index.At(a.index.Len() - k).number)
 		for n := range a.calls {
 			if n < oldest && (len(a.win) == 0 || n < a.win[0].Number) {
 				delete(a.calls, n)
@@ -281,7 +281,7 @@ func (a *agentView) take(lo int, steps []store.Step, sparse []int) bool {
 			a.extra = map[int]store.Step{}
 		}
 		for k, i := range sparse {
-			if i >= len(a.index) || a.index[i].row != steps[k].RowID {
+			if i >= a.index.Len() || a.index.At(i).row != steps[k].RowID {
 				return false
 			}
 			a.extra[i] = steps[k]
@@ -289,11 +289,11 @@ func (a *agentView) take(lo int, steps []store.Step, sparse []int) bool {
 		return true
 	}
 	for k, st := range steps {
-		if lo+k >= len(a.index) || a.index[lo+k].row != st.RowID {
+		if lo+k >= a.index.Len() || a.index.At(lo+k).row != st.RowID {
 			return false
 		}
 	}
-	if lo+len(steps) == len(a.index) && len(steps) > 0 {
+	if lo+len(steps) == a.index.Len() && len(steps) > 0 {
 		steps[len(steps)-1] = a.last // the newest may have changed since it was read
 	}
 	a.win, a.winLo = steps, lo

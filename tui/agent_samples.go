@@ -1,15 +1,18 @@
 package tui
 
-import "github.com/vigil-run/vigil/store"
+import (
+	"math"
+
+	"github.com/vigil-run/vigil/store"
+)
 
 // packedSample is a context sample as the explorer keeps it for the drift
-// pane: no pointers and no strings (the pane draws neither the run id nor
-// the detail), 32 bytes a turn, so a run of a million turns is 32 MB the
-// collector need not scan.
+// pane: 16 bytes a turn with no pointers (the pane draws neither the run id
+// nor the detail), so a run of a million turns is 16 MB the collector need
+// not scan. Counts beyond 32 bits are kept beside it (sampleWide).
 type packedSample struct {
-	row       int64
-	estimated int64
-	reported  int64
+	estimated int32
+	reported  int32
 	step      int32
 	flags     uint8
 }
@@ -17,62 +20,105 @@ type packedSample struct {
 const (
 	sampleNoEstimate = 1 << iota
 	sampleReported
+	sampleWide // the counts are in sampleLog.wide
 )
 
 // sampleLog is an agent's samples, packed: the drift pane's
-// views.DriftSamples.
+// views.DriftSamples. Only the newest few samples can change in place (a
+// late provider count), so only their row ids are kept.
 type sampleLog struct {
 	runID string
-	s     []packedSample
+	s     chunked[packedSample]
+	wide  map[int][2]int64 // counts too big to pack, by index
+	rows  []sampleRow      // the newest samples' rows, oldest first
 }
 
-func packSample(cs store.ContextSample) packedSample {
-	p := packedSample{row: cs.RowID, estimated: cs.Estimated, step: int32(cs.Step)}
+type sampleRow struct {
+	i   int
+	row int64
+}
+
+// sampleTail is how many of the newest samples may still change in place.
+const sampleTail = 16
+
+func newSampleLog(runID string, samples []store.ContextSample) *sampleLog {
+	l := &sampleLog{runID: runID}
+	for _, cs := range samples {
+		l.push(cs)
+	}
+	return l
+}
+
+func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+func (l *sampleLog) pack(i int, cs store.ContextSample) packedSample {
+	p := packedSample{step: int32(cs.Step)}
+	var rep int64
 	if cs.NoEstimate {
 		p.flags |= sampleNoEstimate
 	}
 	if cs.Reported != nil {
 		p.flags |= sampleReported
-		p.reported = *cs.Reported
+		rep = *cs.Reported
 	}
+	delete(l.wide, i)
+	if !fits32(cs.Estimated) || !fits32(rep) || !fits32(int64(cs.Step)) {
+		p.flags |= sampleWide
+		if l.wide == nil {
+			l.wide = map[int][2]int64{}
+		}
+		l.wide[i] = [2]int64{cs.Estimated, rep}
+		return p
+	}
+	p.estimated, p.reported = int32(cs.Estimated), int32(rep)
 	return p
 }
 
-func newSampleLog(runID string, samples []store.ContextSample) *sampleLog {
-	l := &sampleLog{runID: runID, s: make([]packedSample, 0, len(samples))}
-	for _, cs := range samples {
-		l.s = append(l.s, packSample(cs))
+func (l *sampleLog) push(cs store.ContextSample) {
+	i := l.s.Len()
+	l.s.Append(l.pack(i, cs))
+	l.rows = append(l.rows, sampleRow{i, cs.RowID})
+	if len(l.rows) > 2*sampleTail {
+		l.rows = append(l.rows[:0], l.rows[len(l.rows)-sampleTail:]...)
 	}
-	return l
 }
 
 func (l *sampleLog) Len() int {
 	if l == nil {
 		return 0
 	}
-	return len(l.s)
+	return l.s.Len()
 }
 
 func (l *sampleLog) At(i int) store.ContextSample {
-	p := l.s[i]
-	cs := store.ContextSample{RowID: p.row, RunID: l.runID, Step: int(p.step), Estimated: p.estimated, NoEstimate: p.flags&sampleNoEstimate != 0}
+	p := l.s.At(i)
+	est, rep := int64(p.estimated), int64(p.reported)
+	if p.flags&sampleWide != 0 {
+		w := l.wide[i]
+		est, rep = w[0], w[1]
+	}
+	cs := store.ContextSample{RunID: l.runID, Step: int(p.step), Estimated: est, NoEstimate: p.flags&sampleNoEstimate != 0}
+	for _, r := range l.rows {
+		if r.i == i {
+			cs.RowID = r.row
+		}
+	}
 	if p.flags&sampleReported != 0 {
-		r := p.reported
-		cs.Reported = &r
+		cs.Reported = &rep
 	}
 	return cs
 }
 
 // upsert takes a new turn, or a recent one whose provider count arrived.
 func (l *sampleLog) upsert(cs store.ContextSample) {
-	for i := len(l.s) - 1; i >= 0 && i >= len(l.s)-16; i-- {
-		if l.s[i].row == cs.RowID {
-			l.s[i] = packSample(cs)
+	for k := len(l.rows) - 1; k >= 0 && k >= len(l.rows)-sampleTail; k-- {
+		if r := l.rows[k]; r.row == cs.RowID {
+			l.s.Set(r.i, l.pack(r.i, cs))
 			return
 		}
 	}
-	if n := len(l.s); n > 0 && cs.RowID < l.s[n-1].row {
+	if n := len(l.rows); n > 0 && cs.RowID < l.rows[n-1].row {
 		return // already loaded with the agent
 	}
-	l.s = append(l.s, packSample(cs))
+	l.push(cs)
 }

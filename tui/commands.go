@@ -122,7 +122,7 @@ type agentMsg struct {
 	from
 	runID   string
 	ranged  bool // read through store.StepRanger: steps are the newest, from winLo
-	index   []stepEntry
+	index   *chunked[stepEntry]
 	facets  *views.StepFacets
 	winLo   int
 	steps   []store.Step

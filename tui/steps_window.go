@@ -62,11 +62,11 @@ func stampRange(ctx context.Context, sr store.StepRanger, runID string, steps []
 // loadRanged reads an agent through a StepRanger: every step's key and
 // facets in one streamed pass, its newest windowSteps steps whole.
 func loadRanged(ctx context.Context, sr store.StepRanger, m *agentMsg) error {
-	var idx []stepEntry
+	idx := &chunked[stepEntry]{}
 	facets := views.NewStepFacets(nil)
 	var tail []store.Step
 	f := stepFolder{emit: func(i int, st store.Step) {
-		idx = append(idx, entryOf(st))
+		idx.Append(entryOf(st))
 		facets.Add(st)
 		tail = append(tail, st)
 		if len(tail) >= 2*windowSteps {
@@ -88,7 +88,7 @@ func loadRanged(ctx context.Context, sr store.StepRanger, m *agentMsg) error {
 	if err != nil {
 		return err
 	}
-	m.index, m.facets, m.winLo, m.steps, m.calls = idx, facets, len(idx)-len(tail), tail, calls
+	m.index, m.facets, m.winLo, m.steps, m.calls = idx, facets, idx.Len()-len(tail), tail, calls
 	return nil
 }
 
@@ -106,10 +106,10 @@ type stepsMsg struct {
 // rowsOf is the row range that holds steps lo..hi-1 of the agent.
 func (a *agentView) rowsOf(lo, hi int) (int64, int64) {
 	to := a.stepsRow
-	if hi < len(a.index) {
-		to = a.index[hi].first() - 1
+	if hi < a.index.Len() {
+		to = a.index.At(hi).first() - 1
 	}
-	return a.index[lo].first(), to
+	return a.index.At(lo).first(), to
 }
 
 // loadSteps reads the steps need names (ascending): the stretch around
@@ -121,7 +121,7 @@ func (m *Model) loadSteps(need []int) tea.Cmd {
 		return nil
 	}
 	m.stepsLoading = true
-	src, runID, n, k := m.src, a.id, len(a.index), m.windowSize()
+	src, runID, n, k := m.src, a.id, a.index.Len(), m.windowSize()
 	first, last := need[0], need[len(need)-1]
 	var sparse []int
 	lo, hi := first, last+1
