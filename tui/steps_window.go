@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -231,10 +232,11 @@ func (m *Model) onScan(msg scanMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		if msg.err != context.Canceled {
+		// A scan cancelled because its query or filter was replaced is no
+		// failure; one the timeline still waits for is.
+		if m.timeline.ScanFailed(msg.scan.Seq) && !errors.Is(msg.err, context.Canceled) {
 			m.fail(msg.err)
 		}
-		m.timeline.ScanFailed(msg.scan.Seq)
 		return nil
 	}
 	return m.act(m.timeline.ScanDone(msg.scan))

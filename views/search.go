@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -155,19 +156,21 @@ func (s *Search) Target(cur, dir int) (int, bool) {
 	if len(s.hits) == 0 {
 		return 0, false
 	}
+	// hits are ascending: found by halving, so n on a million matches is
+	// as quick as on ten.
 	switch dir {
 	case 0, 1:
-		for _, h := range s.hits {
-			if h > cur || (dir == 0 && h == cur) {
-				return h, true
-			}
+		i := sort.SearchInts(s.hits, cur)
+		if dir == 1 && i < len(s.hits) && s.hits[i] == cur {
+			i++
+		}
+		if i < len(s.hits) {
+			return s.hits[i], true
 		}
 		return s.hits[0], true
 	default:
-		for i := len(s.hits) - 1; i >= 0; i-- {
-			if s.hits[i] < cur {
-				return s.hits[i], true
-			}
+		if i := sort.SearchInts(s.hits, cur); i > 0 {
+			return s.hits[i-1], true
 		}
 		return s.hits[len(s.hits)-1], true
 	}
@@ -201,10 +204,8 @@ func (s *Search) Note(env *Env, cur int) string {
 		return t.Key.Render(q) + t.Warning.Render(" no match")
 	}
 	at := 0
-	for i, h := range s.hits {
-		if h == cur {
-			at = i + 1
-		}
+	if i := sort.SearchInts(s.hits, cur); i < len(s.hits) && s.hits[i] == cur {
+		at = i + 1
 	}
 	where := fmt.Sprintf(" %d match", len(s.hits))
 	if len(s.hits) != 1 {

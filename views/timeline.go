@@ -165,16 +165,17 @@ func (p *Timeline) ScanDone(sc *StepScan) Intent {
 	return in
 }
 
-// ScanFailed drops a scan the explorer could not run: the filter and the
-// search are off.
-func (p *Timeline) ScanFailed(seq int) {
+// ScanFailed drops a scan the explorer could not run (the filter and the
+// search are off), reporting whether the pane was waiting for it.
+func (p *Timeline) ScanFailed(seq int) bool {
 	if p.scan == nil || seq != p.scan.Seq {
-		return
+		return false
 	}
 	p.scan, p.live2 = nil, nil
 	p.facet = p.curFacet
 	p.search.Clear()
 	p.dropQuery()
+	return true
 }
 
 // dropQuery ends the search, keeping the filter.
