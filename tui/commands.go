@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -138,10 +139,14 @@ func loadAgent(src source, runID string) tea.Cmd {
 		m := agentMsg{from: from{src.gen}, runID: runID}
 		if sr, ok := src.Source.(store.StepRanger); ok {
 			m.ranged = true
-			if m.err = loadRanged(ctx, sr, &m); m.err != nil {
+			m.err = loadRanged(ctx, sr, &m)
+			if errors.Is(m.err, errors.ErrUnsupported) {
+				m.ranged, m.err = false, nil // a member of several stores that reads runs whole
+			} else if m.err != nil {
 				return m
 			}
-		} else {
+		}
+		if !m.ranged {
 			if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
 				return m
 			}
