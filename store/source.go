@@ -140,3 +140,15 @@ type StepRanger interface {
 	EachStepRow(ctx context.Context, runID string, from, to int64, fn func([]StepRow) error) error
 	ProviderCallsFor(ctx context.Context, runID string, lo, hi int) ([]ProviderCall, error)
 }
+
+// CursorCodec is a source whose cursors can be written down and read back
+// by another process that opens the same store: vigil agent hands a remote
+// reader its cursor that way, so a reader whose link dropped resumes where
+// it was on the agent started for the new link. A decoded cursor is
+// checked like any other: Changes says Reset when the store at the path is
+// not the one it was made on. Without it, a reader that changes process
+// loads the store again.
+type CursorCodec interface {
+	EncodeCursor(Cursor) ([]byte, error)
+	DecodeCursor([]byte) (Cursor, error)
+}
