@@ -123,6 +123,8 @@ type Model struct {
 	// The timeline's reads by range (steps_window.go): a stretch is being
 	// read, and the cancel of the scan out.
 	stepsLoading bool
+	stepsAsked   [2]int // the first and last step of the read out
+	stepsFailed  [2]int // those of the last read that failed: not asked again until the screen moves
 	scanCancel   func()
 	detailWant   int64
 	detailRev    string // the revision of the step the detail was asked at (stepRev)
@@ -141,7 +143,7 @@ func New(opt Options) *Model {
 		now = time.Now
 	}
 	m := &Model{
-		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
+		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
 		focus: paneRuns, right: paneTimeline,
 	}
 	if dark, fixed := m.fixedBackground(); fixed {

@@ -121,7 +121,11 @@ func (m *Model) loadSteps(need []int) tea.Cmd {
 	if !ok || len(need) == 0 || m.stepsLoading {
 		return nil
 	}
-	m.stepsLoading = true
+	key := [2]int{need[0], need[len(need)-1]}
+	if m.stepsFailed == key {
+		return nil // read again once the screen moves, not in a loop
+	}
+	m.stepsLoading, m.stepsAsked = true, key
 	src, runID, n, k := m.src, a.id, a.index.Len(), m.windowSize()
 	first, last := need[0], need[len(need)-1]
 	var sparse []int
@@ -174,8 +178,10 @@ func (m *Model) onSteps(msg stepsMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.fail(msg.err)
+		m.stepsFailed = m.stepsAsked
 		return nil
 	}
+	m.stepsFailed = [2]int{-1, -1}
 	if msg.sparse != nil && len(msg.steps) != len(msg.sparse) || !a.take(msg.lo, msg.steps, msg.sparse) {
 		// The run is not what the keys say (rewound under the explorer):
 		// read it again.
