@@ -12,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
@@ -44,6 +45,11 @@ type Options struct {
 	NoTick bool
 	// Notify says which notices a request that arrives gives (notify.go).
 	Notify Notify
+	// Colors is the terminal's colour profile for a program that writes
+	// its frames itself (vigil serve): the theme's colours are made the
+	// terminal's own. Unknown (0): true colour, brought down by Bubble
+	// Tea's renderer.
+	Colors colorprofile.Profile
 	// Look is the user's theme and keys (config.go).
 	Look Look
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
