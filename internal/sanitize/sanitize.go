@@ -241,6 +241,11 @@ func (t *textWriter) write(p []byte, final bool) error {
 		t.held = append(t.held, p...)
 		in = t.held
 	}
+	if len(t.held) == 0 && safeASCII(unsafeString(in), t.oneLine) {
+		// Nothing to change, and nothing the next write could change.
+		_, err := t.w.Write(in)
+		return err
+	}
 	var took int
 	t.out, took = appendClean(t.out[:0], unsafeString(in), t.oneLine, final)
 	rest := in[took:]

@@ -30,14 +30,21 @@ import (
 // value the plain way: right, only not bounded (TestCopyFieldIsIncremental
 // fails then, so the upgrade is noticed).
 //
-// Each piece is read on its own blob handle, opened and closed inside one
-// short read transaction, with the connection let go in between: a reader
-// slowed by where the bytes go (a pager, a pipe) never pins the WAL or
-// holds up the store's other reads. A value whose length changes between
-// pieces is reported (ErrFieldChanged) rather than spliced.
+// The value is read in sessions of up to FieldSession bytes: each opens a
+// blob handle inside one short read transaction, reads its pieces into
+// memory and closes it, and the connection is let go before the session's
+// bytes are written. So a reader slowed by where the bytes go (a pager, a
+// pipe nobody reads) never pins the WAL or holds up the store's other
+// reads. A session costs a walk of the value's overflow chain to where it
+// starts, so sessions are large: a handle per 1 MiB piece made a 200 MB
+// trace take 8 s. A value whose length changes between sessions is
+// reported (ErrFieldChanged) rather than spliced.
 
-// FieldPiece is how many bytes CopyField reads per read transaction.
+// FieldPiece is how many bytes each sqlite3_blob_read and each write take.
 const FieldPiece = 1 << 20
+
+// FieldSession is how many bytes one read transaction reads at most.
+var FieldSession = 16 << 20
 
 // ErrFieldChanged: the value was rewritten while CopyField read it.
 var ErrFieldChanged = errors.New("the value changed while it was being read")
@@ -52,9 +59,9 @@ var errNoBlob = errors.New("sqlite3_blob_open is out of reach of this driver con
 // and the database UTF-8 (the bytes of a TEXT value are its encoding's).
 func CopyField(ctx context.Context, db *sql.DB, table, column string, rowid int64, w io.Writer, limit int64) (written, size int64, err error) {
 	size = -1
-	buf := make([]byte, FieldPiece)
+	var buf []byte
 	for {
-		n := int64(len(buf))
+		n := int64(FieldSession)
 		if limit >= 0 {
 			n = min(n, limit-written)
 		}
@@ -64,7 +71,11 @@ func CopyField(ctx context.Context, db *sql.DB, table, column string, rowid int6
 		if size >= 0 && n <= 0 {
 			return written, size, nil
 		}
-		got, total, err := readPiece(ctx, db, table, column, rowid, written, buf[:max(n, 0)])
+		n = max(n, 0)
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		got, total, err := readSession(ctx, db, table, column, rowid, written, buf[:n])
 		if errors.Is(err, errNoBlob) {
 			return copyWhole(ctx, db, table, column, rowid, w, limit)
 		}
@@ -75,12 +86,12 @@ func CopyField(ctx context.Context, db *sql.DB, table, column string, rowid int6
 			return written, size, ErrFieldChanged
 		}
 		size = total
-		if got > 0 {
-			if _, err := w.Write(buf[:got]); err != nil {
+		for at := 0; at < got; at += FieldPiece {
+			if _, err := w.Write(buf[at:min(at+FieldPiece, got)]); err != nil {
 				return written, size, err
 			}
+			written += int64(min(FieldPiece, got-at))
 		}
-		written += int64(got)
 		if got == 0 && written < size && (limit < 0 || written < limit) {
 			return written, size, ErrFieldChanged
 		}
@@ -98,9 +109,9 @@ type bytesWriter []byte
 
 func (b *bytesWriter) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
 
-// readPiece reads len(p) bytes of the value from offset off on one blob
+// readSession reads len(p) bytes of the value from offset off on one blob
 // handle, and the value's whole length. A NULL value reads as empty.
-func readPiece(ctx context.Context, db *sql.DB, table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
+func readSession(ctx context.Context, db *sql.DB, table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
 	sc, err := db.Conn(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -156,9 +167,9 @@ func blobHandle(dc any) (sqlite3Handle, bool) {
 	return sqlite3Handle(f.Uint()), true
 }
 
-// read opens a read-only blob handle on the value, reads p from off, and
-// closes it: the handle's statement is the read transaction, so it ends
-// here.
+// read opens a read-only blob handle on the value, reads p from off in
+// pieces, and closes it: the handle's statement is the read transaction,
+// so it ends here.
 func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
 	tls := libc.NewTLS()
 	defer tls.Close()
@@ -199,19 +210,25 @@ func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n
 	if off >= size || len(p) == 0 {
 		return 0, size, nil
 	}
-	n = int(min(int64(len(p)), size-off))
-	buf := libc.Xmalloc(tls, uint64(n))
+	want := int(min(int64(len(p)), size-off))
+	piece := min(want, FieldPiece)
+	buf := libc.Xmalloc(tls, uint64(piece))
 	if buf == 0 {
 		return 0, size, errors.New("sqlite: out of memory")
 	}
 	defer libc.Xfree(tls, buf)
-	if rc := sqlite3.Xsqlite3_blob_read(tls, blob, buf, int32(n), int32(off)); rc != sqlite3.SQLITE_OK {
-		if rc == sqlite3.SQLITE_ABORT {
-			return 0, size, ErrFieldChanged
+	c := unsafe.Slice((*byte)(unsafePointer(buf)), piece)
+	for n < want {
+		k := min(piece, want-n)
+		if rc := sqlite3.Xsqlite3_blob_read(tls, blob, buf, int32(k), int32(off+int64(n))); rc != sqlite3.SQLITE_OK {
+			if rc == sqlite3.SQLITE_ABORT {
+				return 0, size, ErrFieldChanged
+			}
+			return 0, size, fmt.Errorf("sqlite3_blob_read %s.%s row %d: %s (%d)", table, column, rowid, libc.GoString(sqlite3.Xsqlite3_errmsg(tls, uintptr(h))), rc)
 		}
-		return 0, size, fmt.Errorf("sqlite3_blob_read %s.%s row %d: %s (%d)", table, column, rowid, libc.GoString(sqlite3.Xsqlite3_errmsg(tls, uintptr(h))), rc)
+		copy(p[n:], c[:k])
+		n += k
 	}
-	copy(p, libc.GoBytes(buf, n))
 	return n, size, nil
 }
 

@@ -81,7 +81,8 @@ func TestCopyFieldReadsTheValueInPieces(t *testing.T) {
 		t.Error("a missing row read without error")
 	}
 	// The store's other reads are not held up meanwhile: the connection is
-	// let go between pieces.
+	// let go between sessions, before their bytes are written.
+	defer smallSessions()()
 	var other int
 	w := writerFunc(func(p []byte) (int, error) {
 		return len(p), db.QueryRowContext(ctx, "SELECT count(*) FROM steps").Scan(&other)
@@ -117,6 +118,7 @@ func TestCopyFieldIsIncremental(t *testing.T) {
 // A value rewritten between two pieces is an error, not a splice of both.
 func TestCopyFieldSeesTheValueChange(t *testing.T) {
 	path, _ := fieldStore(t, 2*FieldPiece+10)
+	defer smallSessions()()
 	db, _, err := OpenRead(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -155,3 +157,11 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 var _ io.Writer = writerFunc(nil)
+
+// smallSessions makes every piece a read transaction of its own, until the
+// function it returns is called.
+func smallSessions() func() {
+	was := FieldSession
+	FieldSession = FieldPiece
+	return func() { FieldSession = was }
+}
