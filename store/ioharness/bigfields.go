@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
@@ -69,4 +70,49 @@ func (s *Store) detailText(ctx context.Context, table, col string, rowid int64, 
 	}
 	h, _, err := s.head(ctx, table, col, rowid, store.MaxDetailBytes)
 	return h, true, err
+}
+
+// cutField notes in d a field cut to its head, and its whole length.
+func cutField(d *store.StepDetail, name string, size int64) {
+	d.Truncated = append(d.Truncated, name)
+	if d.FieldBytes == nil {
+		d.FieldBytes = map[string]int64{}
+	}
+	d.FieldBytes[name] = size
+}
+
+// stepFieldCols are the fields WriteStepField writes, by StepDetail's names.
+var stepFieldCols = map[string]string{"result": "result", "prompt": "prompt", "tool call": "tool_call"}
+
+// WriteStepField writes one text field of a step row whole, a piece at a
+// time, as the store holds it (store.FieldWriter).
+func (s *Store) WriteStepField(ctx context.Context, runID string, rowID int64, field string, w io.Writer) error {
+	run, err := s.runKey(runID)
+	if err != nil {
+		return err
+	}
+	var runCol int64
+	var step int
+	err = s.read.QueryRowContext(ctx, "SELECT run_id, step FROM steps WHERE id = ?", rowID).Scan(&runCol, &step)
+	if err == sql.ErrNoRows || (err == nil && runCol != run) {
+		return storeErr(s.path, store.ErrNoSuchRun, fmt.Sprintf("run %s has no step row %d", runID, rowID), nil)
+	}
+	if err != nil {
+		return mapDriverErr(s.path, err)
+	}
+	table, col, key := "steps", stepFieldCols[field], rowID
+	if field == "turn" && s.si().has("step_turns") {
+		err := s.read.QueryRowContext(ctx, "SELECT rowid FROM step_turns WHERE run_id = ? AND step = ?", run, step).Scan(&key)
+		if err == sql.ErrNoRows {
+			return nil // no turn recorded: empty
+		}
+		if err != nil {
+			return mapDriverErr(s.path, err)
+		}
+		table, col = "step_turns", "text"
+	}
+	if col == "" {
+		return fmt.Errorf("%s: a step has no field %q to write whole", s.path, field)
+	}
+	return s.writeField(ctx, w, table, col, key, cappedText{n: sql.NullInt64{Int64: timelineSQLBytes + 1, Valid: true}})
 }

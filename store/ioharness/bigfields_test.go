@@ -1,7 +1,10 @@
 package ioharness
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,12 +20,12 @@ import (
 // (timelineSQLBytes, MaxDetailBytes) and a huge turn text, all of hostile
 // multi-byte text; and python3 (a foreign reader) write the canonical trace
 // as io-harness's Store::canonical_trace prints it.
-func bigFieldStore(t *testing.T) (path, trace string) {
+func bigFieldStore(t *testing.T) (path, trace, dir string) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	path = filepath.Join(dir, "runs.sqlite3")
 	script := `
 import sqlite3, sys
@@ -41,6 +44,10 @@ db.execute("INSERT INTO steps (run_id, step, decision, result, prompt, tool_call
 db.execute("INSERT INTO step_turns (run_id, step, text, calls) VALUES (1, 2, ?, '[]')", (text(400 << 10, "T"),))
 db.execute("INSERT INTO context_events (run_id, step, kind, detail, est_tokens) VALUES (1, 2, 'assembled', 'ctx', 10)")
 db.commit()
+d = sys.argv[3]
+for name, q in [("result", "SELECT result FROM steps WHERE step = 2"), ("prompt", "SELECT prompt FROM steps WHERE step = 2"),
+        ("tool call", "SELECT tool_call FROM steps WHERE step = 2"), ("turn", "SELECT text FROM step_turns WHERE step = 2")]:
+    open(d + "/" + name, "wb").write(db.execute(q).fetchone()[0].encode())
 out = []
 for step, tokens, d, tc, p, r in db.execute("SELECT step, tokens, decision, tool_call, prompt, result FROM steps WHERE run_id = 1 ORDER BY step, id"):
     out.append("step %d | tokens %d | decision %s | tool_call %s | prompt %s | result %s\n" % (step, tokens, d, tc, p, r))
@@ -48,18 +55,18 @@ for step, kind, detail in db.execute("SELECT step, kind, detail FROM context_eve
     out.append("context %d | %s | %s\n" % (step, kind, detail or ""))
 sys.stdout.buffer.write("".join(out).encode("utf-8", "surrogatepass"))
 `
-	out, err := exec.Command("python3", "-c", script, path, "schema.sql").Output()
+	out, err := exec.Command("python3", "-c", script, path, "schema.sql", dir).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}
-	return path, string(out)
+	return path, string(out), dir
 }
 
 // Fields too big to hand to SQL are read from their heads: the timeline's
 // summary and the detail's text are what they would be cut in SQL, the
 // fields are named cut, and the trace is byte for byte the whole.
 func TestBigFieldsReadFromTheirHeads(t *testing.T) {
-	path, want := bigFieldStore(t)
+	path, want, dir := bigFieldStore(t)
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +97,20 @@ func TestBigFieldsReadFromTheirHeads(t *testing.T) {
 		if !utf8Valid(v) {
 			t.Errorf("%s: a character cut in two", name)
 		}
+		whole, _ := os.ReadFile(filepath.Join(dir, name))
+		if d.FieldBytes[name] != int64(len(whole)) {
+			t.Errorf("%s: FieldBytes %d, the field is %d bytes", name, d.FieldBytes[name], len(whole))
+		}
+		var b bytes.Buffer
+		if err := s.WriteStepField(ctx, "1", steps[1].RowID, name, &b); err != nil || !bytes.Equal(b.Bytes(), whole) {
+			t.Errorf("WriteStepField(%s): %d bytes of %d, %v", name, b.Len(), len(whole), err)
+		}
+	}
+	if err := s.WriteStepField(ctx, "1", steps[1].RowID, "decision", io.Discard); err == nil {
+		t.Error("a field it cannot write was written")
+	}
+	if err := s.WriteStepField(ctx, "1", 999, "result", io.Discard); !isKind(err, store.ErrNoSuchRun) {
+		t.Errorf("a missing row: %v", err)
 	}
 	small, err := s.StepDetail(ctx, "1", steps[0].RowID)
 	if err != nil || small.Result != "small result" || len(small.Truncated) != 0 {

@@ -198,7 +198,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		}
 		*f.to = v
 		if cut {
-			d.Truncated = append(d.Truncated, f.name)
+			cutField(&d, f.name, f.c.n.Int64)
 		}
 	}
 	d.ToolCall = d.ToolCallFull
@@ -234,7 +234,7 @@ type stepExtra struct {
 	tools  map[int][]store.ServerToolCall
 	// turnTools are the tool calls of each step's model turn.
 	turnTools map[int][]store.ToolCall
-	cutTurns  map[int]bool // turn texts cut to MaxDetailBytes
+	cutTurns  map[int]int64 // the whole length of turn texts cut to MaxDetailBytes
 }
 
 // fill puts the extras of d's step into d.
@@ -242,8 +242,8 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 	n := d.Number
 	if t, ok := x.turns[n]; ok {
 		d.TurnText, d.HasTurnText = t.String, t.Valid
-		if x.cutTurns[n] {
-			d.Truncated = append(d.Truncated, "turn")
+		if size, ok := x.cutTurns[n]; ok {
+			cutField(d, "turn", size)
 		}
 	}
 	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
@@ -256,13 +256,14 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, error) {
 	x := &stepExtra{turns: map[int]sql.NullString{}, obs: map[int][]store.Observation{}, edits: map[int][]store.Edit{},
 		policy: map[int][]store.PolicyEvent{}, calls: map[int][]store.ProviderCall{}, cites: map[int][]store.Citation{},
-		tools: map[int][]store.ServerToolCall{}, turnTools: map[int][]store.ToolCall{}, cutTurns: map[int]bool{}}
+		tools: map[int][]store.ServerToolCall{}, turnTools: map[int][]store.ToolCall{}, cutTurns: map[int]int64{}}
 	if s.si().has("step_turns") {
 		q, args := "SELECT rowid, step, "+capped("text")+", calls FROM step_turns WHERE run_id = ?", []any{run}
 		if step != allSteps {
 			q, args = q+" AND step = ?", append(args, step)
 		}
-		big := map[int]int64{} // step → rowid of a turn text left out for its size
+		big := map[int]int64{}   // step → rowid of a turn text left out for its size
+		sizes := map[int]int64{} // and its length
 		err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 			var n int
 			var rowid int64
@@ -271,7 +272,7 @@ func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, er
 			err := r.Scan(&rowid, &n, &text.v, &text.n, &calls)
 			x.turns[n] = text.v
 			if text.big(store.MaxDetailBytes) {
-				big[n] = rowid
+				big[n], sizes[n] = rowid, text.n.Int64
 			}
 			x.turnTools[n] = turnCalls(calls.String)
 			return err
@@ -285,7 +286,7 @@ func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, er
 				return nil, err
 			}
 			x.turns[n] = sql.NullString{String: h, Valid: true}
-			x.cutTurns[n] = true
+			x.cutTurns[n] = sizes[n]
 		}
 	}
 	if s.si().has("ledger_observations") {
@@ -405,12 +406,12 @@ func (s *Store) StepDetails(ctx context.Context, runID string) ([]store.StepDeta
 			if d.Result, cut, err = s.detailText(ctx, "steps", "result", st.RowID, f.result); err != nil {
 				return nil, err
 			} else if cut {
-				d.Truncated = append(d.Truncated, "result")
+				cutField(&d, "result", f.result.n.Int64)
 			}
 			if d.ToolCallFull, cut, err = s.detailText(ctx, "steps", "tool_call", st.RowID, f.tool); err != nil {
 				return nil, err
 			} else if cut {
-				d.Truncated = append(d.Truncated, "tool call")
+				cutField(&d, "tool call", f.tool.n.Int64)
 			}
 		}
 		x.fill(&d)
