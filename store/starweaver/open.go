@@ -80,6 +80,10 @@ type Store struct {
 	mu     sync.Mutex
 	meta   map[string]runMeta
 	claims map[string]claimRec
+
+	// The last records too big to hand to SQL, as the shrinker left them.
+	shrunkMu   sync.Mutex
+	shrunkRecs map[shrunkKey][]byte
 }
 
 // runMeta is where a run lives and its place in the tree.
