@@ -97,7 +97,9 @@ type jsonStep struct {
 	// a pending step, which has no row of its own yet).
 	Result          *string            `json:"result"`
 	ResultTruncated bool               `json:"result_truncated"`
+	ResultBytes     *int64             `json:"result_bytes"`
 	ModelText       *string            `json:"model_text"`
+	ModelTextCut    bool               `json:"model_text_truncated"`
 	Observations    []jsonObservation  `json:"observations"`
 	Edits           []jsonEdit         `json:"edits"`
 	PolicyEvents    []jsonPolicyEvent  `json:"policy_events"`
@@ -497,9 +499,15 @@ func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 	if !st.Pending {
 		j.Result = ptr(d.Result)
 		j.ResultTruncated = slices.Contains(d.Truncated, "result")
+		if n, ok := d.FieldBytes["result"]; ok {
+			j.ResultBytes = ptr(n)
+		} else if !j.ResultTruncated {
+			j.ResultBytes = ptr(int64(len(d.Result)))
+		}
 	}
 	if d.HasTurnText {
 		j.ModelText = ptr(d.TurnText)
+		j.ModelTextCut = slices.Contains(d.Truncated, "turn")
 	}
 	for _, o := range d.Observations {
 		j.Observations = append(j.Observations, jsonObservation{Step: o.Step, Kind: o.Kind, Target: str(o.Target), Text: o.Text})

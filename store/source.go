@@ -90,6 +90,14 @@ type TraceWriter interface {
 	WriteCanonicalTrace(ctx context.Context, runID string, w io.Writer) error
 }
 
+// FieldWriter is a source that writes one text field of a step row whole,
+// a piece at a time, however large: the fields StepDetail names in
+// FieldBytes ("result", "prompt", "tool call", "turn"). The bytes are the
+// store's, not made safe. Without it, a cut field stays cut.
+type FieldWriter interface {
+	WriteStepField(ctx context.Context, runID string, rowID int64, field string, w io.Writer) error
+}
+
 // RequestGetter is a source that reads one request by its key. Without it,
 // a caller looks the key up in Requests(ctx, false).
 type RequestGetter interface {

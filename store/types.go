@@ -176,6 +176,10 @@ type StepDetail struct {
 	ProviderCalls []ProviderCall
 	Policy        []PolicyEvent
 	Truncated     []string // names of fields cut to MaxDetailBytes
+	// FieldBytes is the whole length in bytes of each field named in
+	// Truncated that the store can write whole (FieldWriter); a field
+	// missing here is cut for good.
+	FieldBytes map[string]int64
 
 	// Citations and ServerTools are what the provider cited and ran for the
 	// model at this step; nil where the format records none (facts.go).

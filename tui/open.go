@@ -98,15 +98,19 @@ func (m *Model) open(editor, prompt bool) tea.Cmd {
 		return nil
 	}
 	src := m.src
+	whole := m.wholeStep(prompt, runID)
 	return func() tea.Msg {
 		f, err := os.CreateTemp("", "vigil-*.txt") // 0600: store text stays private
 		if err != nil {
 			return openReadyMsg{err: err}
 		}
 		defer f.Close()
-		if runID != "" {
+		switch {
+		case runID != "":
 			err = writeTrace(src, runID, f)
-		} else {
+		case whole != nil:
+			err = whole(f)
+		default:
 			_, err = io.WriteString(f, text)
 		}
 		if err == nil {
@@ -310,4 +314,50 @@ func (m *Model) clipTarget(prompt bool) (what, text, why string) {
 func TookTerminal(msg tea.Msg) bool {
 	_, ok := msg.(openDoneMsg)
 	return ok
+}
+
+// wholeStep, when the step (or prompt) being opened has a field cut to its
+// head that the store can write whole, is what writes it to the file: the
+// step's text with each such field copied from the store a piece at a
+// time, made safe, never held whole (a 200 MB result). Otherwise nil.
+func (m *Model) wholeStep(prompt bool, runID string) func(io.Writer) error {
+	if runID != "" || !(prompt || m.focus == paneTimeline || m.focus == paneStep) {
+		return nil
+	}
+	d, _ := m.shownStep()
+	fw, ok := m.src.Source.(store.FieldWriter)
+	if d == nil || !ok || len(d.FieldBytes) == 0 {
+		return nil
+	}
+	if _, cut := d.FieldBytes["prompt"]; prompt && !cut {
+		return nil
+	}
+	parts := []views.StepPart{{Field: "prompt"}, {Text: "\n"}}
+	if !prompt {
+		parts = views.StepParts(d)
+	}
+	runID, rowID := d.RunID, d.RowID
+	return func(w io.Writer) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		for _, p := range parts {
+			if p.Field == "" {
+				if _, err := io.WriteString(w, p.Text); err != nil {
+					return err
+				}
+				continue
+			}
+			safe := sanitize.TextWriter(w)
+			if err := fw.WriteStepField(ctx, runID, rowID, p.Field, safe); err != nil {
+				return err
+			}
+			if err := safe.Close(); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

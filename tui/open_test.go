@@ -2,9 +2,13 @@ package tui
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/sanitize"
 )
 
 // c copies the selected step's tool call with OSC 52 and says so; C its
@@ -75,5 +79,56 @@ func TestOpenWritesThePagerFile(t *testing.T) {
 	os.Remove(ready.path)
 	if ready.what != "run #4" || !strings.Contains(string(b), "release-dry-run") {
 		t.Fatalf("open the run: %q\n%s", ready.what, b)
+	}
+}
+
+// A result far larger than the step pane reads: the pane shows its head
+// and says how much more there is and which key opens it whole; o writes
+// it whole to the pager's file, made safe, read from the store a piece at
+// a time.
+func TestOpenWritesAHugeFieldWhole(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	path, err := fixture.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// python3's sqlite3, another writer, makes step 4's result 3 MB of
+	// hostile text.
+	out, err := exec.Command("python3", "-c", `
+import sqlite3, sys
+unit = "line é 日本 \x1b]0;pwned\x07 🇫🇷\r\n"
+v = (unit * (3 * 2**20 // len(unit.encode()) + 1)) + "THE END"
+db = sqlite3.connect(sys.argv[1])
+n = db.execute("UPDATE steps SET result = ? WHERE tool_call LIKE '%release-dry-run%'", (v,)).rowcount
+db.commit()
+sys.stdout.write(v if n == 1 else "")`, path).Output()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("python3: %v (%d bytes)", err, len(out))
+	}
+	whole := sanitize.Text(string(out))
+	d := openDriver(t, path, 120, 32)
+	d.press("3", "4")
+	d.press("/")
+	d.typeText("opens it whole")
+	d.press("enter")
+	d.contains("… 2.8 MB more — o opens it whole in the pager")
+
+	ready, ok := d.m.open(false, false)().(openReadyMsg)
+	if !ok || ready.err != nil {
+		t.Fatalf("open: %#v", ready)
+	}
+	defer os.Remove(ready.path)
+	b, err := os.ReadFile(ready.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if !strings.Contains(got, "── Result") || !strings.Contains(got, whole+"\n") || strings.Contains(got, "opens it whole") {
+		t.Fatalf("the pager file (%d bytes) lacks the whole result (%d bytes), or keeps the cut", len(got), len(whole))
+	}
+	if !sanitize.Safe(got) {
+		t.Fatal("the pager file holds what a terminal acts on")
 	}
 }

@@ -66,7 +66,7 @@ func (p *Detail) SetSize(w, h int) {
 // in the compact layout is not sized yet), and keeps the scroll inside it.
 func (p *Detail) layout() {
 	if p.d != nil && p.lines == nil && p.w > 2 {
-		p.lines = detailLines(p.d, p.w-2)
+		p.lines = detailLinesFor(p.d, p.w-2, detailOpts{openKey: p.env.Keys.Page.Help().Key})
 		p.search.Index(len(p.lines), p.lineText)
 		p.hit = -1
 	}
@@ -172,8 +172,23 @@ func (p *Detail) View(focused bool) string {
 	return t.FrameScroll(title, note, body, w, h, focused, sb)
 }
 
+// detailOpts are how a step is laid out beyond its width.
+type detailOpts struct {
+	// openKey is the key that opens the step in the pager, named in the
+	// line under a field cut to its head that the pager shows whole.
+	openKey string
+	// wholeFields lays each field the store can write whole (FieldBytes)
+	// out as one fieldMark line naming it, for StepParts.
+	wholeFields bool
+}
+
+// fieldMark is the text of a line that stands for a field written whole.
+const fieldMark = "\x00field "
+
 // detailLines lays a step out as wrapped lines for a width.
-func detailLines(d *store.StepDetail, w int) []styledLine {
+func detailLines(d *store.StepDetail, w int) []styledLine { return detailLinesFor(d, w, detailOpts{}) }
+
+func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 	var out []styledLine
 	add := func(r role, s string) { out = append(out, one(r, s)) }
 	cut := map[string]bool{}
@@ -188,6 +203,11 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-textfmt.Width(label), 0))}})
 	}
 	text := func(name, s string, r role) {
+		size, whole := d.FieldBytes[name]
+		if whole && cut[name] && o.wholeFields {
+			add(plain, fieldMark+name)
+			return
+		}
 		lines := wrap(sanitize.Text(s), w)
 		more := len(lines) - MaxSectionLines
 		if more > 0 {
@@ -199,7 +219,12 @@ func detailLines(d *store.StepDetail, w int) []styledLine {
 		if more > 0 {
 			add(roleWarning, fmt.Sprintf("✂ %s more lines not shown", textfmt.Thousands(int64(more))))
 		}
-		if cut[name] {
+		switch {
+		case cut[name] && whole && o.openKey != "":
+			add(roleWarning, fmt.Sprintf("… %s more — %s opens it whole in the pager", sizeText(size-int64(len(s))), o.openKey))
+		case cut[name] && whole:
+			add(roleWarning, fmt.Sprintf("… %s more: the store holds %s", sizeText(size-int64(len(s))), sizeText(size)))
+		case cut[name]:
 			add(roleWarning, fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10))
 		}
 	}
@@ -393,4 +418,17 @@ func wrap(s string, w int) []string {
 		out = append(out, strings.Split(ansi.Wrap(line, w, ""), "\n")...)
 	}
 	return out
+}
+
+// sizeText is a byte count as a person reads it: "187 MB", "300 KB".
+func sizeText(n int64) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%d MB", (n+1<<19)>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", (n+1<<9)>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

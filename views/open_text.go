@@ -26,6 +26,32 @@ func StepText(d *store.StepDetail) string {
 	return b.String()
 }
 
+// StepPart is a piece of a step opened whole: laid-out text, or (Field
+// set) a field the store writes whole in its place.
+type StepPart struct {
+	Text  string
+	Field string // "result", "prompt", "tool call", "turn"
+}
+
+// StepParts is StepText with each field cut to its head that the store can
+// write whole (StepDetail.FieldBytes) left as a part of its own, for the
+// opener to write from the store, made safe, after its heading.
+func StepParts(d *store.StepDetail) []StepPart {
+	var out []StepPart
+	var b strings.Builder
+	for _, l := range detailLinesFor(d, openWidth, detailOpts{wholeFields: true}) {
+		t := plainText(l)
+		if name, ok := strings.CutPrefix(t, fieldMark); ok {
+			out = append(out, StepPart{Text: b.String()}, StepPart{Field: name})
+			b.Reset()
+			continue
+		}
+		b.WriteString(strings.TrimRight(t, " "))
+		b.WriteByte('\n')
+	}
+	return append(out, StepPart{Text: b.String()})
+}
+
 // RequestText is a request as the queue shows it, whole, as plain text.
 func RequestText(it ApprovalItem) string {
 	head, content := describe(it, openWidth)

@@ -10,11 +10,13 @@ package bigrun
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -102,7 +104,32 @@ func Run(t testing.TB, args ...string) Result {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	// The child's own high-water mark, read while it runs: ru_maxrss of a
+	// child forked from a test that has just built a big store in memory
+	// counts the test's resident set (Linux carries it over the exec).
+	var hwm atomic.Int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	if err == nil {
+		go func() {
+			defer close(polled)
+			status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+			for {
+				if v := vmHWM(status); v > hwm.Load() {
+					hwm.Store(v)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(done)
+		<-polled
+	}
 	r := Result{Took: time.Since(start), Stdout: out.head.Bytes(), Stderr: errb.Bytes(), OutBytes: out.n}
 	if cmd.ProcessState == nil {
 		t.Fatalf("vigil %v: %v", args, err)
@@ -114,7 +141,22 @@ func Run(t testing.TB, args ...string) Result {
 			r.MaxRSS = ru.Maxrss
 		}
 	}
+	if v := hwm.Load(); v > 0 {
+		r.MaxRSS = v
+	}
 	return r
+}
+
+// vmHWM is a process's peak resident set from its /proc status (0 when
+// there is none: not Linux, or the process is gone).
+func vmHWM(status string) int64 {
+	b, _ := os.ReadFile(status)
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f := bytes.Fields(l); len(f) >= 2 && string(f[0]) == "VmHWM:" {
+			return int64(atoi(string(f[1]))) * 1024
+		}
+	}
+	return 0
 }
 
 // Explore starts the explorer on a terminal (tmux, 160×45) with args and

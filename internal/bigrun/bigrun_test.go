@@ -69,12 +69,17 @@ func TestBigField(t *testing.T) {
 		db.Close()
 		os.WriteFile(path+".done", nil, 0o644)
 	}
-	for _, args := range [][]string{{"trace", "1"}, {"trace", "1", "--raw"}, {"show", "1"}, {"show", "1", "--json"}} {
+	// The trace writes the whole 200 MB; show and the explorer only its
+	// head (the field is read a piece at a time, never whole).
+	for _, args := range [][]string{{"trace", "1"}, {"trace", "1", "--raw"}} {
 		measure(t, 10*time.Second, 200<<20, append(args, "--store", path)...)
+	}
+	for _, args := range [][]string{{"show", "1"}, {"show", "1", "--json"}} {
+		measure(t, time.Second, 200<<20, append(args, "--store", path)...)
 	}
 	first, hwm := Explore(t, "Fix the flaky parser test", 2*time.Second, "--store", path, "--run", "1")
 	t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
-	if hwm > 200<<20 {
-		t.Errorf("explorer: %d MB", hwm>>20)
+	if first > 2*time.Second || hwm > 200<<20 {
+		t.Errorf("explorer: rows after %v, %d MB", first, hwm>>20)
 	}
 }

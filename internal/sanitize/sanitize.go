@@ -21,8 +21,8 @@ package sanitize
 
 import (
 	"io"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // TabWidth is how many spaces a tab becomes.
@@ -38,56 +38,75 @@ func clean(s string, oneLine bool) string {
 	if safeASCII(s, oneLine) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
+	b, _ := appendClean(make([]byte, 0, len(s)+8), s, oneLine, true)
+	return string(b)
+}
+
+// appendClean appends the safe form of s to b and says how much of s it
+// took. Unless final, it stops short of what the bytes after s could
+// change: a character cut off at the end, a CR that may be half a CRLF, a
+// regional indicator that may be half a flag. Text and the writers share
+// it, so text made safe a piece at a time is byte for byte the text made
+// safe whole.
+func appendClean(b []byte, s string, oneLine, final bool) ([]byte, int) {
 	for i := 0; i < len(s); {
+		if !final && !utf8.FullRuneInString(s[i:]) {
+			return b, i
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
+		start := i
 		i += size
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteRune('\uFFFD') // invalid UTF-8
+			b = utf8.AppendRune(b, '\uFFFD') // invalid UTF-8
 		case r == '\n':
 			if oneLine {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			} else {
-				b.WriteByte('\n')
+				b = append(b, '\n')
 			}
 		case r == '\r':
+			if i == len(s) && !final {
+				return b, start // a CRLF's LF may come next
+			}
 			if i < len(s) && s[i] == '\n' {
 				continue // CRLF is a line break
 			}
-			b.WriteRune('\u240D') // ␍
+			b = utf8.AppendRune(b, '\u240D') // ␍
 		case r == '\t':
 			if oneLine {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			} else {
-				b.WriteString(strings.Repeat(" ", TabWidth))
+				b = append(b, "    "[:TabWidth]...)
 			}
 		case r < 0x20:
-			b.WriteRune(0x2400 + r) // control pictures: ␛ for ESC, ␇ for BEL, …
+			b = utf8.AppendRune(b, 0x2400+r) // control pictures: ␛ for ESC, ␇ for BEL, …
 		case r == 0x7f:
-			b.WriteRune('\u2421') // ␡
+			b = utf8.AppendRune(b, '\u2421') // ␡
 		case r >= 0x80 && r <= 0x9f, isBidiControl(r), r == '\u2028', r == '\u2029':
 			// C1 controls (a lone CSI or OSC byte as a code point), bidi
 			// overrides and isolates, and Unicode line separators.
-			b.WriteRune('\uFFFD')
+			b = utf8.AppendRune(b, '\uFFFD')
 		case widthJoiner(r):
 			// Dropped: see Unambiguous.
 		case isRegional(r):
 			// Regional indicators draw as a flag in pairs; one left over
 			// is a cell to some terminals and two to others.
+			if !final && !utf8.FullRuneInString(s[i:]) {
+				return b, start // its pair may come next
+			}
 			if next, n := utf8.DecodeRuneInString(s[i:]); isRegional(next) {
-				b.WriteRune(r)
-				b.WriteRune(next)
+				b = utf8.AppendRune(b, r)
+				b = utf8.AppendRune(b, next)
 				i += n
 			} else {
-				b.WriteRune('\uFFFD')
+				b = utf8.AppendRune(b, '\uFFFD')
 			}
 		default:
-			b.WriteRune(r)
+			b = utf8.AppendRune(b, r)
 		}
 	}
-	return b.String()
+	return b, len(s)
 }
 
 // widthJoiner reports the code points that join or restyle the character
@@ -172,58 +191,84 @@ func Unambiguous(s string) bool {
 // WriteText writes Text(s) to w a piece at a time, so that a trace holding
 // a 200 MB tool result is not copied whole to be made safe.
 func WriteText(w io.Writer, s string) error {
-	const piece = 64 << 10
+	t := &textWriter{w: w}
 	for len(s) > 0 {
-		n := min(len(s), piece)
-		for n < len(s) && !utf8.RuneStart(s[n]) {
-			n++
-		}
-		if n < len(s) && s[n-1] == '\r' && s[n] == '\n' {
-			n++ // keep a CRLF line break together
-		}
-		if _, err := io.WriteString(w, Text(s[:n])); err != nil {
+		n := min(len(s), writePiece)
+		if _, err := io.WriteString(t, s[:n]); err != nil {
 			return err
 		}
 		s = s[n:]
 	}
-	return nil
+	return t.Close()
 }
 
+// writePiece is how much a writer makes safe at once.
+const writePiece = 64 << 10
+
 // TextWriter is a writer that passes Text of what it is given on to w,
-// whatever the pieces: a character or a CRLF split between two writes is
-// joined first. Close writes what is held back.
+// whatever the pieces: a character, a CRLF or a flag split between two
+// writes comes out as it would whole. Close writes what is held back.
 func TextWriter(w io.Writer) io.WriteCloser { return &textWriter{w: w} }
 
+// LineWriter is TextWriter for Line.
+func LineWriter(w io.Writer) io.WriteCloser { return &textWriter{w: w, oneLine: true} }
+
 type textWriter struct {
-	w    io.Writer
-	held []byte // the end of the last write: part of a character, or a CR
+	w       io.Writer
+	oneLine bool
+	held    []byte // the end of the last write that the next may change
+	out     []byte
 }
 
 func (t *textWriter) Write(p []byte) (int, error) {
-	b := append(t.held, p...)
-	// Hold back an incomplete character at the end, and a CR that may be
-	// the first half of a CRLF.
-	end := len(b)
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				end = i
-			}
-			break
+	for at := 0; at < len(p); {
+		n := min(len(p)-at, writePiece)
+		if err := t.write(p[at:at+n], false); err != nil {
+			return at, err
 		}
+		at += n
 	}
-	if end > 0 && b[end-1] == '\r' {
-		end--
-	}
-	if err := WriteText(t.w, string(b[:end])); err != nil {
-		return 0, err
-	}
-	t.held = append(t.held[:0:0], b[end:]...)
 	return len(p), nil
 }
 
+func (t *textWriter) WriteString(s string) (int, error) {
+	return t.Write(unsafeBytes(s))
+}
+
+func (t *textWriter) write(p []byte, final bool) error {
+	in := p
+	if len(t.held) > 0 {
+		t.held = append(t.held, p...)
+		in = t.held
+	}
+	if len(t.held) == 0 && safeASCII(unsafeString(in), t.oneLine) {
+		// Nothing to change, and nothing the next write could change.
+		_, err := t.w.Write(in)
+		return err
+	}
+	var took int
+	t.out, took = appendClean(t.out[:0], unsafeString(in), t.oneLine, final)
+	rest := in[took:]
+	if len(t.held) > 0 {
+		t.held = append(t.held[:0], rest...)
+	} else {
+		t.held = append(t.held[:0:0], rest...)
+	}
+	if len(t.out) == 0 {
+		return nil
+	}
+	_, err := t.w.Write(t.out)
+	return err
+}
+
 func (t *textWriter) Close() error {
-	err := WriteText(t.w, string(t.held))
+	err := t.write(nil, true)
 	t.held = nil
 	return err
 }
+
+// unsafeString and unsafeBytes view bytes as a string and back without a
+// copy: appendClean only reads what it is given, and nothing keeps it.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -205,3 +205,69 @@ func TestTextWriter(t *testing.T) {
 		}
 	}
 }
+
+// hostile is text with everything the writers must carry across a cut:
+// multi-byte characters, invalid and truncated UTF-8, CR, CRLF, escape
+// sequences, C1 controls, flags (pairs of regional indicators), a lone
+// regional indicator, joiners and tabs.
+const hostile = "a\r\nb é日\x1b[2J\x1b]0;t\x07\r\r\n🇫🇷🇩\u200d👍🏽x\u009b\xe2\x82\xff\xf0\x9f\x87\tz\u202e\r\n🇫\r"
+
+// written is what a writer made of s cut at the given offsets.
+func written(s string, oneLine bool, cuts ...int) string {
+	var b strings.Builder
+	w := TextWriter(&b)
+	if oneLine {
+		w = LineWriter(&b)
+	}
+	at := 0
+	for _, c := range append(cuts, len(s)) {
+		w.Write([]byte(s[at:c]))
+		at = c
+	}
+	w.Close()
+	return b.String()
+}
+
+// The writers give byte for byte what Text and Line give, wherever the
+// text is cut: once at every offset, and twice at every pair of offsets.
+func TestWritersAgreeAtEveryCut(t *testing.T) {
+	for _, oneLine := range []bool{false, true} {
+		want := Text(hostile)
+		if oneLine {
+			want = Line(hostile)
+		}
+		for i := 0; i <= len(hostile); i++ {
+			if got := written(hostile, oneLine, i); got != want {
+				t.Fatalf("oneLine %v, cut at %d: %q, want %q", oneLine, i, got, want)
+			}
+			for j := i; j <= len(hostile); j++ {
+				if got := written(hostile, oneLine, i, j); got != want {
+					t.Fatalf("oneLine %v, cut at %d and %d: %q, want %q", oneLine, i, j, got, want)
+				}
+			}
+		}
+	}
+	// A flag cut in two is still a flag, not two stand-ins.
+	if got := written("🇫🇷", false, 4); got != "🇫🇷" {
+		t.Errorf("a flag cut between its indicators: %q", got)
+	}
+}
+
+// FuzzWriters: any text, cut anywhere, comes out of the writers as Text
+// and Line make it whole.
+func FuzzWriters(f *testing.F) {
+	f.Add(hostile, uint16(7), uint16(19))
+	f.Add("🇫🇷🇩🇪", uint16(4), uint16(12))
+	f.Fuzz(func(t *testing.T, s string, a, b uint16) {
+		i, j := int(a)%(len(s)+1), int(b)%(len(s)+1)
+		if i > j {
+			i, j = j, i
+		}
+		if got := written(s, false, i, j); got != Text(s) {
+			t.Fatalf("Text cut at %d, %d: %q, want %q", i, j, got, Text(s))
+		}
+		if got := written(s, true, i, j); got != Line(s) {
+			t.Fatalf("Line cut at %d, %d: %q, want %q", i, j, got, Line(s))
+		}
+	})
+}

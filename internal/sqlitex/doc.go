@@ -52,6 +52,10 @@
 //   - Stmts caches prepared reads, and EachRow closes each result set
 //     before returning, so no read transaction outlives a call (a held
 //     read transaction pins the WAL and stops checkpoints).
+//   - CopyField and FieldHead (blob.go) read one huge TEXT or BLOB value a
+//     piece at a time with SQLite's incremental blob I/O, in short read
+//     transactions, the connection let go between them: any SQL expression
+//     over a value (substr too) has SQLite load it whole.
 //   - MapErr turns driver errors into *store.Error values of store's
 //     sentinel kinds, so callers never see the driver's types.
 //   - Tops and IDList are the row-id tailer's pieces: both formats append

@@ -393,16 +393,22 @@ func cursorName(c store.Cursor) string {
 
 func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
 	q := fmt.Sprintf("SELECT id, run_id, step, %s FROM steps WHERE id > ? ORDER BY id LIMIT %d", stepRowCols, sqlitex.ChangesPage)
+	var xs []scannedStep
 	err := s.eachRow(ctx, q, []any{c.marks["steps"]}, func(r *sql.Rows) error {
-		x, _, err := scanStepRow(r)
+		x, err := scanStepRow(r)
 		if err != nil {
 			return err
 		}
-		ch.Steps = append(ch.Steps, x)
-		c.marks["steps"] = x.RowID
+		xs = append(xs, x)
+		c.marks["steps"] = x.row.RowID
 		return nil
 	})
-	ch.More = ch.More || len(ch.Steps) == sqlitex.ChangesPage
+	if err != nil {
+		return err
+	}
+	rows, err := s.bigHeads(ctx, xs)
+	ch.Steps = append(ch.Steps, rows...)
+	ch.More = ch.More || len(xs) == sqlitex.ChangesPage
 	return err
 }
 

@@ -20,12 +20,18 @@ const toolCallSummaryBytes = 240
 const resultHeadBytes = 1024
 
 // stepRowCols are the columns a StepRow is read from, after id, run_id and
-// step: text is cut in SQL so a huge prompt or result is never loaded. The
-// result is cut before it is trimmed: ltrim of the whole column would copy
-// a 200 MB result to take its head (a result that starts with more than
-// 64 KiB of blanks shows an empty head).
-var stepRowCols = fmt.Sprintf("decision, substr(tool_call, 1, %d), substr(ltrim(substr(result, 1, 65536), char(10, 13, 32)), 1, %d), tokens",
-	toolCallSummaryBytes, resultHeadBytes)
+// step: text is cut in SQL so a huge prompt or result is never loaded. A
+// tool call or result longer than timelineSQLBytes is not handed to SQL at
+// all (see bigfields.go): its column reads NULL and bigHeads reads its
+// head a piece at a time.
+var stepRowCols = fmt.Sprintf("decision, CASE WHEN octet_length(tool_call) <= %[3]d THEN substr(tool_call, 1, %[1]d) END, "+
+	"CASE WHEN octet_length(result) <= %[3]d THEN substr(ltrim(result, char(10, 13, 32)), 1, %[2]d) END, tokens",
+	toolCallSummaryBytes, resultHeadBytes, timelineSQLBytes)
+
+// timelineSQLBytes: a value up to this long is cut by SQL for a timeline
+// row; a longer one is read from its head (a result that starts with more
+// than this many blanks shows an empty head).
+const timelineSQLBytes = 64 << 10
 
 // providerNote matches the note io-harness puts first in a step's
 // observations when a provider-run web tool broke inside the response
@@ -95,13 +101,13 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := readRuns(ctx, s, runSpec{table: "steps", cols: stepRowCols, runs: []int64{run}},
-		func(r *sql.Rows) (store.StepRow, error) {
-			x, _, err := scanStepRow(r)
-			return x, err
-		})
+	scanned, err := readRuns(ctx, s, runSpec{table: "steps", cols: stepRowCols, runs: []int64{run}}, scanStepRow)
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
+	}
+	rows, err := s.bigHeads(ctx, scanned)
+	if err != nil {
+		return nil, err
 	}
 	steps := store.AppendStepRows(nil, rows)
 	calls, err := s.providerCalls(ctx, run, allSteps)
@@ -112,23 +118,52 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	return steps, nil
 }
 
-func scanStepRow(r *sql.Rows) (store.StepRow, int64, error) {
-	var x store.StepRow
-	var run int64
-	err := r.Scan(&x.RowID, &run, &x.Number, &x.Decision, &x.ToolCall, &x.ResultHead, &x.Tokens)
-	x.RunID, x.ResultHead, x.Kind = idStr(run), resultHead(x.ResultHead), stepKind(x.Decision)
-	return x, run, err
+// scannedStep is a timeline row as read, and which of its text was left
+// out for its size.
+type scannedStep struct {
+	row                store.StepRow
+	run                int64
+	bigTool, bigResult bool
+}
+
+func scanStepRow(r *sql.Rows) (scannedStep, error) {
+	var x scannedStep
+	var tool, result sql.NullString
+	err := r.Scan(&x.row.RowID, &x.run, &x.row.Number, &x.row.Decision, &tool, &result, &x.row.Tokens)
+	x.bigTool, x.bigResult = !tool.Valid, !result.Valid
+	x.row.RunID, x.row.ToolCall, x.row.Kind = idStr(x.run), tool.String, stepKind(x.row.Decision)
+	x.row.ResultHead = resultHead(result.String)
+	return x, err
+}
+
+// bigHeads reads the heads of the tool calls and results stepRowCols left
+// out, a piece at a time, and returns the rows.
+func (s *Store) bigHeads(ctx context.Context, xs []scannedStep) ([]store.StepRow, error) {
+	out := make([]store.StepRow, len(xs))
+	for i, x := range xs {
+		if x.bigTool {
+			h, _, err := s.head(ctx, "steps", "tool_call", x.row.RowID, toolCallSummaryBytes)
+			if err != nil {
+				return nil, err
+			}
+			x.row.ToolCall = h
+		}
+		if x.bigResult {
+			h, _, err := s.head(ctx, "steps", "result", x.row.RowID, timelineSQLBytes)
+			if err != nil {
+				return nil, err
+			}
+			x.row.ResultHead = resultHead(cutUTF8(strings.TrimLeft(h, "\n\r "), resultHeadBytes))
+		}
+		out[i] = x.row
+	}
+	return out, nil
 }
 
 func reverse[T any](xs []T) {
 	for i, j := 0, len(xs)-1; i < j; i, j = i+1, j-1 {
 		xs[i], xs[j] = xs[j], xs[i]
 	}
-}
-
-// capped reads a text column cut at MaxDetailBytes plus its whole length.
-func capped(col string) string {
-	return fmt.Sprintf("substr(%s, 1, %d), length(CAST(%s AS BLOB))", col, store.MaxDetailBytes, col)
 }
 
 // StepDetail reads everything recorded about one step row: its full text,
@@ -141,10 +176,10 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	}
 	var d store.StepDetail
 	var runCol int64
-	var nPrompt, nResult, nTool int64
+	var prompt, result, tool cappedText
 	err = s.read.QueryRowContext(ctx, "SELECT run_id, step, decision, tokens, "+capped("prompt")+", "+capped("result")+", "+capped("tool_call")+
 		" FROM steps WHERE id = ?", rowID).
-		Scan(&runCol, &d.Number, &d.Decision, &d.Tokens, &d.Prompt, &nPrompt, &d.Result, &nResult, &d.ToolCallFull, &nTool)
+		Scan(&runCol, &d.Number, &d.Decision, &d.Tokens, &prompt.v, &prompt.n, &result.v, &result.n, &tool.v, &tool.n)
 	if err == sql.ErrNoRows || (err == nil && runCol != run) {
 		return store.StepDetail{}, storeErr(s.path, store.ErrNoSuchRun, fmt.Sprintf("run %s has no step row %d", runID, rowID), nil)
 	}
@@ -152,12 +187,21 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		return store.StepDetail{}, mapDriverErr(s.path, err)
 	}
 	d.RowID, d.RunID, d.Kind = rowID, runID, stepKind(d.Decision)
-	d.ToolCall = d.ToolCallFull
-	for name, n := range map[string]int64{"prompt": nPrompt, "result": nResult, "tool call": nTool} {
-		if n > store.MaxDetailBytes {
-			d.Truncated = append(d.Truncated, name)
+	for _, f := range []struct {
+		name, col string
+		c         cappedText
+		to        *string
+	}{{"prompt", "prompt", prompt, &d.Prompt}, {"result", "result", result, &d.Result}, {"tool call", "tool_call", tool, &d.ToolCallFull}} {
+		v, cut, err := s.detailText(ctx, "steps", f.col, rowID, f.c)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		*f.to = v
+		if cut {
+			cutField(&d, f.name, f.c.n.Int64)
 		}
 	}
+	d.ToolCall = d.ToolCallFull
 	if err := s.stepExtras(ctx, run, &d); err != nil {
 		return store.StepDetail{}, err
 	}
@@ -190,6 +234,7 @@ type stepExtra struct {
 	tools  map[int][]store.ServerToolCall
 	// turnTools are the tool calls of each step's model turn.
 	turnTools map[int][]store.ToolCall
+	cutTurns  map[int]int64 // the whole length of turn texts cut to MaxDetailBytes
 }
 
 // fill puts the extras of d's step into d.
@@ -197,6 +242,9 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 	n := d.Number
 	if t, ok := x.turns[n]; ok {
 		d.TurnText, d.HasTurnText = t.String, t.Valid
+		if size, ok := x.cutTurns[n]; ok {
+			cutField(d, "turn", size)
+		}
 	}
 	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
 	d.Citations, d.ServerTools = x.cites[n], x.tools[n]
@@ -208,22 +256,37 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, error) {
 	x := &stepExtra{turns: map[int]sql.NullString{}, obs: map[int][]store.Observation{}, edits: map[int][]store.Edit{},
 		policy: map[int][]store.PolicyEvent{}, calls: map[int][]store.ProviderCall{}, cites: map[int][]store.Citation{},
-		tools: map[int][]store.ServerToolCall{}, turnTools: map[int][]store.ToolCall{}}
+		tools: map[int][]store.ServerToolCall{}, turnTools: map[int][]store.ToolCall{}, cutTurns: map[int]int64{}}
 	if s.si().has("step_turns") {
-		q, args := "SELECT step, text, calls FROM step_turns WHERE run_id = ?", []any{run}
+		q, args := "SELECT rowid, step, "+capped("text")+", calls FROM step_turns WHERE run_id = ?", []any{run}
 		if step != allSteps {
 			q, args = q+" AND step = ?", append(args, step)
 		}
+		big := map[int]int64{}   // step → rowid of a turn text left out for its size
+		sizes := map[int]int64{} // and its length
 		err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 			var n int
-			var text, calls sql.NullString
-			err := r.Scan(&n, &text, &calls)
-			x.turns[n] = text
+			var rowid int64
+			var text cappedText
+			var calls sql.NullString
+			err := r.Scan(&rowid, &n, &text.v, &text.n, &calls)
+			x.turns[n] = text.v
+			if text.big(store.MaxDetailBytes) {
+				big[n], sizes[n] = rowid, text.n.Int64
+			}
 			x.turnTools[n] = turnCalls(calls.String)
 			return err
 		})
 		if err != nil {
 			return nil, err
+		}
+		for n, rowid := range big {
+			h, _, err := s.head(ctx, "step_turns", "text", rowid, store.MaxDetailBytes)
+			if err != nil {
+				return nil, err
+			}
+			x.turns[n] = sql.NullString{String: h, Valid: true}
+			x.cutTurns[n] = sizes[n]
 		}
 	}
 	if s.si().has("ledger_observations") {
@@ -309,11 +372,7 @@ func (s *Store) StepDetails(ctx context.Context, runID string) ([]store.StepDeta
 	if err != nil {
 		return nil, err
 	}
-	type full struct {
-		result, tool string
-		nResult      int64
-		nTool        int64
-	}
+	type full struct{ result, tool cappedText }
 	rows, err := readRuns(ctx, s, runSpec{table: "steps", cols: capped("result") + ", " + capped("tool_call"), runs: []int64{run}},
 		func(r *sql.Rows) (struct {
 			id int64
@@ -325,7 +384,7 @@ func (s *Store) StepDetails(ctx context.Context, runID string) ([]store.StepDeta
 			}
 			var rn int64
 			var n int
-			err := r.Scan(&x.id, &rn, &n, &x.f.result, &x.f.nResult, &x.f.tool, &x.f.nTool)
+			err := r.Scan(&x.id, &rn, &n, &x.f.result.v, &x.f.result.n, &x.f.tool.v, &x.f.tool.n)
 			return x, err
 		})
 	if err != nil {
@@ -343,12 +402,16 @@ func (s *Store) StepDetails(ctx context.Context, runID string) ([]store.StepDeta
 	for _, st := range steps {
 		d := store.StepDetail{Step: st}
 		if f, ok := byRow[st.RowID]; ok && !st.Pending {
-			d.Result, d.ToolCallFull = f.result, f.tool
-			if f.nResult > store.MaxDetailBytes {
-				d.Truncated = append(d.Truncated, "result")
+			var cut bool
+			if d.Result, cut, err = s.detailText(ctx, "steps", "result", st.RowID, f.result); err != nil {
+				return nil, err
+			} else if cut {
+				cutField(&d, "result", f.result.n.Int64)
 			}
-			if f.nTool > store.MaxDetailBytes {
-				d.Truncated = append(d.Truncated, "tool call")
+			if d.ToolCallFull, cut, err = s.detailText(ctx, "steps", "tool_call", st.RowID, f.tool); err != nil {
+				return nil, err
+			} else if cut {
+				cutField(&d, "tool call", f.tool.n.Int64)
 			}
 		}
 		x.fill(&d)

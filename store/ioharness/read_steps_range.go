@@ -50,24 +50,28 @@ func (s *Store) EachStepRow(ctx context.Context, runID string, from, to int64, f
 			if r.first == math.MinInt64 {
 				hi = last
 			}
-			var ferr error
+			// Heads of fields too big for SQL are read after the rows are
+			// let go (bigHeads reads on its own).
+			var xs []scannedStep
 			err := s.eachRow(ctx, q, []any{lo, hi}, func(rows *sql.Rows) error {
-				x, _, err := scanStepRow(rows)
-				if err != nil {
-					return err
-				}
-				page = append(page, x)
-				if len(page) == stepPage {
-					ferr = flush()
-					return ferr
-				}
-				return nil
+				x, err := scanStepRow(rows)
+				xs = append(xs, x)
+				return err
 			})
-			if ferr != nil {
-				return ferr
-			}
 			if err != nil {
 				return err
+			}
+			got, err := s.bigHeads(ctx, xs)
+			if err != nil {
+				return err
+			}
+			for _, x := range got {
+				page = append(page, x)
+				if len(page) == stepPage {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
 			}
 			if hi == last {
 				break

@@ -53,10 +53,13 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
 	bw := bufio.NewWriterSize(w, 64<<10)
 	// The rows' text in batches of traceBatch rows, in trace order: a batch
-	// is held while it is written, then let go.
+	// is held while it is written, then let go. A field longer than
+	// timelineSQLBytes is not in the batch: it is copied from the store to
+	// w a piece at a time (bigfields.go), so no field is ever held whole.
 	type text struct {
-		tokens                         int64
-		decision, tool, prompt, result string
+		tokens               int64
+		decision             string
+		tool, prompt, result cappedText
 	}
 	for at := 0; at < len(steps); at += traceBatch {
 		batch := steps[at:min(at+traceBatch, len(steps))]
@@ -65,11 +68,12 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 			ids[i] = l.id
 		}
 		texts := make(map[int64]*text, len(batch))
-		err := s.eachRow(ctx, fmt.Sprintf("SELECT id, tokens, decision, tool_call, prompt, result FROM steps WHERE id IN (%s)", sqlitex.IDList(ids)), nil,
+		err := s.eachRow(ctx, fmt.Sprintf("SELECT id, tokens, decision, %s, %s, %s FROM steps WHERE id IN (%s)",
+			cappedAt("tool_call", timelineSQLBytes), cappedAt("prompt", timelineSQLBytes), cappedAt("result", timelineSQLBytes), sqlitex.IDList(ids)), nil,
 			func(r *sql.Rows) error {
 				var id int64
 				t := &text{}
-				err := r.Scan(&id, &t.tokens, &t.decision, &t.tool, &t.prompt, &t.result)
+				err := r.Scan(&id, &t.tokens, &t.decision, &t.tool.v, &t.tool.n, &t.prompt.v, &t.prompt.n, &t.result.v, &t.result.n)
 				texts[id] = t
 				return err
 			})
@@ -81,11 +85,20 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 			if t == nil {
 				continue // deleted since the ids were read
 			}
-			fmt.Fprintf(bw, "step %d | tokens %d | decision ", uint32(l.step), uint64(t.tokens))
-			for _, part := range []string{t.decision, " | tool_call ", t.tool, " | prompt ", t.prompt, " | result ", t.result, "\n"} {
-				if _, err := bw.WriteString(part); err != nil {
+			fmt.Fprintf(bw, "step %d | tokens %d | decision %s", uint32(l.step), uint64(t.tokens), t.decision)
+			for _, f := range []struct {
+				label, col string
+				c          cappedText
+			}{{" | tool_call ", "tool_call", t.tool}, {" | prompt ", "prompt", t.prompt}, {" | result ", "result", t.result}} {
+				if _, err := bw.WriteString(f.label); err != nil {
 					return err
 				}
+				if err := s.writeField(ctx, bw, "steps", f.col, l.id, f.c); err != nil {
+					return err
+				}
+			}
+			if err := bw.WriteByte('\n'); err != nil {
+				return err
 			}
 			delete(texts, l.id)
 		}
@@ -109,4 +122,33 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 		}
 	}
 	return bw.Flush()
+}
+
+// writeField writes a capped field whole: as read, or copied from the
+// store a piece at a time when it was left out for its size.
+func (s *Store) writeField(ctx context.Context, w io.Writer, table, col string, rowid int64, c cappedText) error {
+	if !c.big(timelineSQLBytes) {
+		_, err := io.WriteString(w, c.v.String)
+		return err
+	}
+	out := &seenWriter{w: w}
+	_, _, err := sqlitex.CopyField(ctx, s.read, table, col, rowid, out, -1)
+	if out.err != nil {
+		return out.err // where it goes failed (a closed pipe), not the store
+	}
+	return mapDriverErr(s.path, err)
+}
+
+// seenWriter keeps its writer's error apart from the store's.
+type seenWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *seenWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }

@@ -318,17 +318,37 @@ type decodedRow struct {
 
 func (s *Store) streamRowsN(ctx context.Context, where string, args ...any) ([]decodedRow, error) {
 	var out []decodedRow
-	err := s.eachRow(ctx, "SELECT rowid, session_id, run_id, record FROM stream_records "+where, args, func(r *sql.Rows) error {
+	var big []int // indexes in out of records too big to hand to SQL (shrink.go)
+	sizes := map[int64]int64{}
+	q := fmt.Sprintf("SELECT rowid, session_id, run_id, CASE WHEN octet_length(record) <= %d THEN record END, octet_length(record) FROM stream_records ",
+		bigRecord) + guardLikes(where)
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 		var x decodedRow
 		var rec []byte
-		if err := r.Scan(&x.rowid, &x.session, &x.run, &rec); err != nil {
+		var size sql.NullInt64
+		if err := r.Scan(&x.rowid, &x.session, &x.run, &rec, &size); err != nil {
 			return err
 		}
-		x.ok = decode(rec, schemaStream, true, &x.rec)
+		if size.Int64 > bigRecord {
+			big = append(big, len(out))
+			sizes[x.rowid] = size.Int64
+		} else {
+			x.ok = decode(rec, schemaStream, true, &x.rec)
+		}
 		out = append(out, x)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range big {
+		rec, err := s.shrunk(ctx, "stream_records", out[i].rowid, sizes[out[i].rowid])
+		if err != nil {
+			return nil, err
+		}
+		out[i].ok = decode(rec, schemaStream, true, &out[i].rec)
+	}
+	return out, nil
 }
 
 func (s *Store) newCheckpoints(ctx context.Context, c *Cursor, ch *store.Changes, top int64) error {

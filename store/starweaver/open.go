@@ -82,6 +82,10 @@ type Store struct {
 	claims map[string]claimRec
 	// claimsLoaded says claims has been read from the database at least once.
 	claimsLoaded bool
+
+	// The last records too big to hand to SQL, as the shrinker left them.
+	shrunkMu   sync.Mutex
+	shrunkRecs map[shrunkKey][]byte
 }
 
 // runMeta is where a run lives and its place in the tree.

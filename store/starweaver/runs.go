@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"strconv"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -118,7 +119,7 @@ func (s *Store) responseAggs(ctx context.Context, through int64, where string, a
 			COALESCE(CAST(json_extract(record, p || '.event.response.usage.total_tokens') AS INTEGER), 0) AS tokens,
 			json_extract(record, p || '.event.response.provider.name') AS provider
 		FROM (SELECT session_id, run_id, record, (` + payloadPath + `) AS p FROM stream_records
-			WHERE rowid <= ? AND record LIKE '%"model_response"%' ` + where + `)
+			WHERE rowid <= ? AND octet_length(record) <= ` + strconv.Itoa(bigRecord) + ` AND record LIKE '%"model_response"%' ` + where + `)
 		WHERE p IS NOT NULL AND json_extract(record, p || '.event.kind') = 'model_response')
 	GROUP BY session_id, run_id, merged, src`
 	out := map[aggKey]agg{}
@@ -131,7 +132,34 @@ func (s *Store) responseAggs(ctx context.Context, through int64, where string, a
 		out[k] = a
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// Records too big to hand to SQL, added up here from their shrunk form.
+	big, err := s.streamRows(ctx, "WHERE rowid <= ? AND octet_length(record) > "+strconv.Itoa(bigRecord)+" "+where, append([]any{through}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range big {
+		ev := &x.rec.Event
+		if ev.Kind != "model_response" {
+			continue
+		}
+		k := aggKey{session: x.session, run: x.run}
+		k.merged, k.src = x.rec.source()
+		a := out[k]
+		a.steps = max(a.steps, ev.Step)
+		if r := ev.Response; r != nil {
+			if r.Usage != nil && r.Usage.TotalTokens != nil {
+				a.tokens += *r.Usage.TotalTokens
+			}
+			if r.Provider != nil && r.Provider.Name > a.provider {
+				a.provider = r.Provider.Name
+			}
+		}
+		out[k] = a
+	}
+	return out, nil
 }
 
 // attribute folds response groups onto the runs they belong to: a run's

@@ -39,19 +39,47 @@ type streamRow struct {
 }
 
 func (s *Store) streamRows(ctx context.Context, where string, args ...any) ([]streamRow, error) {
-	var out []streamRow
-	err := s.eachRow(ctx, "SELECT rowid, session_id, run_id, record FROM stream_records "+where, args, func(r *sql.Rows) error {
+	var out, big []streamRow
+	q := fmt.Sprintf("SELECT rowid, session_id, run_id, CASE WHEN octet_length(record) <= %d THEN record END, octet_length(record) FROM stream_records ",
+		bigRecord) + guardLikes(where)
+	sizes := map[int64]int64{}
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 		var x streamRow
 		var rec []byte
-		if err := r.Scan(&x.rowid, &x.session, &x.run, &rec); err != nil {
+		var size sql.NullInt64
+		if err := r.Scan(&x.rowid, &x.session, &x.run, &rec, &size); err != nil {
 			return err
+		}
+		if size.Int64 > bigRecord {
+			sizes[x.rowid] = size.Int64
+			big = append(big, x) // read once the query is done with the connection
+			out = append(out, x)
+			return nil
 		}
 		if decode(rec, schemaStream, true, &x.rec) {
 			out = append(out, x)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil || len(big) == 0 {
+		return out, err
+	}
+	kept := out[:0]
+	for _, x := range out {
+		size, isBig := sizes[x.rowid]
+		if !isBig {
+			kept = append(kept, x)
+			continue
+		}
+		rec, err := s.shrunk(ctx, "stream_records", x.rowid, size)
+		if err != nil {
+			return nil, err
+		}
+		if decode(rec, schemaStream, true, &x.rec) {
+			kept = append(kept, x)
+		}
+	}
+	return kept, nil
 }
 
 // own reports whether a row is its run's own record, not a copy merged in

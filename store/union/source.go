@@ -23,6 +23,7 @@ var (
 	_ store.RunGetter      = (*Source)(nil)
 	_ store.RequestGetter  = (*Source)(nil)
 	_ store.TraceWriter    = (*Source)(nil)
+	_ store.FieldWriter    = (*Source)(nil)
 	_ store.PolicyReader   = (*Source)(nil)
 )
 
@@ -481,6 +482,21 @@ func (u *Source) WriteCanonicalTrace(ctx context.Context, runID string, w io.Wri
 		return err
 	}
 	return fmt.Errorf("%s: its format (%s) has no canonical trace", m.Name, src.Format())
+}
+
+// WriteStepField writes a step's field whole from the run's own store; a
+// store that cannot says so.
+func (u *Source) WriteStepField(ctx context.Context, runID string, rowID int64, field string, w io.Writer) error {
+	m, own, err := u.s.owner(runID)
+	if err != nil {
+		return err
+	}
+	src, _ := m.source()
+	fw, ok := src.(store.FieldWriter)
+	if !ok {
+		return fmt.Errorf("%s: its format (%s) cannot write a field whole", m.Name, src.Format())
+	}
+	return m.named(fw.WriteStepField(ctx, own, rowID, field, w))
 }
 
 // CarriesReason is true only when every store's format carries the

@@ -1,0 +1,62 @@
+package starweaver
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-run/vigil/internal/bigrun"
+	"github.com/vigil-run/vigil/internal/sqlitex"
+)
+
+// TestBigToolReturn: a tool whose return is 200 MB, in one stream record:
+// show, show --json and the explorer of its run in bounded memory, the
+// record never decoded whole (shrink.go). (VIGIL_BIG=1)
+func TestBigToolReturn(t *testing.T) {
+	bigrun.Skip(t)
+	dir := bigrun.CacheDir(t, "starweaver-return-200m")
+	path, runFile := filepath.Join(dir, "starweaver.sqlite"), filepath.Join(dir, "run")
+	if _, err := os.Stat(path + ".done"); err != nil {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+		buildV07(t, dir)
+		db, err := sql.Open("sqlite", sqlitex.DSN(path, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rowid int64
+		var run string
+		if err := db.QueryRow(`SELECT rowid, run_id FROM stream_records WHERE CAST(record AS TEXT) LIKE '%"tool_return"%' ORDER BY rowid LIMIT 1`).Scan(&rowid, &run); err != nil {
+			t.Fatal(err)
+		}
+		big := strings.Repeat(strings.Repeat("0123456789abcdef", 64)+"\n", 200<<20/1025)
+		if _, err := db.Exec(`UPDATE stream_records SET record = json_set(record, '$.payload.event.tool_return.content', ?) WHERE rowid = ?`, big, rowid); err != nil {
+			t.Fatal(err)
+		}
+		db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		db.Close()
+		os.WriteFile(runFile, []byte(run), 0o644)
+		os.WriteFile(path+".done", nil, 0o644)
+	}
+	run, _ := os.ReadFile(runFile)
+	for _, args := range [][]string{{"show", string(run)}, {"show", string(run), "--json"}} {
+		r := bigrun.Run(t, append(args, "--store", path)...)
+		t.Logf("vigil %-12s %6.2fs  %4d MB  exit %d", strings.Join(args[2:], " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code)
+		if r.Code != 0 || r.Took > 10*time.Second || r.MaxRSS > 200<<20 {
+			t.Errorf("vigil %v: exit %d, %v, %d MB (bounds 10 s, 200 MB): %s", args, r.Code, r.Took, r.MaxRSS>>20, r.Stderr)
+		}
+		if r.OutBytes > 4<<20 {
+			t.Errorf("vigil %v wrote %d bytes: the 200 MB return was not cut", args, r.OutBytes)
+		}
+	}
+	// The first frame waits for one read of the whole record (its kind
+	// decides whether its tokens count): a second or two of I/O.
+	first, hwm := bigrun.Explore(t, "SWACC", 2*time.Second, "--store", path, "--run", string(run))
+	t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
+	if first > 5*time.Second || hwm > 200<<20 {
+		t.Errorf("explorer: rows after %v, %d MB", first, hwm>>20)
+	}
+}
