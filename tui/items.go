@@ -21,9 +21,8 @@ func (m *Model) refreshItems() {
 	items := make([]views.RunItem, 0, len(roots))
 	set, _ := m.src.Source.(store.StoreSet)
 	for _, id := range roots {
-		r, _ := md.Run(id)
-		it := views.RunItem{Run: r, State: md.State(id, now), Agents: md.Agents(id), Tree: md.Tree(id), Waiting: md.TreeWaiting(id)}
-		it.Duration, _ = md.Duration(id, now)
+		rd, _ := md.Read(id, now)
+		it := views.RunItem{Run: rd.Run, State: rd.State, Agents: rd.Agents, Tree: rd.Tree, Waiting: rd.TreeWaiting, Duration: rd.Duration}
 		if set != nil {
 			if st, ok := set.StoreOf(id); ok {
 				it.Store, it.StoreOffline = st.Prefix, st.Offline != ""
@@ -48,18 +47,31 @@ func (m *Model) refreshTree() {
 	}
 	now := m.now()
 	ids := md.Subtree(root)
-	nodes := make(map[string]*views.AgentNode, len(ids))
-	for _, id := range ids {
-		r, _ := md.Run(id)
-		nodes[id] = &views.AgentNode{Run: r, State: md.State(id, now), Own: md.Agent(id), Waiting: md.Waiting(id),
-			Marked: md.TreeWaiting(id) > 0}
-		m.nodeExtras(nodes[id])
+	// Nodes are made as FlattenTreeOf lays their lines out, from one slab:
+	// a chain deeper than the pane draws costs only the lines it draws.
+	slab := make([]views.AgentNode, 0, min(len(ids), 1<<10))
+	node := func(id string) *views.AgentNode {
+		rd, ok := md.Read(id, now) // every id here is root's or under it: Children's
+		if !ok {
+			return nil
+		}
+		if len(slab) == cap(slab) {
+			slab = make([]views.AgentNode, 0, min(len(ids), 2*cap(slab)))
+		}
+		slab = append(slab, views.AgentNode{Run: rd.Run, State: rd.State, Own: rd.Own, Waiting: rd.Waiting, Marked: rd.TreeWaiting > 0})
+		n := &slab[len(slab)-1]
+		m.nodeExtras(n)
+		return n
 	}
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
 	var draws []store.AgentEvent
-	for _, id := range ids {
-		for _, e := range m.st.events[id] {
+	// The loaded trees' events (few), not every agent of this one (100 k).
+	for id, evs := range m.st.events {
+		if !md.Within(id, root) {
+			continue
+		}
+		for _, e := range evs {
 			switch e.Kind {
 			case store.AgentSpawnRefused:
 				refusals[id] = append(refusals[id], e)
@@ -75,7 +87,7 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTree(root, nodes, md.Children, refusals, m.queued()), budget)
+	m.tree.SetTree(views.FlattenTreeOf(root, node, md.Children, refusals, m.queued()), budget)
 	m.tree.SetLive(m.doings())
 }
 

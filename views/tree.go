@@ -50,13 +50,24 @@ type Budget struct {
 // loops.
 func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent,
 	queued map[string][]store.QueuedAgent) []TreeLine {
+	return FlattenTreeOf(root, func(id string) *AgentNode { return nodes[id] }, children, refusals, queued)
+}
+
+// FlattenTreeOf is FlattenTree with each agent's node made as its line is
+// laid out (node returns nil for an agent not in the tree): only the lines
+// drawn cost a node, so a chain 100 k deep costs maxDepth of them.
+func FlattenTreeOf(root string, node func(id string) *AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent,
+	queued map[string][]store.QueuedAgent) []TreeLine {
 	const maxDepth = 64
 	var out []TreeLine
 	seen := map[string]bool{}
 	var walk func(id, prefix string, last, top bool, depth int)
 	walk = func(id, prefix string, last, top bool, depth int) {
-		n, ok := nodes[id]
-		if !ok || seen[id] {
+		if seen[id] {
+			return
+		}
+		n := node(id)
+		if n == nil {
 			return
 		}
 		seen[id] = true
