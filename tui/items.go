@@ -45,24 +45,9 @@ func (m *Model) refreshTree() {
 		m.tree.SetTree(nil, nil)
 		return
 	}
-	now := m.now()
-	ids := md.Subtree(root)
-	// Nodes are made as FlattenTreeOf lays their lines out, from one slab:
-	// a chain deeper than the pane draws costs only the lines it draws.
-	slab := make([]views.AgentNode, 0, min(len(ids), 1<<10))
-	node := func(id string) *views.AgentNode {
-		rd, ok := md.Read(id, now) // every id here is root's or under it: Children's
-		if !ok {
-			return nil
-		}
-		if len(slab) == cap(slab) {
-			slab = make([]views.AgentNode, 0, min(len(ids), 2*cap(slab)))
-		}
-		slab = append(slab, views.AgentNode{Run: rd.Run, State: rd.State, Own: rd.Own, Waiting: rd.Waiting, Marked: rd.TreeWaiting > 0})
-		n := &slab[len(slab)-1]
-		m.nodeExtras(n)
-		return n
-	}
+	// Agents' lines only: the pane makes the node of a line it draws
+	// (agentNode), so a tree of 100 k agents is not 100 k nodes a refresh.
+	has := func(id string) bool { return md.Within(id, root) }
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
 	var draws []store.AgentEvent
@@ -87,8 +72,21 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTreeOf(root, node, md.Children, refusals, m.queued()), budget)
+	m.tree.SetTree(views.FlattenTreeOf(root, has, md.Children, refusals, m.queued()), budget)
 	m.tree.SetLive(m.doings())
+}
+
+// agentNode is an agent of the open tree as its line shows it now: state,
+// own counts, waiting marks and what it holds open (nil once the model no
+// longer holds it).
+func (m *Model) agentNode(id string) *views.AgentNode {
+	rd, ok := m.st.model.Read(id, m.now())
+	if !ok {
+		return nil
+	}
+	n := &views.AgentNode{Run: rd.Run, State: rd.State, Own: rd.Own, Waiting: rd.Waiting, Marked: rd.TreeWaiting > 0}
+	m.nodeExtras(n)
+	return n
 }
 
 // refreshApprovals lists every undecided request in the store, oldest
