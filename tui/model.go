@@ -442,6 +442,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	// "updated" is the store's own last write, not the moment vigil read it.
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, msg.lastWrite
 	m.first = firstPageState{partial: msg.partial}
+	m.runs.SetReading(msg.partial)
 	m.st.model.SetRuns(msg.runs)
 	m.st.model.SetRequests(msg.requests, now)
 	unknown := m.st.model.Unknown()

@@ -109,12 +109,20 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	// rows can still be waiting for one, and only if its count has not
 	// landed already (else the first refresh would tell it as arrived).
 	if s.si().has("context_events") && c.open.Len() > 0 {
+		// Past manyIDs open runs the rows of every run are read and the
+		// open ones kept: SQLite parsing 100 k literals cost more.
+		in := "AND run_id IN (" + sqlitex.IDList(slices.Sorted(c.open.Keys())) + ")"
+		if c.open.Len() > manyIDs {
+			in = ""
+		}
 		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
-			WHERE id > ? AND kind = 'assembled' AND run_id IN (%s) GROUP BY run_id) AND reported_tokens IS NULL`, sqlitex.IDList(slices.Sorted(c.open.Keys()))),
+			WHERE id > ? AND kind = 'assembled' %s GROUP BY run_id) AND reported_tokens IS NULL`, in),
 			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
 				var id, run int64
 				err := r.Scan(&id, &run)
-				c.unreported.Set(id, run)
+				if c.open.Has(run) {
+					c.unreported.Set(id, run)
+				}
 				return err
 			})
 		if err != nil {
