@@ -1,6 +1,9 @@
 package runmodel
 
 import (
+	"math/rand"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,5 +98,49 @@ func TestForestFollowsChanges(t *testing.T) {
 	}
 	if m.shapeStale {
 		t.Fatal("a status change made the forest stale")
+	}
+}
+
+// The forest is the same whatever order the runs come in (a store's
+// newest first skips the age sort; any other order is sorted), with equal
+// start times, runs without one, a duplicate id (the last one given
+// stands) and runs that arrive later through Apply.
+func TestForestWhateverTheOrderGiven(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for round := 0; round < 30; round++ {
+		n := 2 + rng.Intn(40)
+		runs := make([]store.Run, n)
+		for i := range runs {
+			parent := ""
+			if i > 0 && rng.Intn(4) != 0 {
+				parent = strconv.Itoa(1 + rng.Intn(i))
+			}
+			runs[i] = run(strconv.Itoa(i+1), parent, rng.Intn(5)) // many equal start times
+			if rng.Intn(6) == 0 {
+				runs[i].StartedAt = time.Time{}
+			}
+		}
+		newest := slices.Clone(runs)
+		slices.Reverse(newest)
+		shuffled := slices.Clone(runs)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		dup := append(slices.Clone(shuffled), shuffled[0])
+		dup[0].Goal = "replaced"
+		want := modelOf(t, runs...)
+		for name, given := range map[string][]store.Run{"newest first": newest, "shuffled": shuffled, "with a duplicate": dup} {
+			m := modelOf(t, given...)
+			equal(t, name+" newest", m.Newest(), want.Newest())
+			for _, root := range want.Roots() {
+				equal(t, name+" subtree of "+root, m.Subtree(root), want.Subtree(root))
+			}
+			if m.Len() != n {
+				t.Fatalf("%s: %d runs, want %d", name, m.Len(), n)
+			}
+		}
+		// Runs born after the load join the order where their age puts them.
+		m := modelOf(t, newest[:n/2]...)
+		m.Newest()
+		m.Apply(&store.Changes{Runs: newest[n/2:]}, t0)
+		equal(t, "after Apply newest", m.Newest(), want.Newest())
 	}
 }

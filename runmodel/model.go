@@ -1,6 +1,7 @@
 package runmodel
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -12,6 +13,7 @@ type Model struct {
 	recordsLeases bool
 	recorder      func(runID string) bool // per store, over several (SetLeaseRecorder)
 	runs          map[string]*store.Run
+	list          []*store.Run // the runs as given, newest first from a load, then the new ones (the forest's age sort starts from it)
 	leased        map[string]bool // runs holding a lease now
 	requests      map[store.RequestKey]*Request
 
@@ -92,11 +94,18 @@ func (m *Model) SetRecordsLeases(v bool) {
 // came in allocated 22 MB more on 100 k runs, at the explorer's peak.
 func (m *Model) SetRuns(runs []store.Run) {
 	m.runs = make(map[string]*store.Run, len(runs))
+	m.list = make([]*store.Run, 0, len(runs))
 	m.leased = map[string]bool{}
 	m.statsThrough = map[string]int64{}
 	m.pendingStats = map[string][]store.StepRow{}
 	for i := range runs {
 		r := &runs[i]
+		if _, twice := m.runs[r.ID]; !twice {
+			m.list = append(m.list, r)
+		} else {
+			m.list = slices.DeleteFunc(m.list, func(o *store.Run) bool { return o.ID == r.ID }) // the last one given stands
+			m.list = append(m.list, r)
+		}
 		m.runs[r.ID] = r
 		if r.Lease != nil {
 			m.leased[r.ID] = true
@@ -227,6 +236,7 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 	}
 	if old == nil {
 		m.runs[r.ID] = &r
+		m.list = append(m.list, &r)
 		m.shapeStale, c.Tree = true, true
 	} else {
 		if old.ParentID != r.ParentID || !old.StartedAt.Equal(r.StartedAt) {
