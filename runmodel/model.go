@@ -13,7 +13,7 @@ type Model struct {
 	recordsLeases bool
 	recorder      func(runID string) bool // per store, over several (SetLeaseRecorder)
 	runs          map[string]*store.Run
-	list          []*store.Run // the runs as given, newest first from a load, then the new ones (the forest's age sort starts from it)
+	list          []*store.Run    // the runs as given, newest first from a load, then the new ones (the forest's age sort starts from it)
 	leased        map[string]bool // runs holding a lease now
 	requests      map[store.RequestKey]*Request
 
