@@ -206,9 +206,18 @@ func (f *forest) at(id string) (int32, bool) {
 func (m *Model) tree() *forest {
 	if m.shapeStale {
 		m.f = buildForest(m.list)
+		m.shapes++
 		m.shapeStale, m.sumsStale, m.leasesStale = false, true, true
 	}
 	return &m.f
+}
+
+// Shape counts the forests derived so far: while it stays the same, no
+// run joined or moved (Children, Subtree and the order hold), so what is
+// laid out from them can be kept.
+func (m *Model) Shape() int {
+	m.tree()
+	return m.shapes
 }
 
 // Roots are the runs no other run holds, newest first: roots proper,

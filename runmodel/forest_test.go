@@ -144,3 +144,29 @@ func TestForestWhateverTheOrderGiven(t *testing.T) {
 		equal(t, "after Apply newest", m.Newest(), want.Newest())
 	}
 }
+
+// Shape moves when a run joins or moves in the forest, and only then: a
+// count, a lease or a state change leaves what was laid out from the
+// forest as it was.
+func TestShapeMovesWithTheForestOnly(t *testing.T) {
+	m := modelOf(t, run("1", "", 0), run("2", "1", 1))
+	s := m.Shape()
+	m.Apply(&store.Changes{Steps: []store.StepRow{{RunID: "2", RowID: 9, Number: 1, Tokens: 5}}}, t0)
+	done := run("2", "1", 1)
+	done.Status, done.Outcome = store.StatusCompleted, "success"
+	m.Apply(&store.Changes{Runs: []store.Run{done}, LeasesChanged: true, Leases: map[string]store.Lease{"1": *liveLease()}}, t0)
+	if m.Shape() != s {
+		t.Fatalf("a count, a lease and a finish moved the shape %d → %d", s, m.Shape())
+	}
+	m.Apply(&store.Changes{Runs: []store.Run{run("3", "2", 2)}}, t0)
+	if m.Shape() == s {
+		t.Fatal("a new child left the shape as it was")
+	}
+	s = m.Shape()
+	moved := run("3", "1", 2)
+	m.Apply(&store.Changes{Runs: []store.Run{moved}}, t0)
+	if m.Shape() == s {
+		t.Fatal("a run moved to another parent left the shape as it was")
+	}
+	equal(t, "children of 1", m.Children("1"), []string{"2", "3"})
+}

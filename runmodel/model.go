@@ -27,6 +27,7 @@ type Model struct {
 	// only moves counts) never rebuilds the forest.
 	shapeStale, sumsStale, leasesStale bool
 	f                                  forest
+	shapes                             int // forests derived (Shape)
 	s                                  sums
 	l                                  leases
 }

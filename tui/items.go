@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -72,8 +73,31 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTreeOf(root, has, md.Children, refusals, m.queued()), budget)
+	queued := m.queued()
+	// The lines hang on the forest's shape alone while nothing is queued
+	// or refused in the tree: a refresh (every second, for the clock) of a
+	// tree 100 k wide then lays out nothing again.
+	plain := len(refusals) == 0 && len(queued) == 0
+	if c := m.treeLines; !plain || c.root != root || c.shape != md.Shape() || c.model != md {
+		lines := views.FlattenTreeOf(root, has, md.Children, refusals, queued)
+		m.treeLines = treeLines{}
+		if plain {
+			m.treeLines = treeLines{root: root, shape: md.Shape(), model: md, lines: lines}
+		}
+		m.tree.SetTree(lines, budget)
+	} else {
+		m.tree.SetTree(c.lines, budget)
+	}
 	m.tree.SetLive(m.doings())
+}
+
+// treeLines are the open tree's lines as last laid out from the model's
+// forest of that shape (refreshTree).
+type treeLines struct {
+	root  string
+	shape int
+	model *runmodel.Model
+	lines []views.TreeLine
 }
 
 // agentNode is an agent of the open tree as its line shows it now: state,

@@ -85,6 +85,7 @@ type Model struct {
 	panes     [paneCount]views.Pane // the panes below, indexed by pane
 	runs      *views.Runs
 	tree      *views.Tree
+	treeLines treeLines // the open tree laid out, kept while its shape holds
 	timeline  *views.Timeline
 	detail    *views.Detail
 	drift     *views.Drift
