@@ -70,6 +70,7 @@ func Binary(t testing.TB) string {
 // Result is one run of the binary.
 type Result struct {
 	Took           time.Duration
+	CPU            time.Duration // user + system: what the machine's other load does not inflate
 	MaxRSS         int64 // bytes
 	Code           int
 	Stdout, Stderr []byte
@@ -118,6 +119,7 @@ func RunWith(t testing.TB, bin string, args ...string) Result {
 		t.Fatalf("vigil %v: %v", args, err)
 	}
 	r.Code = cmd.ProcessState.ExitCode()
+	r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 		if runtime.GOOS == "darwin" {

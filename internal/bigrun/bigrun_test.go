@@ -18,10 +18,10 @@ func measure(t *testing.T, limit time.Duration, rss int64, args ...string) {
 	t.Helper()
 	if old := Old(); old != "" {
 		r := RunWith(t, old, args...)
-		t.Logf("old   %-40s %6.2fs  %4d MB  exit %d", strings.Join(args[:len(args)-2], " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code)
+		t.Logf("old   %-16s %6.2fs (CPU %5.2fs)  %4d MB  exit %d", strings.Join(args[:len(args)-2], " "), r.Took.Seconds(), r.CPU.Seconds(), r.MaxRSS>>20, r.Code)
 	}
 	r := Run(t, args...)
-	t.Logf("vigil %-40s %6.2fs  %4d MB  exit %d", strings.Join(args[:len(args)-2], " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code)
+	t.Logf("vigil %-16s %6.2fs (CPU %5.2fs)  %4d MB  exit %d", strings.Join(args[:len(args)-2], " "), r.Took.Seconds(), r.CPU.Seconds(), r.MaxRSS>>20, r.Code)
 	if r.Code != 0 {
 		t.Errorf("exit %d: %s", r.Code, r.Stderr)
 	}

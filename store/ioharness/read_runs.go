@@ -289,10 +289,15 @@ func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, ar
 // ahead, and aggregating in SQLite hands vigil a row per run, not per step.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	nums := parseIDs(ids)
-	out := make(map[string]store.RunStats, len(ids))
 	var through int64
 	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&through); err != nil {
 		return nil, mapDriverErr(s.path, err)
+	}
+	// Every run asked about has an entry, stamped with what it was counted
+	// through, before any row adds to it.
+	out := make(map[string]store.RunStats, len(ids))
+	for _, id := range ids {
+		out[id] = store.RunStats{Through: through}
 	}
 	type row struct {
 		run    int64
@@ -358,11 +363,6 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, id := range ids {
-		st := out[id]
-		st.Through = through
-		out[id] = st
 	}
 	return out, nil
 }
