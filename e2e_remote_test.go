@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,9 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 	defer w.Close()
 	ctx := context.Background()
 
-	tm := newSSHTmux(t, "vigil-remote", 140, 40, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin},
-		bin, "ssh://vigiltest"+path)
+	localState := filepath.Join(dir, "local-state")
+	tm := newSSHTmux(t, "vigil-remote", 140, 40, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin,
+		"XDG_STATE_HOME=" + localState}, bin, "ssh://vigiltest"+path)
 	tm.waitFor("Coordinate the v2.0 release", 20*time.Second)
 
 	must(t, w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "over-the-link-one", Result: "ok", Tokens: 10}))
@@ -48,7 +50,10 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 	tm.waitFor("NOT CURRENT", 10*time.Second)
 	must(t, w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 6, Decision: "while-the-link-was-down", Result: "ok", Tokens: 10}))
 
-	scr := tm.waitFor("while-the-link-was-down", 20*time.Second)
+	tm.waitFor("while-the-link-was-down", 20*time.Second)
+	// The detail pane follows the newest step one read behind the timeline
+	// (it showed step 5, whose text is the row counted below).
+	scr := tm.waitFor("Step 6", 5*time.Second)
 	if n := strings.Count(scr, "over-the-link-one"); n != 1 {
 		t.Errorf("the step before the outage is on screen %d times:\n%s", n, scr)
 	}
@@ -73,6 +78,18 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 		t.Fatalf("approval 2 in the far store: %+v %v", q, err)
 	}
 	tm.keys("q")
+	// Both machines' audit logs hold it: here, the local user through the
+	// URL; there, the account ssh logged in as, through the agent.
+	url := "ssh://vigiltest" + path
+	local, _ := os.ReadFile(filepath.Join(localState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(local), `"outcome":"attempt"`) || !strings.Contains(string(local), `"channel":"`+url+` (the explorer)","outcome":"won"`) {
+		t.Errorf("the local audit log:\n%s", local)
+	}
+	far, _ := os.ReadFile(filepath.Join(s.farState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(far), `"store":"`+path+`"`) || !strings.Contains(string(far), `"channel":"vigil agent over ssh from 127.0.0.1 port`) ||
+		!strings.Contains(string(far), `"outcome":"won"`) {
+		t.Errorf("the far audit log:\n%s", far)
+	}
 }
 
 // A far side without vigil: one line, exit 1.

@@ -54,8 +54,9 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 	bin := vigilBinary(t)
 	here, far := fixtureAt(t, "here.sqlite3"), fixtureAt(t, "far.sqlite3")
 
-	tm := newSSHTmux(t, "vigil-several", 160, 44, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin},
-		bin, here, "ssh://vigiltest"+far, "--run", "here/4")
+	localState := t.TempDir()
+	tm := newSSHTmux(t, "vigil-several", 160, 44, []string{"VIGIL_SSH=ssh -F " + s.config, "VIGIL_REMOTE_VIGIL=" + bin,
+		"XDG_STATE_HOME=" + localState}, bin, here, "ssh://vigiltest"+far, "--run", "here/4")
 	tm.waitFor("2 stores", 20*time.Second)
 	scr := tm.waitFor("STORE", 20*time.Second)
 	for _, want := range []string{"STORE", " here ", " far "} {
@@ -91,8 +92,8 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("far back %v after the outage was seen", time.Since(down).Round(100*time.Millisecond))
-	// The set was loaded again from every store's head: here's timeline
-	// holds each of its steps once.
+	// far resumed from its cursor (here was not loaded again): here's
+	// timeline holds each of its steps once.
 	deadline = time.Now().Add(10 * time.Second)
 	for scr = tm.screen(); !strings.Contains(scr, "5 here-before") || !strings.Contains(scr, "6 here-while-far-is-offline"); scr = tm.screen() {
 		if time.Now().After(deadline) {
@@ -143,4 +144,14 @@ func TestSeveralStoresOneOverSSH(t *testing.T) {
 		t.Errorf("here's own approval 2 holds %q; want it undecided", got)
 	}
 	tm.keys("q")
+	// The decision on far is in this machine's audit log under far's URL
+	// (the store's own id: approval 2), and in far's.
+	local, _ := os.ReadFile(filepath.Join(localState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(local), `"store":"ssh://vigiltest`+far+`","request":"approval 2"`) || !strings.Contains(string(local), `"outcome":"won"`) {
+		t.Errorf("the local audit log:\n%s", local)
+	}
+	farLog, _ := os.ReadFile(filepath.Join(s.farState, "vigil", "audit.jsonl"))
+	if !strings.Contains(string(farLog), `"outcome":"won"`) {
+		t.Errorf("far's audit log:\n%s", farLog)
+	}
 }

@@ -22,6 +22,9 @@ type sshd struct {
 	config string // ssh -F this
 	key    string // the user's private key
 	pid    int
+	// farState is $XDG_STATE_HOME of every session the sshd starts: the
+	// far side's audit log is under it, not in the real home.
+	farState string
 }
 
 func findSSHD(t *testing.T) string {
@@ -69,7 +72,8 @@ func startSSHD(t *testing.T) *sshd {
 	}
 	dir := t.TempDir()
 	os.MkdirAll("/run/sshd", 0o755) // privilege separation, where sshd wants it (as root)
-	s := &sshd{dir: dir, port: freeLoopbackPort(t), config: filepath.Join(dir, "ssh_config"), key: filepath.Join(dir, "id_ed25519")}
+	s := &sshd{dir: dir, port: freeLoopbackPort(t), config: filepath.Join(dir, "ssh_config"), key: filepath.Join(dir, "id_ed25519"),
+		farState: filepath.Join(dir, "far-state")}
 	hostPub := keygen(t, filepath.Join(dir, "host_ed25519"), "vigil-test-host")
 	userPub := keygen(t, s.key, "vigil-test-user")
 	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(userPub+"\n"), 0o600))
@@ -89,7 +93,8 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 LogLevel ERROR
-`, s.port, dir, dir, dir)), 0o600))
+SetEnv XDG_STATE_HOME=%s
+`, s.port, dir, dir, dir, s.farState)), 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(fmt.Sprintf("[127.0.0.1]:%s %s\n", s.port, hostPub)), 0o600))
 	must(t, os.WriteFile(s.config, []byte(fmt.Sprintf(`Host vigiltest
   HostName 127.0.0.1

@@ -158,8 +158,8 @@ its requests from another terminal with vigil approve/deny/answer --store.`,
 
 func (a *app) runsCmd() *cobra.Command {
 	var o struct {
-		store string
-		json  bool
+		stores []string
+		json   bool
 	}
 	c := &cobra.Command{
 		Use:   "runs",
@@ -170,17 +170,17 @@ status and outcome, steps, tokens, when it started and how long it took, and
 its goal. --json prints the same as a stable JSON document (see docs/cli.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withSource(o.store, func(s *session) error { return a.runs(cmd.Context(), s, o.json) })
+			return a.withNamed(cmd.Context(), o.stores, true, "vigil runs", func(s *session) error { return a.runs(cmd.Context(), s, o.json) })
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
 func (a *app) showCmd() *cobra.Command {
 	var o struct {
-		store          string
+		stores         []string
 		json, markdown bool
 	}
 	c := &cobra.Command{
@@ -196,12 +196,12 @@ stable JSON document; --markdown a readable export.`,
 			if o.json && o.markdown {
 				return usagef("--json and --markdown cannot be used together")
 			}
-			return a.openSession(o.store, false, func(s *session) error {
+			return a.withNamed(cmd.Context(), o.stores, false, "vigil show", func(s *session) error {
 				return a.show(cmd.Context(), s, args[0], o.json, o.markdown)
 			})
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.markdown, "markdown", false, "print a Markdown export")
 	return c
@@ -209,7 +209,7 @@ stable JSON document; --markdown a readable export.`,
 
 func (a *app) tailCmd() *cobra.Command {
 	var o struct {
-		store   string
+		stores  []string
 		poll    time.Duration
 		forever bool
 	}
@@ -234,12 +234,12 @@ A run parked on a human by a live driver has not stopped: tail waits.
 that may be resumed. Output is written a line at a time.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(o.store, func(s *session) error {
+			return a.withNamed(cmd.Context(), o.stores, true, "vigil tail", func(s *session) error {
 				return a.tail(cmd.Context(), s, args[0], o.poll, o.forever)
 			})
 		},
 	}
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	c.Flags().BoolVar(&o.forever, "forever", false, "keep following after the run finishes, pauses or crashes")
 	return c
@@ -293,18 +293,18 @@ func (a *app) textDecideCmd(verb, req, short, long string) *cobra.Command {
 }
 
 type decideOpts struct {
-	store    string
+	stores   []string
 	readOnly bool
 	reason   string // deny: the reason, where the format carries one
 }
 
 func (o *decideOpts) flags(c *cobra.Command) {
-	c.Flags().StringVar(&o.store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp+" (a request is then store/id: approve b/12)")
 	c.Flags().BoolVar(&o.readOnly, "read-only", false, "open the store read-only (the decision is then refused)")
 }
 
 func (a *app) traceCmd() *cobra.Command {
-	var store string
+	var stores []string
 	var raw bool
 	c := &cobra.Command{
 		Use:   "trace RUN",
@@ -316,10 +316,10 @@ Control characters in it (a model's escape sequences) are shown as visible
 stand-ins, wherever the output goes; --raw writes the trace byte for byte.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSource(store, func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
+			return a.withNamed(cmd.Context(), stores, true, "vigil trace", func(s *session) error { return a.trace(cmd.Context(), s, args[0], raw) })
 		},
 	}
-	c.Flags().StringVar(&store, "store", "", storeHelp)
+	c.Flags().StringArrayVar(&stores, "store", nil, storesHelp)
 	c.Flags().BoolVar(&raw, "raw", false, "write the trace byte for byte, control characters and all (for a file, not a terminal)")
 	return c
 }

@@ -107,15 +107,13 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 			d.Text = strings.TrimSpace(d.Text)
 		}
 	}
-	path, err := a.resolveStore(o.store)
+	// Several stores (or an ssh:// one): the request's store/id prefix
+	// routes the decision to its own store's compare-and-set.
+	src, closeAll, err := a.openNamed(ctx, o.stores, o.readOnly, "vigil "+verb)
 	if err != nil {
 		return err
 	}
-	src, err := openSource(path, o.readOnly)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
+	defer closeAll()
 	key := requestKey(d.Key)
 	if ro, why := src.ReadOnly(); ro {
 		return &decisionError{fmt.Sprintf("%s not decided: the store is read-only (%s)", key, why)}

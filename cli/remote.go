@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
@@ -23,6 +25,10 @@ func (a *app) runRemote(ctx context.Context, o exploreOpts, url string) error {
 	held := &heldLines{}
 	opt := remote.Options{SSH: strings.Fields(a.getenv("VIGIL_SSH")), RemoteVigil: a.getenv("VIGIL_REMOTE_VIGIL"),
 		ReadOnly: o.readOnly, Log: func(l string) { fmt.Fprintf(held, "vigil: %s %s\n", time.Now().Format("15:04:05"), l) }}
+	a.remoteAudit(&opt, "the explorer")
+	if opt.Audit != nil {
+		defer opt.Audit.Close()
+	}
 	c, err := remote.Dial(ctx, t, opt)
 	if err != nil {
 		return err
@@ -52,6 +58,26 @@ func (a *app) runRemote(ctx context.Context, o exploreOpts, url string) error {
 	return err
 }
 
+// sshFrom is " from ADDR" of $SSH_CONNECTION ("client-ip client-port
+// server-ip server-port"), or nothing.
+func sshFrom(conn string) string {
+	f := strings.Fields(conn)
+	if len(f) < 2 {
+		return ""
+	}
+	return " from " + sanitize.Line(f[0]) + " port " + sanitize.Line(f[1])
+}
+
+// remoteAudit is what a command deciding on an ssh:// store records its
+// decisions with: this machine's audit log, the local user, the command.
+func (a *app) remoteAudit(opt *remote.Options, via string) {
+	opt.Who, opt.Via = audit.LocalWho(a.getenv), via
+	if opt.ReadOnly {
+		return
+	}
+	opt.Audit, opt.AuditErr = audit.OpenIn(a.getenv)
+}
+
 type agentOpts struct {
 	stdio    bool
 	store    string
@@ -74,8 +100,18 @@ func (a *app) agentCmd() *cobra.Command {
 			if o.store == "" {
 				return usagef("agent needs --store PATH")
 			}
-			err := remote.Agent(cmd.Context(), a.stdin, a.stdout, remote.AgentOptions{Path: a.expandHome(o.store),
-				ReadOnly: o.readOnly, Vigil: version(), Open: openSource, Poll: o.poll})
+			aopt := remote.AgentOptions{Path: a.expandHome(o.store), ReadOnly: o.readOnly, Vigil: version(), Open: openSource, Poll: o.poll,
+				Who: audit.LocalWho(a.getenv), Channel: "vigil agent over ssh" + sshFrom(a.getenv("SSH_CONNECTION"))}
+			// The far machine's own record of what was decided through it;
+			// a far side with no writable state directory decides on
+			// without (the deciding side records it).
+			if !o.readOnly {
+				if l, err := audit.OpenIn(a.getenv); err == nil {
+					defer l.Close()
+					aopt.Audit = l
+				}
+			}
+			err := remote.Agent(cmd.Context(), a.stdin, a.stdout, aopt)
 			if err != nil {
 				// Said on the first line already, for the client to report.
 				return &exitStatus{code: ExitError}

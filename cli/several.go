@@ -38,6 +38,10 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 			}
 			opt := remote.Options{SSH: strings.Fields(a.getenv("VIGIL_SSH")), RemoteVigil: a.getenv("VIGIL_REMOTE_VIGIL"),
 				ReadOnly: o.readOnly, Log: func(l string) { fmt.Fprintf(held, "vigil: %s %s\n", time.Now().Format("15:04:05"), l) }}
+			a.remoteAudit(&opt, "the explorer")
+			if opt.Audit != nil {
+				closers = append(closers, func() { opt.Audit.Close() })
+			}
 			c, err := remote.Dial(ctx, t, opt)
 			if err != nil {
 				return err

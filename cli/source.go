@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
 
 	// The formats vigil reads register themselves with store; nothing here
 	// names one.
@@ -23,6 +24,9 @@ type session struct {
 	src    store.Source
 	path   string // as the user named it (or as discovery found it)
 	warned bool
+	// wake is the source's wakeup when no file watcher can follow it (an
+	// ssh:// store, several stores); nil: watch Source.Watch.
+	wake func() (tui.Wakeup, error)
 }
 
 // warn says, one line each, what the source opened without — once, and

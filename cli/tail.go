@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/tui"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -33,8 +34,15 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 	// Watch first, then take the cursor, then read what is there: anything
 	// committed in between comes again through Changes and is skipped by
 	// row id.
-	spec := s.src.Watch()
-	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: poll})
+	var w tui.Wakeup
+	var err error
+	if s.wake != nil {
+		// An ssh:// store's agent, or several stores' own wakeups.
+		w, err = s.wake()
+	} else {
+		spec := s.src.Watch()
+		w, err = watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Poll: poll})
+	}
 	if err != nil {
 		return fmt.Errorf("%s: cannot watch the store: %w", s.src.Path(), err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/serve"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/watch"
@@ -24,6 +26,13 @@ type AgentOptions struct {
 	Vigil    string // this vigil's version
 	Open     func(path string, readOnly bool) (store.Source, error)
 	Poll     time.Duration
+	// Audit is the far machine's decision log (nil: none): each decision
+	// made through the agent is recorded there as on the client's, who
+	// the account ssh logged in as (Who), the channel Channel and the
+	// client's claim of who it is.
+	Audit   *audit.Log
+	Who     audit.Who
+	Channel string
 }
 
 // Agent serves the store at opt.Path on in/out until in ends or ctx is
@@ -39,10 +48,10 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 	src := hub.Source()
 	inst := make([]byte, 8)
 	rand.Read(inst)
-	a := &agent{hub: hub, instance: hex.EncodeToString(inst), w: w}
+	a := &agent{hub: hub, instance: hex.EncodeToString(inst), w: w, opt: opt}
 	ro, why := src.ReadOnly()
 	_, act := src.(store.ActivityReader)
-	w.write(helloLine{Hello: &Hello{Proto: Proto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
+	w.write(helloLine{Hello: &Hello{Proto: Proto, MinProto: MinProto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
 		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act}})
 
 	sub := hub.Subscribe()
@@ -90,6 +99,7 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 }
 
 type agent struct {
+	opt      AgentOptions
 	hub      *serve.Hub
 	instance string
 	w        *lineWriter
@@ -121,12 +131,18 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 	defer cancel()
 	switch req.Method {
 	case "Head":
+		if codec, ok := src.(store.CursorCodec); ok {
+			return a.tokenHead(ctx, src, codec)
+		}
 		e, s := a.hub.Mark()
 		return wireCursor{Instance: a.instance, Epoch: e, Seq: s}, nil
 	case "Changes":
 		c, err := decode[wireCursor](req.Params)
 		if err != nil {
 			return nil, err
+		}
+		if len(c.Token) > 0 {
+			return a.tokenChanges(ctx, src, c.Token)
 		}
 		if c.Instance != a.instance {
 			e, s := a.hub.Mark()
@@ -189,11 +205,21 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		d, why := src.Classify(p.Req, p.Run, p.Lease, time.Unix(0, p.Now))
 		return classifyResult{Delivery: d, Why: why}, nil
 	case "Decide":
-		d, err := decode[store.Decision](req.Params)
+		p, err := decode[decideParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
-		res, err := src.Decide(ctx, d)
+		decide := func(ctx context.Context, d store.Decision) (store.DecideResult, error) { return src.Decide(ctx, d) }
+		var res store.DecideResult
+		if a.opt.Audit != nil {
+			ch := a.opt.Channel
+			if p.By != "" {
+				ch += ", for " + sanitize.Line(p.By)
+			}
+			res, err = a.opt.Audit.Decide(ctx, src.Path(), p.Decision, a.opt.Who, ch, decide, nil)
+		} else {
+			res, err = decide(ctx, p.Decision)
+		}
 		if err == nil {
 			a.hub.Poke()
 		}
@@ -208,6 +234,16 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 			return store.RunFacts{}, nil
 		}
 		return fr.RunFacts(ctx, p.Run)
+	case "CanonicalTrace":
+		p, err := decode[runParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		tr, ok := src.(store.Tracer)
+		if !ok {
+			return nil, store.Errorf(src.Path(), store.ErrUnsupported, nil, "%s stores have no canonical trace", src.Format())
+		}
+		return tr.CanonicalTrace(ctx, p.Run)
 	case "LastWrite":
 		wc, ok := src.(store.WriteClock)
 		if !ok {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/tailbuf"
 	"github.com/vigil-run/vigil/store"
@@ -89,6 +90,23 @@ type Options struct {
 	BackoffMin, BackoffMax time.Duration
 	// Log gets one line per link event (nil: none).
 	Log func(string)
+	// Audit is this machine's decision log: every decision sent is
+	// recorded there (nil: none). AuditErr, when set, is why the log could
+	// not be opened: decisions are then refused, saying it. Who is the
+	// local user; Via names the command ("the explorer", "vigil approve").
+	Audit    *audit.Log
+	AuditErr error
+	Who      audit.Who
+	Via      string
+}
+
+// channel is how this machine's audit log names the link: the URL and
+// the command.
+func (c *Client) channel() string {
+	if c.opt.Via == "" {
+		return c.t.String()
+	}
+	return c.t.String() + " (" + c.opt.Via + ")"
 }
 
 // Client is the link to one remote store: it connects, reconnects with
@@ -106,7 +124,8 @@ type Client struct {
 	closed  bool
 	retry   *time.Timer
 	backoff time.Duration
-	unknown map[string]bool // decisions whose fate the link took with it
+	unknown map[string]store.Decision // decisions whose fate the link took with it
+	stats   LinkStats
 }
 
 // Dial connects to the target; a first connection that fails is an error
@@ -125,7 +144,7 @@ func Dial(ctx context.Context, t Target, opt Options) (*Client, error) {
 	if opt.BackoffMax <= 0 {
 		opt.BackoffMax = 30 * time.Second
 	}
-	c := &Client{t: t, opt: opt, subs: map[*sub]struct{}{}, unknown: map[string]bool{}}
+	c := &Client{t: t, opt: opt, subs: map[*sub]struct{}{}, unknown: map[string]store.Decision{}}
 	cn, h, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -294,11 +313,17 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 		stop(cmd, in)
 		return nil, Hello{}, fmt.Errorf("%s: %s", c.t, sanitize.Line(hl.Error))
 	}
-	if hl.Hello.Proto != Proto {
-		stop(cmd, in)
-		return nil, Hello{}, fmt.Errorf("%s: the far side runs vigil %s, which speaks protocol %d; this vigil speaks %d: install the same vigil on both",
-			c.t, sanitize.Line(hl.Hello.Vigil), hl.Hello.Proto, Proto)
+	lo := hl.Hello.MinProto
+	if lo <= 0 || lo > hl.Hello.Proto {
+		lo = hl.Hello.Proto
 	}
+	if hl.Hello.Proto < MinProto || lo > Proto {
+		stop(cmd, in)
+		return nil, Hello{}, fmt.Errorf("%s: the far side runs vigil %s, which speaks protocol %s; this vigil speaks %s: install the same vigil on both",
+			c.t, sanitize.Line(hl.Hello.Vigil), protoRange(lo, hl.Hello.Proto), protoRange(MinProto, Proto))
+	}
+	// The link speaks the highest version both ends know.
+	hl.Hello.Proto = min(hl.Hello.Proto, Proto)
 	// The process is waited for from now on: its end (ssh killed, the
 	// network gone) closes the pipe the read loop reads, even when a child
 	// on the far side still holds the other end.
@@ -306,6 +331,14 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	go func() { cn.waitErr = cmd.Wait(); close(cn.exited) }()
 	go c.readLoop(cn, r)
 	return cn, *hl.Hello, nil
+}
+
+// protoRange is "2" or "1–2".
+func protoRange(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprint(hi)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // stop ends an ssh process: its input closed, then killed.
@@ -474,51 +507,63 @@ func (c *Client) reconnect() {
 	}
 	c.conn, c.hello, c.offline = cn, h, ""
 	unknown := c.unknown
-	c.unknown = map[string]bool{}
+	c.unknown = map[string]store.Decision{}
 	c.mu.Unlock()
 	c.logf("%s: back online (agent %s)", c.t, h.Instance)
 	go c.watchConn(cn)
 	if len(unknown) > 0 {
 		go c.reread(unknown)
 	}
-	// Every source's next refresh finds a cursor of the old agent: Reset,
-	// and the explorer loads the store again.
+	// Every source's next refresh finds a cursor of the old agent: one
+	// with a token resumes where it was, one without answers Reset and the
+	// explorer loads the store again (Source.Changes).
 	c.broadcast(watch.Signal{Kind: watch.Changed, Mode: watch.Push, At: time.Now()})
 }
 
 // reread reads again the requests whose decisions the link took with it,
-// and says what the store holds (they are never sent again).
-func (c *Client) reread(keys map[string]bool) {
+// and says what the store holds (they are never sent again); the audit
+// log gets what was read.
+func (c *Client) reread(keys map[string]store.Decision) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var reqs []store.Request
 	if err := c.call(ctx, "Requests", requestsParams{}, &reqs); err != nil {
-		for k := range keys {
+		for k, d := range keys {
 			c.logf("%s: %s was in flight when the link dropped; reading it again failed: %v", c.t, k, err)
+			c.auditReread(d, "reading it again failed: "+err.Error())
 		}
 		return
 	}
-	for k := range keys {
-		found := false
+	for k, d := range keys {
+		held := "the store no longer lists it"
 		for _, r := range reqs {
 			if r.Key().String() != k {
 				continue
 			}
-			found = true
 			switch {
 			case r.Resolved:
 				by := ""
 				if r.DecidedBy != "" {
 					by = " by " + sanitize.Line(r.DecidedBy)
 				}
-				c.logf("%s: %s was in flight when the link dropped: the store holds %q%s (read again, not sent again)", c.t, k, sanitize.Line(r.Decision), by)
+				held = fmt.Sprintf("the store holds %q%s", sanitize.Line(r.Decision), by)
 			default:
-				c.logf("%s: %s was in flight when the link dropped: it still waits, undecided (read again, not sent again)", c.t, k)
+				held = "it still waits, undecided"
 			}
 		}
-		if !found {
-			c.logf("%s: %s was in flight when the link dropped: the store no longer lists it", c.t, k)
-		}
+		c.logf("%s: %s was in flight when the link dropped: %s (read again, not sent again)", c.t, k, held)
+		c.auditReread(d, held)
+	}
+}
+
+func (c *Client) auditReread(d store.Decision, held string) {
+	if c.opt.Audit == nil {
+		return
+	}
+	r := audit.Of(c.t.String(), d, "", c.opt.Who, c.channel(), store.DecideResult{}, nil, time.Now())
+	r.Outcome, r.Held = audit.ReadAgain, held
+	if err := c.opt.Audit.Append(r); err != nil {
+		c.logf("%s: %v", c.t, err)
 	}
 }
 

@@ -5,18 +5,33 @@
 // store.Source calls. The agent tails the store with its own watcher and
 // pushes a change notice; decisions are the remote store's own
 // compare-and-set. When the link drops the store is offline, the client
-// reconnects with back-off, and the explorer loads the store again.
+// reconnects with back-off, and the reader resumes from the cursor it
+// held: the agent started for the new link reads the changes after it.
 //
-// # Protocol (version 1)
+// # Protocol (version 2; an agent also speaks 1)
 //
-// The agent speaks first, one line: {"hello":{"proto":1,"vigil":"…",…}}
-// or {"error":"…"} when the store cannot be opened. Then the client sends
-// requests, {"id":N,"method":"Runs","params":{…}}, which the agent answers
-// in any order, {"id":N,"result":…} or {"id":N,"error":{…}}; between
-// answers the agent sends {"notice":"changed"} when its tail read
-// something. A cursor is {"instance":…,"epoch":…,"seq":…}: a position in
-// the agent's log of what its tail read (serve.Hub), meaningless to
-// another agent process.
+// The agent speaks first, one line: {"hello":{"proto":2,"min_proto":1,
+// "vigil":"…",…}} or {"error":"…"} when the store cannot be opened. The
+// link speaks the highest version both ends know; an agent whose range
+// does not meet the client's is refused with one line giving both. Then
+// the client sends requests, {"id":N,"method":"Runs","params":{…}}, which
+// the agent answers in any order, {"id":N,"result":…} or
+// {"id":N,"error":{…}}; between answers the agent sends
+// {"notice":"changed"} when its tail read something.
+//
+// A cursor is {"instance":…,"epoch":…,"seq":…,"token":…}. In version 1
+// it is a position in one agent process's log of what its tail read
+// (serve.Hub), meaningless to another agent process: after a reconnect
+// the reader loads the store again. Version 2 adds the token: the store's
+// own cursor written down (store.CursorCodec), which any agent on the
+// same store reads back, so a reader whose link dropped asks the new agent
+// for Changes after its token and misses or doubles nothing. A token the
+// store no longer matches (the store replaced or rewritten) answers
+// {"changes":{"Reset":true},"note":"why"}. A format that cannot write its
+// cursor down gets version 1's cursors. Version 2 also adds the method
+// CanonicalTrace (vigil trace on an ssh:// store) and a decision's "by"
+// (who decided, as the client's audit log names them: the far side's log
+// records it beside the account ssh logged in as).
 package remote
 
 import (
@@ -26,15 +41,23 @@ import (
 	"github.com/vigil-run/vigil/store"
 )
 
-// Proto is the protocol's version. An agent of another version is refused
-// with one line saying both.
-const Proto = 1
+// Proto is the highest protocol version this vigil speaks, MinProto the
+// lowest. An agent whose versions do not meet these is refused with one
+// line saying both.
+const (
+	Proto    = 2
+	MinProto = 1
+)
+
+// protoResume is the first version whose cursors carry a token.
+const protoResume = 2
 
 // Hello is the agent's first line.
 type Hello struct {
 	Proto         int    `json:"proto"`
-	Vigil         string `json:"vigil"`    // the agent's vigil version
-	Instance      string `json:"instance"` // this agent process: cursors of another are refused
+	MinProto      int    `json:"min_proto,omitempty"` // the lowest it speaks (absent: Proto alone)
+	Vigil         string `json:"vigil"`               // the agent's vigil version
+	Instance      string `json:"instance"`            // this agent process: cursors of another are refused
 	Path          string `json:"path"`
 	Format        string `json:"format"`
 	ReadOnly      bool   `json:"read_only"`
@@ -69,6 +92,9 @@ type wireCursor struct {
 	Instance string `json:"instance"`
 	Epoch    int    `json:"epoch"`
 	Seq      int64  `json:"seq"`
+	// Token is the store's cursor written down (version 2): any agent on
+	// the same store resumes from it.
+	Token json.RawMessage `json:"token,omitempty"`
 }
 
 // Params of the calls.
@@ -94,9 +120,17 @@ type (
 		Delivery store.Delivery `json:"delivery"`
 		Why      string         `json:"why"`
 	}
+	// decideParams is a decision and who made it on the client's side
+	// (its login and machine, as the far side's audit log records it: a
+	// claim of the client's, the ssh login being the proof).
+	decideParams struct {
+		store.Decision
+		By string `json:"by,omitempty"`
+	}
 	changesResult struct {
 		Changes *store.Changes `json:"changes"`
 		Next    wireCursor     `json:"next"`
+		Note    string         `json:"note,omitempty"` // why Reset, when it is
 	}
 )
 

@@ -70,7 +70,7 @@ func TestDialRefusals(t *testing.T) {
 	for _, c := range []struct{ vigil, want string }{
 		{"/nonexistent/vigil", "vigil is not installed on far"},
 		{script(t, `echo 'vigil: unknown command "agent", and no store file of that name' >&2; exit 2`), "has no agent command"},
-		{script(t, `echo '{"hello":{"proto":2,"vigil":"v9.0.0","instance":"x"}}'; cat >/dev/null`), "runs vigil v9.0.0, which speaks protocol 2; this vigil speaks 1"},
+		{script(t, `echo '{"hello":{"proto":3,"vigil":"v9.0.0","instance":"x"}}'; cat >/dev/null`), "runs vigil v9.0.0, which speaks protocol 3; this vigil speaks 1–2"},
 		{script(t, `echo '{"error":"/x.sqlite3: no such file"}'; exit 1`), "ssh://far/x.sqlite3: /x.sqlite3: no such file"},
 		{script(t, `echo hello there`), "did not answer as vigil agent"},
 	} {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -106,15 +108,25 @@ func (s *Source) Head(ctx context.Context) (store.Cursor, error) {
 	return cursor{w}, nil
 }
 
-// Changes asks the agent for what its tail read after cur. A cursor of an
-// agent since replaced (the link dropped and was made again) answers
-// Reset: the explorer loads the store again, every row once.
+// Changes asks the agent for what came after cur. A cursor with a token
+// (protocol 2) is resumed by whichever agent the link has now: after a
+// reconnect the reader gets the rows written during the outage once and
+// nothing it had. A cursor without one, of an agent since replaced,
+// answers Reset: the explorer loads the store again, every row once. A
+// Reset after a reconnect is said in the link's log, with why.
 func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(cursor)
 	if !ok {
 		return nil, nil, errors.New("a cursor from another source")
 	}
-	if inst := s.c.Hello().Instance; c.w.Instance != inst && s.c.Offline() == "" {
+	h := s.c.Hello()
+	resuming := c.w.Instance != h.Instance
+	if resuming && len(c.w.Token) == 0 && s.c.Offline() == "" {
+		why := fmt.Sprintf("a cursor of a %s store is not written down (the format has no cursor codec), so it does not outlive the link", sanitize.Line(h.Format))
+		if h.Proto < protoResume {
+			why = fmt.Sprintf("the far vigil %s speaks protocol %d, whose cursors do not outlive the link", sanitize.Line(h.Vigil), h.Proto)
+		}
+		s.c.noteReload(why)
 		return &store.Changes{Reset: true}, cur, nil
 	}
 	var r changesResult
@@ -123,6 +135,12 @@ func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 	}
 	if r.Changes == nil {
 		r.Changes = &store.Changes{}
+	}
+	switch {
+	case r.Changes.Reset:
+		s.c.noteReload(orText(sanitize.Line(r.Note), "the agent said the store must be read again"))
+	case resuming:
+		s.c.noteResumed(r.Changes)
 	}
 	return r.Changes, cursor{r.Next}, nil
 }
@@ -169,13 +187,33 @@ func (e *UnknownError) Error() string {
 }
 
 // Decide is the remote store's compare-and-set. One cut off by the link
-// is reported unknown, never retried.
+// is reported unknown, never retried. With an audit log (Options.Audit),
+// the decision is recorded in this machine's log as vigil serve records
+// its own: an attempt line before it is sent, its outcome before it is
+// reported, who the local user, the channel the URL.
 func (s *Source) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	o := s.c.opt
+	if o.AuditErr != nil {
+		return store.DecideResult{}, fmt.Errorf("not decided: %w", o.AuditErr)
+	}
+	if o.Audit == nil {
+		return s.decide(ctx, d)
+	}
+	return o.Audit.Decide(ctx, s.c.t.String(), d, o.Who, s.c.channel(), s.decide, func(err error) string {
+		var u *UnknownError
+		if errors.As(err, &u) {
+			return audit.Unknown
+		}
+		return ""
+	})
+}
+
+func (s *Source) decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	var r store.DecideResult
-	err := s.c.call(ctx, "Decide", d, &r)
+	err := s.c.call(ctx, "Decide", decideParams{Decision: d, By: s.c.opt.Who.Name}, &r)
 	if errors.Is(err, errLinkDown) {
 		s.c.mu.Lock()
-		s.c.unknown[d.Key.String()] = true
+		s.c.unknown[d.Key.String()] = d
 		s.c.mu.Unlock()
 		return store.DecideResult{}, &UnknownError{Key: d.Key, Host: s.c.t.Host}
 	}
@@ -191,6 +229,13 @@ func (s *Source) Close() error { return nil }
 func (s *Source) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
 	var r store.RunFacts
 	return r, s.c.call(ctx, "RunFacts", runParams{Run: runID}, &r)
+}
+
+// CanonicalTrace is the run's trace as the far store writes it (protocol
+// 2; a far vigil of protocol 1 answers that it has no such method).
+func (s *Source) CanonicalTrace(ctx context.Context, runID string) (string, error) {
+	var r string
+	return r, s.c.call(ctx, "CanonicalTrace", runParams{Run: runID}, &r)
 }
 
 func (s *Source) LastWrite(ctx context.Context) (time.Time, error) {

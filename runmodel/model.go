@@ -183,7 +183,20 @@ func (m *Model) countRow(r *store.Run, row store.StepRow) {
 // context samples, tree events) is the reader's to fold.
 func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
 	var c Changed
+	var reloaded map[string]bool
+	if len(ch.Reloaded) > 0 {
+		reloaded = map[string]bool{}
+		for _, p := range ch.Reloaded {
+			reloaded[p] = true
+		}
+		m.dropStores(reloaded)
+		c.Requests = true
+	}
 	for _, r := range ch.Runs {
+		if reloaded != nil && reloadedPrefix(r.ID, reloaded) {
+			m.loadRun(r, &c)
+			continue
+		}
 		m.applyRun(r, &c)
 	}
 	if ch.LeasesChanged {

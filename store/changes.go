@@ -25,12 +25,19 @@ type Changes struct {
 	// Reset says the store is not the one the cursor was made on (it was
 	// replaced or rewound): drop everything and load it again.
 	Reset bool
+	// Reloaded, over several stores (a StoreSet), are the prefixes of the
+	// stores that were loaded again from their head (one replaced, or
+	// back under a cursor it could not resume): the reader drops every
+	// run, request and row of theirs it holds and takes Runs and Requests
+	// as each one's whole (its runs, its undecided requests), while the
+	// other stores' changes are folded as usual: they are not read again.
+	Reloaded []string
 }
 
 // Empty reports whether the refresh found nothing.
 func (c *Changes) Empty() bool {
 	return len(c.Runs) == 0 && len(c.Steps) == 0 && len(c.Context) == 0 && len(c.Requests) == 0 &&
-		len(c.AgentEvents) == 0 && len(c.Calls) == 0 && !c.LeasesChanged && !c.Reset
+		len(c.AgentEvents) == 0 && len(c.Calls) == 0 && !c.LeasesChanged && !c.Reset && len(c.Reloaded) == 0
 }
 
 // RunStats is how far a run has got: its highest step number and the

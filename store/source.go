@@ -125,3 +125,15 @@ type RunFinder interface {
 type ProblemReporter interface {
 	Problems() []error
 }
+
+// CursorCodec is a source whose cursors can be written down and read back
+// by another process that opens the same store: vigil agent hands a remote
+// reader its cursor that way, so a reader whose link dropped resumes where
+// it was on the agent started for the new link. A decoded cursor is
+// checked like any other: Changes says Reset when the store at the path is
+// not the one it was made on. Without it, a reader that changes process
+// loads the store again.
+type CursorCodec interface {
+	EncodeCursor(Cursor) ([]byte, error)
+	DecodeCursor([]byte) (Cursor, error)
+}

@@ -8,6 +8,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -655,8 +656,19 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
 		m.applyChanged(c)
+		if len(ch.Reloaded) > 0 {
+			m.notice("%s read whole again (another store at its path, or back under a cursor it could not resume); the other stores were not",
+				strings.Join(ch.Reloaded, ", "))
+		}
+		var reopen tea.Cmd
+		if c.reopen != "" {
+			reopen = m.openRun(c.reopen) // its store was loaded again alone
+		}
 		if len(c.Recount) > 0 {
-			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found))
+			return tea.Batch(loadStats(m.src, c.Recount), m.afterChanges(ch, found), reopen)
+		}
+		if reopen != nil {
+			return tea.Batch(reopen, m.afterChanges(ch, found))
 		}
 	}
 	return m.afterChanges(ch, found)

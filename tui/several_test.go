@@ -165,6 +165,10 @@ func TestSeveralStoresOneOffline(t *testing.T) {
 	}
 	waitStore(false)
 	d.refresh()
+	// beta alone is read again, and said for a moment.
+	d.contains("more alpha", "ship beta", "beta read whole again")
+	d.advance(6 * time.Second)
+	d.send(tickMsg(d.clock))
 	d.contains("more alpha", "ship beta", "2 stores")
 	d.lacks("offline", "✕ beta")
 }

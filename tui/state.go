@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-run/vigil/runmodel"
@@ -36,11 +38,17 @@ func newState(src store.Source) *state {
 type changed struct {
 	runmodel.Changed
 	steps, samples bool
+	// reopen is the agent to show again: its store was loaded again alone
+	// (Changes.Reloaded), so what the timeline and tree hold of it is void.
+	reopen string
 }
 
 // apply folds one refresh into the state.
 func (s *state) apply(ch *store.Changes, now time.Time) changed {
 	c := changed{Changed: s.model.Apply(ch, now)}
+	if len(ch.Reloaded) > 0 {
+		c.reopen = s.dropReloaded(ch.Reloaded)
+	}
 	c.steps, c.samples = s.agent.apply(ch)
 	for _, e := range ch.AgentEvents {
 		if _, loaded := s.events[e.RunID]; loaded || s.inOpenTree(e.RunID) {
@@ -54,4 +62,30 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 // inOpenTree reports whether a run belongs to the open run's tree.
 func (s *state) inOpenTree(id string) bool {
 	return s.root != "" && s.model.RootOf(id) == s.root
+}
+
+// dropReloaded forgets the tree events of the stores loaded again and, if
+// the open run is in one, the agent view: it returns the agent to show
+// again (the one shown, else its root, if either is still there).
+func (s *state) dropReloaded(prefixes []string) string {
+	in := func(id string) bool {
+		p, _, ok := strings.Cut(id, "/")
+		return ok && slices.Contains(prefixes, p)
+	}
+	for id := range s.events {
+		if in(id) {
+			delete(s.events, id)
+		}
+	}
+	if s.root == "" || !in(s.root) {
+		return ""
+	}
+	shown, root := s.agent.id, s.root
+	s.agent, s.root = agentView{}, ""
+	for _, id := range []string{shown, root} {
+		if _, ok := s.model.Run(id); ok && id != "" {
+			return id
+		}
+	}
+	return ""
 }

@@ -18,13 +18,20 @@ import (
 // rather than a process started, so the screen can be looked at within
 // a fraction of a millisecond of every write vigil makes to it.
 type term struct {
-	sock    string
-	ctl     *exec.Cmd
+	sock   string
+	mu     sync.Mutex    // one command at a time
+	ctl    *control      // the control client now attached
+	output chan struct{} // a pulse for each burst of pane output
+	w, h   int
+}
+
+// control is one control-mode client of the bench's tmux server.
+type control struct {
+	cmd     *exec.Cmd
 	in      io.WriteCloser
-	mu      sync.Mutex    // one command at a time
-	replies chan []string // each command's reply lines
-	output  chan struct{} // a pulse for each burst of pane output
-	w, h    int
+	replies chan []string // each command's reply lines; closed when the client ends
+	stderr  strings.Builder
+	exit    string // the reason tmux gave on its %exit line, if any
 }
 
 func newTerm(dir string, w, h int) (*term, error) {
@@ -32,35 +39,14 @@ func newTerm(dir string, w, h int) (*term, error) {
 		return nil, fmt.Errorf("the explorer is measured in tmux, which is not installed")
 	}
 	t := &term{sock: filepath.Join(dir, fmt.Sprintf("tmux-%d.sock", os.Getpid())), w: w, h: h,
-		replies: make(chan []string, 4), output: make(chan struct{}, 1)}
+		output: make(chan struct{}, 1)}
 	if out, err := exec.Command("tmux", "-S", t.sock, "-f", "/dev/null", "new-session", "-d", "-s", "bench",
 		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "sleep 86400").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tmux: %v: %s", err, out)
 	}
-	t.ctl = exec.Command("tmux", "-S", t.sock, "-C", "attach", "-t", "bench")
-	var err error
-	if t.in, err = t.ctl.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := t.ctl.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := t.ctl.Start(); err != nil {
-		return nil, err
-	}
-	go t.read(out)
-	// The attach's own reply comes first; then keep the window at its size
-	// whatever the control client's is.
-	select {
-	case _, ok := <-t.replies:
-		if !ok {
-			t.close()
-			return nil, fmt.Errorf("tmux control mode ended as it attached")
-		}
-	case <-time.After(5 * time.Second):
+	if err := t.attach(); err != nil {
 		t.close()
-		return nil, fmt.Errorf("tmux control mode did not answer")
+		return nil, err
 	}
 	for _, c := range []string{"set-option -g window-size manual", fmt.Sprintf("resize-window -t bench -x %d -y %d", w, h),
 		"set-option -g remain-on-exit on"} {
@@ -72,7 +58,42 @@ func newTerm(dir string, w, h int) (*term, error) {
 	return t, nil
 }
 
-func (t *term) read(r io.Reader) {
+// attach starts a control client on the bench's session. A control client
+// can end under the bench (tmux drops one it thinks too far behind), and
+// the server and the program in the window outlive it: do attaches again.
+func (t *term) attach() error {
+	c := &control{replies: make(chan []string, 4)}
+	c.cmd = exec.Command("tmux", "-S", t.sock, "-C", "attach", "-t", "bench")
+	c.cmd.Env = withoutTMUX(os.Environ())
+	c.cmd.Stderr = &c.stderr
+	var err error
+	if c.in, err = c.cmd.StdinPipe(); err != nil {
+		return err
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return err
+	}
+	go c.read(out, t.output)
+	// The attach's own reply comes first.
+	select {
+	case _, ok := <-c.replies:
+		if !ok {
+			c.end()
+			return fmt.Errorf("tmux control mode ended as it attached%s", c.why())
+		}
+	case <-time.After(5 * time.Second):
+		c.end()
+		return fmt.Errorf("tmux control mode did not answer")
+	}
+	t.ctl = c
+	return nil
+}
+
+func (c *control) read(r io.Reader, output chan struct{}) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	var block []string
@@ -87,38 +108,98 @@ func (t *term) read(r io.Reader) {
 			if strings.HasPrefix(line, "%error ") {
 				block = append(block, "%error")
 			}
-			t.replies <- block
+			c.replies <- block
 		case in:
 			block = append(block, line)
 		case strings.HasPrefix(line, "%output "), strings.HasPrefix(line, "%extended-output "):
 			select {
-			case t.output <- struct{}{}:
+			case output <- struct{}{}:
 			default:
 			}
+		case strings.HasPrefix(line, "%exit"):
+			c.exit = strings.TrimSpace(strings.TrimPrefix(line, "%exit"))
 		}
 	}
-	close(t.replies)
+	if err := sc.Err(); err != nil && c.exit == "" {
+		c.exit = "reading its output: " + err.Error()
+	}
+	close(c.replies)
 }
 
-// do runs one tmux command and returns its reply lines.
+// why says, as well as tmux told, why the client ended (after end).
+func (c *control) why() string {
+	var parts []string
+	if c.exit != "" {
+		parts = append(parts, c.exit)
+	}
+	if e := strings.TrimSpace(c.stderr.String()); e != "" {
+		parts = append(parts, e)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+func (c *control) end() {
+	c.in.Close()
+	if c.cmd.Process != nil {
+		c.cmd.Process.Kill()
+	}
+	// The reader finishes before Wait closes the pipe it reads.
+	for range c.replies {
+	}
+	c.cmd.Wait()
+}
+
+// do runs one tmux command and returns its reply lines. A control client
+// that ended or stopped answering is reported on stderr with tmux's reason
+// and replaced once.
 func (t *term) do(cmd string) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, err := io.WriteString(t.in, cmd+"\n"); err != nil {
-		return nil, err
+	r, err, gone := t.ctl.run(cmd)
+	if gone {
+		t.ctl.end()
+		reason := t.ctl.why()
+		fmt.Fprintf(os.Stderr, "bench: the tmux control client ended%s; attaching again\n", reason)
+		if aerr := t.attach(); aerr != nil {
+			return nil, fmt.Errorf("tmux control client ended%s, and attaching again failed: %v", reason, aerr)
+		}
+		r, err, _ = t.ctl.run(cmd)
+	}
+	return r, err
+}
+
+// run sends one command; gone says the client ended or is out of step.
+func (c *control) run(cmd string) (reply []string, err error, gone bool) {
+	if _, err := io.WriteString(c.in, cmd+"\n"); err != nil {
+		return nil, err, true
 	}
 	select {
-	case r, ok := <-t.replies:
+	case r, ok := <-c.replies:
 		if !ok {
-			return nil, fmt.Errorf("tmux went away")
+			return nil, fmt.Errorf("tmux went away"), true
 		}
 		if n := len(r); n > 0 && r[n-1] == "%error" {
-			return nil, fmt.Errorf("tmux %s: %s", cmd, strings.Join(r[:n-1], " "))
+			return nil, fmt.Errorf("tmux %s: %s", cmd, strings.Join(r[:n-1], " ")), false
 		}
-		return r, nil
+		return r, nil, false
 	case <-time.After(10 * time.Second):
-		return nil, fmt.Errorf("tmux %s: no reply", cmd)
+		// Its reply may still come, to this client: a new one keeps the
+		// replies in step with the commands.
+		return nil, fmt.Errorf("tmux %s: no reply in 10 s", cmd), true
 	}
+}
+
+func withoutTMUX(env []string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, "TMUX=") && !strings.HasPrefix(e, "TMUX_PANE=") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // screen is what the window shows now.
@@ -180,12 +261,9 @@ func (t *term) waitFor(ok func(screen string) bool, limit time.Duration) (time.T
 func (t *term) stop() { t.do("respawn-pane -k -t bench 'sleep 86400'") }
 
 func (t *term) close() {
-	if t.in != nil {
-		t.in.Close()
-	}
 	exec.Command("tmux", "-S", t.sock, "kill-server").Run()
-	if t.ctl != nil && t.ctl.Process != nil {
-		t.ctl.Wait()
+	if t.ctl != nil {
+		t.ctl.end()
 	}
 	os.Remove(t.sock)
 }

@@ -212,3 +212,41 @@ func BenchmarkExactReads(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCursorToken is what vigil agent adds to a remote refresh: the
+// reader's cursor read back from its token, and the next one written down
+// (protocol 2). Open runs, undecided requests and leases are what a token
+// holds, on a store with 5 and with 200 of them.
+func BenchmarkCursorToken(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		shape benchstore.Shape
+	}{{"open=5", small}, {"open=200", benchstore.Shape{Runs: 1_000, Steps: 10_000, Open: 200}}} {
+		b.Run(c.name, func(b *testing.B) {
+			r, err := ioharness.OpenReadOnly(benchPath(b, c.shape))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			cur, err := r.Head(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tok, err := r.EncodeCursor(cur)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				back, err := r.DecodeCursor(tok)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tok, err = r.EncodeCursor(back); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(tok)), "token-bytes")
+		})
+	}
+}

@@ -37,8 +37,10 @@ func (u *Source) Head(ctx context.Context) (store.Cursor, error) {
 
 // Changes is every store's changes after cur, its ids prefixed. A store
 // that cannot be read keeps its cursor and is marked offline; the others'
-// changes come. A store reset, replaced, or read for the first time makes
-// the whole answer Reset.
+// changes come. A store reset, replaced, or read for the first time is
+// loaded again alone: its runs and undecided requests whole, its prefix
+// in Reloaded (the reader drops what it held of it); the other stores are
+// read only for their changes.
 func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(cursor)
 	if !ok || len(c.parts) != len(u.s.ms) {
@@ -46,20 +48,19 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 	}
 	next := cursor{parts: append([]part(nil), c.parts...)}
 	got := make([]*store.Changes, len(u.s.ms))
-	reset := make([]bool, len(u.s.ms))
+	reloaded := make([]*store.Changes, len(u.s.ms))
 	errs := u.s.each(func(i int, m *member) error {
 		m.reopenIfAsked()
 		src, gen := m.source()
 		p := c.parts[i]
 		if p.gen != gen || p.cur == nil {
-			// Another source, or none read yet: load everything again once
-			// this one can be read.
-			_, err := src.Head(ctx)
-			m.note(err)
+			// Another source, or none read yet: this store alone is
+			// loaded again.
+			ch, nc, err := u.s.reload(ctx, m)
 			if err != nil {
-				return m.named(err)
+				return err
 			}
-			reset[i] = true
+			reloaded[i], next.parts[i] = ch, part{gen: gen, cur: nc}
 			return nil
 		}
 		ch, nc, err := src.Changes(ctx, p.cur)
@@ -74,21 +75,32 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 				m.mu.Unlock()
 				m.reopenIfAsked()
 			}
-			reset[i] = true
+			_, gen = m.source()
+			ch, nc, err := u.s.reload(ctx, m)
+			if err != nil {
+				// Loaded again once it can be read: a cursor of no store.
+				next.parts[i] = part{gen: gen}
+				return err
+			}
+			reloaded[i], next.parts[i] = ch, part{gen: gen, cur: nc}
 			return nil
 		}
 		got[i], next.parts[i] = ch, part{gen: gen, cur: nc}
 		return nil
 	})
-	for _, r := range reset {
-		if r {
-			return &store.Changes{Reset: true}, cur, nil
-		}
-	}
 	if err := allFailed(errs); err != nil {
 		return nil, nil, err
 	}
 	out := &store.Changes{}
+	for i, ch := range reloaded {
+		if ch == nil {
+			continue
+		}
+		out.Reloaded = append(out.Reloaded, u.s.ms[i].prefix)
+		out.Runs = append(out.Runs, ch.Runs...)
+		out.Requests = append(out.Requests, ch.Requests...)
+		out.LeasesChanged = true
+	}
 	for i, ch := range got {
 		if ch == nil {
 			continue
@@ -100,6 +112,55 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 		out.Leases = u.s.allLeases()
 	}
 	return out, next, nil
+}
+
+// reload loads one store again from its head, as a whole load does: its
+// runs and undecided requests, prefixed, and the cursor they are as of
+// (taken first: rows landing in between come again, keyed by id).
+func (s *Set) reload(ctx context.Context, m *member) (*store.Changes, store.Cursor, error) {
+	src, _ := m.source()
+	cur, err := src.Head(ctx)
+	m.note(err)
+	if err != nil {
+		return nil, nil, m.named(err)
+	}
+	runs, err := src.Runs(ctx)
+	m.note(err)
+	if err != nil {
+		return nil, nil, m.named(err)
+	}
+	reqs, err := src.Requests(ctx, true)
+	m.note(err)
+	if err != nil {
+		return nil, nil, m.named(err)
+	}
+	ch := &store.Changes{}
+	leases := map[string]store.Lease{}
+	for _, r := range runs {
+		if r.Lease != nil {
+			leases[join(m.prefix, r.ID)] = *r.Lease
+		}
+		ch.Runs = append(ch.Runs, outRun(m.prefix, r))
+	}
+	for _, q := range reqs {
+		ch.Requests = append(ch.Requests, outRequest(m.prefix, q))
+	}
+	m.mu.Lock()
+	m.leases, m.lastRuns = leases, ch.Runs
+	m.reloads++
+	m.mu.Unlock()
+	return ch, cur, nil
+}
+
+// Reloads is how often each store (by prefix) was loaded again alone.
+func (s *Set) Reloads() map[string]int {
+	out := map[string]int{}
+	for _, m := range s.ms {
+		m.mu.Lock()
+		out[m.prefix] = m.reloads
+		m.mu.Unlock()
+	}
+	return out
 }
 
 // merge adds one store's changes to out, its ids prefixed.

@@ -11,10 +11,14 @@
 // Offline. A store that cannot be read (its link dropped, its file is
 // gone, its last read failed) is marked offline in Stores and skipped:
 // the others' changes keep coming, and what was read of it stays shown.
-// Only when every store fails does a read fail. A store that comes back
-// under a cursor it did not make (a remote agent started again, a file
-// replaced) makes the set's Changes say Reset: the explorer loads the
-// set again, every store from its head, so no row is missed or doubled.
+// Only when every store fails does a read fail. A remote store that comes
+// back resumes from the cursor it held (remote protocol 2: the agent
+// started for the new link reads it back), so the others are not read
+// again. A store that comes back under a cursor it cannot resume (a file
+// replaced, a far store rewritten, a far vigil of protocol 1) is loaded
+// again alone: the set's Changes carry its runs and requests whole and
+// its prefix in Reloaded, and the reader drops what it held of that store
+// only; the other stores are not read again.
 package union
 
 import (
@@ -67,6 +71,7 @@ type member struct {
 	problem string // why the last read failed ("" when it did not)
 	gone    string // the watcher says the file is gone
 	reopen  bool   // the watcher says another file is at the path
+	reloads int    // times loaded again alone (Set.Reloads)
 	leases  map[string]store.Lease
 	old     []store.Source // replaced sources, closed with the set
 

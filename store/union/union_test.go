@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -252,16 +253,33 @@ func TestStoreGoneAndBack(t *testing.T) {
 		os.Rename(filepath.Join(keep, "beta.sqlite3"+suf), b+suf)
 	}
 	waitOffline(false)
+	ch, next, err = src.Changes(ctx, next)
+	if err != nil || ch.Reset || len(ch.Reloaded) != 1 || ch.Reloaded[0] != "beta" {
+		t.Fatalf("changes once beta is back: %+v %v; want beta alone loaded again", ch, err)
+	}
+	var ids []string
+	for _, r := range ch.Runs {
+		ids = append(ids, r.ID)
+	}
+	sort.Strings(ids)
+	if strings.Join(ids, " ") != "beta/1 beta/2" || len(ch.Requests) != 1 || ch.Requests[0].ID != "beta/1" {
+		t.Errorf("beta loaded again: runs %v, requests %+v; want beta's whole, alpha not read again", ids, ch.Requests)
+	}
+	if n := set.Reloads(); n["beta"] != 1 || n["alpha"] != 0 {
+		t.Errorf("reloads %v", n)
+	}
+	// alpha's changes go on from where they were.
+	py(t, a, "db.execute(\"INSERT INTO runs (goal, file, status) VALUES ('newer alpha', 'f', 'running')\")")
 	ch, _, err = src.Changes(ctx, next)
-	if err != nil || !ch.Reset {
-		t.Fatalf("changes once beta is back: %+v %v; want Reset (it was opened again)", ch, err)
+	if err != nil || len(ch.Reloaded) != 0 || len(ch.Runs) != 1 || ch.Runs[0].ID != "alpha/4" {
+		t.Fatalf("alpha after beta came back: %+v %v", ch, err)
 	}
 	if _, err := src.Head(ctx); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := src.Runs(ctx)
-	if err != nil || len(runs) != 5 {
-		t.Errorf("runs once beta is back: %d %v; want 5", len(runs), err)
+	if err != nil || len(runs) != 6 {
+		t.Errorf("runs once beta is back: %d %v; want 6", len(runs), err)
 	}
 	if st := set.Stores(); st[0].Offline != "" || st[1].Offline != "" {
 		t.Errorf("stores once back %+v", st)
