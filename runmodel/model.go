@@ -101,13 +101,7 @@ func (m *Model) SetRuns(runs []store.Run) {
 	m.pendingStats = map[string][]store.StepRow{}
 	for i := range runs {
 		r := &runs[i]
-		if _, twice := m.runs[r.ID]; !twice {
-			m.list = append(m.list, r)
-		} else {
-			m.list = slices.DeleteFunc(m.list, func(o *store.Run) bool { return o.ID == r.ID }) // the last one given stands
-			m.list = append(m.list, r)
-		}
-		m.runs[r.ID] = r
+		m.hold(r) // the last one given stands
 		if r.Lease != nil {
 			m.leased[r.ID] = true
 		}
@@ -116,6 +110,16 @@ func (m *Model) SetRuns(runs []store.Run) {
 		}
 	}
 	m.shapeStale = true
+}
+
+// hold keeps a run: in the map by id and in the list the forest is built
+// from, in place of a run of the same id held before.
+func (m *Model) hold(r *store.Run) {
+	if old := m.runs[r.ID]; old != nil {
+		m.list = slices.DeleteFunc(m.list, func(o *store.Run) bool { return o == old })
+	}
+	m.runs[r.ID] = r
+	m.list = append(m.list, r)
 }
 
 // SetRequests replaces the undecided requests (a load); resolved ones are
@@ -252,8 +256,7 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		m.leased[r.ID] = true
 	}
 	if old == nil {
-		m.runs[r.ID] = &r
-		m.list = append(m.list, &r)
+		m.hold(&r)
 		m.shapeStale, c.Tree = true, true
 	} else {
 		if old.ParentID != r.ParentID || !old.StartedAt.Equal(r.StartedAt) {
