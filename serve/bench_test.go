@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +49,14 @@ func benchServe(b *testing.B, own bool) {
 	}
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "vigil")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/vigil-run/vigil").CombinedOutput(); err != nil {
+	// VIGIL_BENCH_PROFILE=FILE writes the server's CPU profile over the
+	// window to FILE (a build with net/http/pprof: pprof_tag.go).
+	profile := os.Getenv("VIGIL_BENCH_PROFILE")
+	build := []string{"build", "-o", bin}
+	if profile != "" {
+		build = append(build, "-tags", "vigilpprof")
+	}
+	if out, err := exec.Command("go", append(build, "github.com/vigil-run/vigil")...).CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	path, err := fixture.Build(dir)
@@ -60,6 +69,11 @@ func benchServe(b *testing.B, own bool) {
 	cmd := exec.Command(bin, "serve", "--store", path, "--authorized-keys", keys, "--listen", "127.0.0.1:"+port,
 		"--rate-limit", "10000", "--idle-timeout", "0")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "NO_COLOR=1")
+	pprofAddr := ""
+	if profile != "" {
+		pprofAddr = "127.0.0.1:" + freePort(b)
+		cmd.Env = append(cmd.Env, "VIGIL_PPROF="+pprofAddr)
+	}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -71,6 +85,9 @@ func benchServe(b *testing.B, own bool) {
 		for sc.Scan() {
 			if strings.Contains(sc.Text(), "listening on") {
 				close(ready)
+			}
+			if os.Getenv("VIGIL_BENCH_LOG") != "" && strings.Contains(sc.Text(), "frames so far") {
+				fmt.Fprintln(os.Stderr, sc.Text())
 			}
 		}
 	}()
@@ -110,6 +127,10 @@ func benchServe(b *testing.B, own bool) {
 	}
 	defer w.Close()
 	cpu0, wall0 := cpuTime(b, cmd.Process.Pid), time.Now()
+	profiled := make(chan error, 1)
+	if profile != "" {
+		go func() { profiled <- fetchProfile(pprofAddr, window, profile) }()
+	}
 	b.ResetTimer()
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	n := 0
@@ -128,6 +149,11 @@ func benchServe(b *testing.B, own bool) {
 	time.Sleep(time.Second) // the last commits reach every screen
 	cpu, wall := cpuTime(b, cmd.Process.Pid)-cpu0, time.Since(wall0)
 	b.StopTimer()
+	if profile != "" {
+		if err := <-profiled; err != nil {
+			b.Errorf("profile: %v", err)
+		}
+	}
 	// Each session's screen as it was after each write that reached it:
 	// a step is on screen at the first write after which its marker is (or
 	// a later one is: it may have scrolled by within one frame).
@@ -167,8 +193,30 @@ func benchServe(b *testing.B, own bool) {
 	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-session-p99-ms")
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "server-cores")
 	b.ReportMetric(float64(missing), "missed")
-	b.Logf("%d sessions, %d commits in %s: %d screen updates timed, %d missed; server CPU %.2fs over %.1fs",
-		sessions, n, window, len(lat), missing, cpu.Seconds(), wall.Seconds())
+	load, _ := os.ReadFile("/proc/loadavg")
+	b.Logf("%d sessions, %d commits in %s: %d screen updates timed, %d missed; server CPU %.2fs over %.1fs; load average %s",
+		sessions, n, window, len(lat), missing, cpu.Seconds(), wall.Seconds(), strings.Join(strings.Fields(string(load))[:3], " "))
+}
+
+// fetchProfile writes the server's CPU profile over d to path.
+func fetchProfile(addr string, d time.Duration, path string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func marker(n int) string { return fmt.Sprintf("bench-%05d", n) }

@@ -11,19 +11,26 @@ import (
 
 // paced draws a session's explorer at most once a frame. Bubble Tea asks
 // for the whole view after every message, and a commit brings several (its
-// changes, then the counts, the detail, the activity): drawn each time,
-// fifty sessions spend their server's cores on frames nobody sees. A key
-// press or a resize is drawn at once; anything else waits for the frame's
-// end, a repaint message making sure it is drawn then.
+// changes, then the counts, the detail, the activity, each read once for
+// every session by the hub): drawn each time, fifty sessions spend their
+// server's cores on frames nobody sees. A key press or a resize is drawn at
+// once. Anything else marks the view stale and draws it when a repaint
+// comes: settle after the first message (the reads a commit starts land in
+// the same frame), and never sooner than every after the last frame. So a
+// commit costs a session one frame, and what it shows is never older than
+// settle+every.
 type paced struct {
 	m       *tui.Model
 	every   time.Duration
+	settle  time.Duration
 	last    time.Time // when the view was last drawn
 	view    tea.View
 	drawn   bool
-	dirty   bool // updated since the view was drawn
-	now     bool // draw at the next View, whatever the time
-	pending bool // a repaint is on its way
+	dirty   bool        // updated since the view was drawn
+	now     bool        // draw at the next View
+	pending bool        // a repaint is on its way
+	frames  int         // frames drawn (tests)
+	screen  *lineScreen // draws each frame on the session (nil: Bubble Tea's renderer does)
 
 	ready     chan struct{} // closed once the model has loaded the store
 	readyOnce sync.Once
@@ -31,8 +38,8 @@ type paced struct {
 
 type repaintMsg struct{}
 
-func newPaced(m *tui.Model, every time.Duration) *paced {
-	return &paced{m: m, every: every, ready: make(chan struct{})}
+func newPaced(m *tui.Model, every, settle time.Duration) *paced {
+	return &paced{m: m, every: every, settle: settle, ready: make(chan struct{})}
 }
 
 func (p *paced) Init() tea.Cmd { return p.m.Init() }
@@ -45,26 +52,41 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	_, cmd := p.m.Update(msg)
 	p.dirty = true
+	if p.screen != nil && tui.TookTerminal(msg) {
+		p.screen.forget()
+		p.now = true
+	}
 	if p.m.Loaded() {
 		p.readyOnce.Do(func() { close(p.ready) })
 	}
-	switch msg.(type) {
-	case tea.KeyPressMsg, tea.WindowSizeMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		if p.screen != nil {
+			p.screen.resize(msg.Width, msg.Height)
+		}
+		p.now = true
+		return p, cmd
+	case tea.KeyPressMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
 		p.now = true
 		return p, cmd
 	}
-	if wait := p.every - time.Since(p.last); wait > 0 && !p.pending {
-		p.pending = true
-		return p, tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} }))
+	if p.pending {
+		return p, cmd
 	}
-	return p, cmd
+	p.pending = true
+	wait := max(p.settle, p.every-time.Since(p.last))
+	return p, tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} }))
 }
 
 func (p *paced) View() tea.View {
-	if p.drawn && !p.now && (!p.dirty || time.Since(p.last) < p.every) {
+	if p.drawn && !p.now {
 		return p.view
 	}
 	p.view, p.drawn = p.m.View(), true
 	p.last, p.dirty, p.now = time.Now(), false, false
+	p.frames++
+	if p.screen != nil {
+		p.screen.draw(p.view)
+	}
 	return p.view
 }

@@ -24,7 +24,10 @@ import (
 
 // mirrorFrameEvery paces a shared explorer: one frame drawn for all its
 // sessions is cheap, so it draws as often as the terminal renderer does.
-const mirrorFrameEvery = 16 * time.Millisecond
+const (
+	mirrorFrameEvery  = 16 * time.Millisecond
+	mirrorFrameSettle = 5 * time.Millisecond
+)
 
 // mirrorKey is what must be equal for two sessions to show the same bytes.
 type mirrorKey struct {
@@ -104,7 +107,7 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		NoColor:    key.noColor,
 	})
 	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
-	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery), opts...)
+	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle), opts...)
 	s.mirrors.m[key] = m
 	go func() {
 		defer close(m.done)

@@ -18,6 +18,7 @@ import (
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	wishtea "charm.land/wish/v2/bubbletea"
+	"github.com/charmbracelet/colorprofile"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
@@ -66,8 +67,14 @@ type Server struct {
 }
 
 // frameEvery is the shortest time between two frames of one session (see
-// paced): 25 a second.
-const frameEvery = 40 * time.Millisecond
+// paced): 20 a second, one for each commit of a store committing 20 times a
+// second. frameSettle is how long a frame waits after the first message
+// that makes it stale, for the reads that message starts to land in it.
+// A commit is on screen within frameSettle+frameEvery plus the drawing.
+const (
+	frameEvery  = 50 * time.Millisecond
+	frameSettle = 10 * time.Millisecond
+)
 
 const (
 	defaultIdle  = 30 * time.Minute
@@ -231,14 +238,15 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 
 // session is one SSH session's explorer, as the gate admitted it.
 type session struct {
-	hub   *Hub
-	index int    // which store
-	label string // the store, in the status bar
-	who   string // the key's name and role, in the status bar
-	sess  Session
-	model *tui.Model
-	input *idleReader
-	prog  *tea.Program
+	hub    *Hub
+	index  int    // which store
+	label  string // the store, in the status bar
+	who    string // the key's name and role, in the status bar
+	sess   Session
+	model  *tui.Model
+	input  *idleReader
+	prog   *tea.Program
+	screen *lineScreen // draws its own explorer (nil while it watches)
 }
 
 type ctxKey string
@@ -380,7 +388,9 @@ watching:
 	// have loaded the store (it acts on what is shown).
 	se.input.touch()
 	ro := s.readOnlyWhy()
+	profile := colorprofile.Env(append(sess.Environ(), "TERM="+pty.Term))
 	se.model = tui.New(tui.Options{
+		Colors:     profile,
 		Source:     se.hub.View(se.sess, ro),
 		Reopen:     func() (store.Source, error) { return se.hub.View(se.sess, ro), nil },
 		Wakeups:    se.hub.Wakeups,
@@ -389,8 +399,16 @@ watching:
 		Who:        se.who,
 		NoColor:    noColor,
 	})
-	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h))
-	own := newPaced(se.model, frameEvery)
+	own := newPaced(se.model, frameEvery, frameSettle)
+	own.screen = newLineScreen(sess, key.w, key.h)
+	se.screen = own.screen
+	defer own.screen.close()
+	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
+		tea.WithOutput(own.screen.out), tea.WithoutRenderer(),
+		// Without its renderer the program's ticker only sends its own
+		// writes (a bell, a query): 20 a second is soon enough for those,
+		// and fifty sessions' tickers wake the server less.
+		tea.WithFPS(20))
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})
@@ -435,6 +453,9 @@ func (s *Server) idleOut(sess ssh.Session, se *session) bool {
 	s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
 	if se.prog != nil {
 		se.prog.Quit()
+	}
+	if se.screen != nil {
+		se.screen.close() // the terminal back first: the line below is read on the user's own screen
 	}
 	fmt.Fprintf(sess.Stderr(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
 	sess.Exit(0)

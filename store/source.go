@@ -126,6 +126,21 @@ type ProblemReporter interface {
 	Problems() []error
 }
 
+// StepRanger is a source that reads a stretch of a run's timeline without
+// the rest, so a reader can hold a window of a run's steps instead of all of
+// them. EachStepRow hands fn the run's timeline rows with from <= RowID <=
+// to (to 0: to the run's newest row), in row order, a page at a time (each
+// page its own short read; fn's error stops the read). Rows from a step's
+// first row up to the row before the next step's first fold
+// (AppendStepRows) into exactly those steps, as Steps folds them.
+// ProviderCallsFor reads the run's provider attempts under the step numbers
+// lo..hi, to time such a stretch (StampSteps). Without it, a caller reads
+// the run whole with Steps.
+type StepRanger interface {
+	EachStepRow(ctx context.Context, runID string, from, to int64, fn func([]StepRow) error) error
+	ProviderCallsFor(ctx context.Context, runID string, lo, hi int) ([]ProviderCall, error)
+}
+
 // CursorCodec is a source whose cursors can be written down and read back
 // by another process that opens the same store: vigil agent hands a remote
 // reader its cursor that way, so a reader whose link dropped resumes where

@@ -59,7 +59,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer m.src.Close()
-			if n := len(m.st.agent.steps); n < c.shape.BigRun {
+			if n := m.st.agent.Len(); n < c.shape.BigRun {
 				b.Fatalf("the open run has %d steps, want %d", n, c.shape.BigRun)
 			}
 			m.focusPane(paneTimeline)

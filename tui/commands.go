@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -120,6 +122,10 @@ func loadStats(src source, ids []string) tea.Cmd {
 type agentMsg struct {
 	from
 	runID   string
+	ranged  bool // read through store.StepRanger: steps are the newest, from winLo
+	index   *chunked[stepEntry]
+	facets  *views.StepFacets
+	winLo   int
 	steps   []store.Step
 	samples []store.ContextSample
 	calls   []store.ProviderCall
@@ -131,13 +137,24 @@ func loadAgent(src source, runID string) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		m := agentMsg{from: from{src.gen}, runID: runID}
-		if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
-			return m
+		if sr, ok := src.Source.(store.StepRanger); ok {
+			m.ranged = true
+			m.err = loadRanged(ctx, sr, &m)
+			if errors.Is(m.err, errors.ErrUnsupported) {
+				m.ranged, m.err = false, nil // a member of several stores that reads runs whole
+			} else if m.err != nil {
+				return m
+			}
 		}
-		if m.samples, m.err = src.ContextSamples(ctx, runID); m.err != nil {
-			return m
+		if !m.ranged {
+			if m.steps, m.err = src.Steps(ctx, runID); m.err != nil {
+				return m
+			}
+			if m.calls, m.err = src.ProviderCalls(ctx, runID); m.err != nil {
+				return m
+			}
 		}
-		m.calls, m.err = src.ProviderCalls(ctx, runID)
+		m.samples, m.err = src.ContextSamples(ctx, runID)
 		return m
 	}
 }

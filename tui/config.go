@@ -29,7 +29,7 @@ func (m *Model) fixedBackground() (dark, fixed bool) {
 
 // theme builds the theme for the background as known now.
 func (m *Model) theme() *views.Theme {
-	return views.NewThemeOver(m.dark, m.opt.NoColor, m.opt.Look.Palette)
+	return views.NewThemeFor(m.dark, m.opt.NoColor, m.opt.Look.Palette, m.opt.Colors)
 }
 
 // keys are the bindings: the config's remap, else the defaults.

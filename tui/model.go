@@ -12,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
@@ -44,6 +45,11 @@ type Options struct {
 	NoTick bool
 	// Notify says which notices a request that arrives gives (notify.go).
 	Notify Notify
+	// Colors is the terminal's colour profile for a program that writes
+	// its frames itself (vigil serve): the theme's colours are made the
+	// terminal's own. Unknown (0): true colour, brought down by Bubble
+	// Tea's renderer.
+	Colors colorprofile.Profile
 	// Look is the user's theme and keys (config.go).
 	Look Look
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
@@ -120,9 +126,15 @@ type Model struct {
 
 	headless time.Duration // driven without a terminal (Settle): timers longer than this never fire
 
-	detailSeq  int
-	detailWant int64
-	detailRev  string // the revision of the step the detail was asked at (stepRev)
+	detailSeq int
+	// The timeline's reads by range (steps_window.go): a stretch is being
+	// read, and the cancel of the scan out.
+	stepsLoading bool
+	stepsAsked   [2]int // the first and last step of the read out
+	stepsFailed  [2]int // those of the last read that failed: not asked again until the screen moves
+	scanCancel   func()
+	detailWant   int64
+	detailRev    string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
 
@@ -138,7 +150,7 @@ func New(opt Options) *Model {
 		now = time.Now
 	}
 	m := &Model{
-		opt: opt, src: source{Source: opt.Source}, now: now, dark: true,
+		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
 		focus: paneRuns, right: paneTimeline,
 	}
 	if dark, fixed := m.fixedBackground(); fixed {
@@ -204,6 +216,15 @@ func (m *Model) Source() store.Source { return m.src.Source }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	// What a message changed may move the timeline to steps not in memory.
+	if work := m.stepWork(); work != nil {
+		cmd = tea.Batch(cmd, work)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
@@ -268,6 +289,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.refreshTree()
 		}
 		return m, nil
+	case stepsMsg:
+		return m, m.onSteps(msg)
+	case scanMsg:
+		return m, m.onScan(msg)
 	case detailDueMsg:
 		if msg.seq == m.detailSeq && m.detailWant != 0 {
 			return m, loadDetail(m.src, m.timeline.RunID(), m.detailWant)
@@ -281,7 +306,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				d := msg.detail
 				// The step as the timeline folds it (its retries, pending or
 				// not): the detail says what the timeline says.
-				if st, ok := m.timeline.Selected(); ok && st.RowID == d.RowID {
+				if st, ok := m.timeline.SelectedWhole(); ok && st.RowID == d.RowID {
 					call := d.ToolCall
 					d.Step, d.ToolCall = st, call
 				}
@@ -527,19 +552,19 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
 		return nil
 	}
-	m.st.agent.set(msg.runID, msg.steps, msg.samples, msg.calls)
+	m.st.agent.set(msg.runID, msg.ranged, msg.index, msg.facets, msg.winLo, msg.steps, msg.samples, msg.calls)
 	live := false
 	if _, ok := m.st.model.Run(msg.runID); ok {
 		st := m.st.model.State(msg.runID, m.now())
 		live = st == store.StateRunning || st == store.StateWaiting || st == store.StateUnknown
 	}
-	m.timeline.Load(msg.runID, m.agentTitle(msg.runID), m.st.agent.steps, live)
+	m.timeline.Show(msg.runID, m.agentTitle(msg.runID), &m.st.agent, live)
 	if !live {
 		// A finished run opens at its start, but the last step is the one
 		// most people want to read first.
 		m.timeline.ShowLast()
 	}
-	m.drift.Set(m.agentTitle(msg.runID), m.st.agent.samples)
+	m.drift.SetSamples(m.agentTitle(msg.runID), m.st.agent.samples)
 	return m.wantDetail(true)
 }
 
@@ -709,10 +734,10 @@ const countsEvery = 250 * time.Millisecond
 
 func (m *Model) applyChanged(c changed) {
 	if c.steps {
-		m.timeline.Update(m.st.agent.steps)
+		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
 	if c.samples {
-		m.drift.Set(m.agentTitle(m.st.agent.id), m.st.agent.samples)
+		m.drift.SetSamples(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {
 	case c.Runs || c.Requests:

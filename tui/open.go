@@ -302,3 +302,12 @@ func (m *Model) clipTarget(prompt bool) (what, text, why string) {
 	}
 	return "", "", "the drift pane has nothing to copy"
 }
+
+// TookTerminal reports whether msg ends a time the explorer gave its
+// terminal to another program (the open keys' pager or editor): a program
+// that draws the explorer's frames itself (vigil serve) sets the
+// terminal's modes again and draws the next frame whole.
+func TookTerminal(msg tea.Msg) bool {
+	_, ok := msg.(openDoneMsg)
+	return ok
+}

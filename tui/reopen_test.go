@@ -275,7 +275,8 @@ func TestReopenBesideALiveWriter(t *testing.T) {
 	shown := false
 	d.m.st.agent = agentView{}
 	d.run(d.m.selectAgent(run))
-	for _, s := range d.m.st.agent.steps {
+	for i := 0; i < d.m.st.agent.Len(); i++ {
+		s, _ := d.m.st.agent.Step(i)
 		shown = shown || s.Decision == last
 	}
 	if !shown {

@@ -38,6 +38,7 @@ func newState(src store.Source) *state {
 type changed struct {
 	runmodel.Changed
 	steps, samples bool
+	grown          grown // the shown agent's steps a refresh folded
 	// reopen is the agent to show again: its store was loaded again alone
 	// (Changes.Reloaded), so what the timeline and tree hold of it is void.
 	reopen string
@@ -49,7 +50,7 @@ func (s *state) apply(ch *store.Changes, now time.Time) changed {
 	if len(ch.Reloaded) > 0 {
 		c.reopen = s.dropReloaded(ch.Reloaded)
 	}
-	c.steps, c.samples = s.agent.apply(ch)
+	c.steps, c.grown, c.samples = s.agent.apply(ch)
 	for _, e := range ch.AgentEvents {
 		if _, loaded := s.events[e.RunID]; loaded || s.inOpenTree(e.RunID) {
 			s.events[e.RunID] = append(s.events[e.RunID], e)

@@ -38,7 +38,7 @@ func (m *Model) View() tea.View {
 // frame passes sanitize.Frame, the one place all text goes through on its
 // way to the terminal, so that nothing but text and the frame's own colours
 // reaches it whatever a pane drew.
-func (m *Model) Render() string { return sanitize.Frame(m.render()) }
+func (m *Model) Render() string { return safeFrame(m.render()) }
 
 // render draws the screen. It only draws: where each pane goes was worked
 // out by relayout.

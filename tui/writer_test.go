@@ -97,7 +97,7 @@ func TestNeverBlocksTheWriter(t *testing.T) {
 	}
 	tm.Quit()
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
-	if got := len(fm.st.agent.steps); got != n {
+	if got := fm.st.agent.Len(); got != n {
 		t.Errorf("vigil holds %d of the %d steps written", got, n)
 	}
 	t.Logf("max WAL with vigil attached: %.2f MB", float64(wal)/(1<<20))

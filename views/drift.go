@@ -19,7 +19,7 @@ type Drift struct {
 	env     *Env
 	w, h    int
 	list    List
-	samples []store.ContextSample
+	samples DriftSamples
 	title   string
 	stick   bool // keep the newest turn in view as turns arrive
 	// prefix sums the samples that can no longer change (all but the last
@@ -35,11 +35,26 @@ type Drift struct {
 const driftTail = 16
 
 // NewDrift makes an empty drift pane.
-func NewDrift(env *Env) *Drift { return &Drift{env: env, stick: true, search: newSearch(env)} }
+func NewDrift(env *Env) *Drift {
+	return &Drift{env: env, stick: true, search: newSearch(env), samples: SampleSlice(nil)}
+}
+
+// DriftSamples is an agent's context samples as the drift pane reads them,
+// however the holder keeps them (a run of a million turns keeps them packed).
+type DriftSamples interface {
+	Len() int
+	At(i int) store.ContextSample
+}
+
+// SampleSlice is samples held as they were read.
+type SampleSlice []store.ContextSample
+
+func (s SampleSlice) Len() int                     { return len(s) }
+func (s SampleSlice) At(i int) store.ContextSample { return s[i] }
 
 // rowText is a turn's row as the search reads it.
 func (p *Drift) rowText(i int) string {
-	return ansi.Strip(p.row(p.env.Theme, p.samples[i], max(p.stats.MaxEst, p.stats.MaxReported, 1), false, max(p.w-2, 1)))
+	return ansi.Strip(p.row(p.env.Theme, p.samples.At(i), max(p.stats.MaxEst, p.stats.MaxReported, 1), false, max(p.w-2, 1)))
 }
 
 // driftHead is the lines above the turns: the sums, the sparkline and the
@@ -60,21 +75,33 @@ func (p *Drift) Capturing() bool { return p.search.Typing() }
 
 // Set shows an agent's samples.
 func (p *Drift) Set(title string, samples []store.ContextSample) {
+	p.SetSamples(title, SampleSlice(samples))
+}
+
+// SetSamples shows an agent's samples, however they are held.
+func (p *Drift) SetSamples(title string, samples DriftSamples) {
 	changedAgent := title != p.title
+	n := samples.Len()
 	p.title, p.samples = title, samples
-	p.list.SetLen(len(samples))
-	if changedAgent || len(samples) < p.prefixLen {
+	p.list.SetLen(n)
+	if changedAgent || n < p.prefixLen {
 		p.stick = true
 		p.prefix, p.prefixLen = runmodel.DriftStats{}, 0
 	}
-	if end := len(samples) - driftTail; end > p.prefixLen {
-		p.prefix.Add(samples[p.prefixLen:end])
+	add := func(s *runmodel.DriftStats, from, to int) {
+		for i := from; i < to; i++ {
+			one := [1]store.ContextSample{samples.At(i)}
+			s.Add(one[:])
+		}
+	}
+	if end := n - driftTail; end > p.prefixLen {
+		add(&p.prefix, p.prefixLen, end)
 		p.prefixLen = end
 	}
 	all := p.prefix
-	all.Add(samples[p.prefixLen:])
+	add(&all, p.prefixLen, n)
 	p.stats = all.Finish()
-	p.search.Index(len(p.samples), p.rowText)
+	p.search.Index(n, p.rowText)
 	if p.stick {
 		p.list.Bottom()
 	}
@@ -82,8 +109,8 @@ func (p *Drift) Set(title string, samples []store.ContextSample) {
 
 // Selected is the turn under the cursor.
 func (p *Drift) Selected() (store.ContextSample, bool) {
-	if p.list.Cursor < len(p.samples) {
-		return p.samples[p.list.Cursor], true
+	if p.list.Cursor < p.samples.Len() {
+		return p.samples.At(p.list.Cursor), true
 	}
 	return store.ContextSample{}, false
 }
@@ -98,7 +125,7 @@ func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
 		dir = p.search.Dir(msg, p.env)
 		fallthrough
 	case searchChanged:
-		p.search.Index(len(p.samples), p.rowText)
+		p.search.Index(p.samples.Len(), p.rowText)
 		if i, ok := p.search.Target(p.list.Cursor, dir); ok {
 			p.list.Select(i)
 		}
@@ -114,7 +141,7 @@ func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
 
 // Click selects the turn clicked.
 func (p *Drift) Click(x, y int) Intent {
-	if len(p.samples) == 0 || !p.list.SelectVisible(y-1-driftHead) { // the top border and the head
+	if p.samples.Len() == 0 || !p.list.SelectVisible(y-1-driftHead) { // the top border and the head
 		return Intent{}
 	}
 	p.stick = p.list.AtBottom()
@@ -138,7 +165,7 @@ func (p *Drift) View(focused bool) string {
 	if p.title != "" {
 		title += " · " + p.title
 	}
-	if len(p.samples) == 0 {
+	if p.samples.Len() == 0 {
 		body = append(body, t.Muted.Render("  no context samples for this agent"))
 		return t.Frame(title, "", body, w, h, focused)
 	}
@@ -153,7 +180,7 @@ func (p *Drift) View(focused bool) string {
 	scale := max(st.MaxEst, st.MaxReported, 1)
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.search.Highlight(t, p.row(t, p.samples[i], scale, i == p.list.Cursor && focused, inner)))
+		body = append(body, p.search.Highlight(t, p.row(t, p.samples.At(i), scale, i == p.list.Cursor && focused, inner)))
 	}
 	note := countNote(st.Turns, st.Turns, "turn")
 	if st.Missing > 0 {
@@ -235,9 +262,10 @@ func bar(v, scale int64, w int) int {
 // largest), the last w turns; a missing turn is a gap.
 func (p *Drift) sparkline(t *Theme, w int) string {
 	blocks := []rune("▁▂▃▄▅▆▇█")
-	samples := p.samples
-	if len(samples) > w {
-		samples = samples[len(samples)-w:]
+	n := p.samples.Len()
+	samples := make([]store.ContextSample, 0, min(n, max(w, 0)))
+	for i := max(n-w, 0); i < n; i++ {
+		samples = append(samples, p.samples.At(i))
 	}
 	var peak float64
 	vals := make([]float64, len(samples))

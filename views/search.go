@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -24,6 +25,9 @@ type Search struct {
 	typing bool
 	query  string // lower case; "" when no search is on
 	hits   []int  // the rows that match, in order
+	// scanning says the matches are still being found (a run not held
+	// whole is searched through the store).
+	scanning bool
 }
 
 func newSearch(env *Env) Search {
@@ -89,7 +93,7 @@ func (s *Search) Key(msg tea.KeyPressMsg, env *Env) searchResult {
 
 // Clear drops the search.
 func (s *Search) Clear() {
-	s.typing, s.query, s.hits = false, "", nil
+	s.typing, s.query, s.hits, s.scanning = false, "", nil, false
 	s.input.SetValue("")
 	s.input.Blur()
 }
@@ -152,19 +156,21 @@ func (s *Search) Target(cur, dir int) (int, bool) {
 	if len(s.hits) == 0 {
 		return 0, false
 	}
+	// hits are ascending: found by halving, so n on a million matches is
+	// as quick as on ten.
 	switch dir {
 	case 0, 1:
-		for _, h := range s.hits {
-			if h > cur || (dir == 0 && h == cur) {
-				return h, true
-			}
+		i := sort.SearchInts(s.hits, cur)
+		if dir == 1 && i < len(s.hits) && s.hits[i] == cur {
+			i++
+		}
+		if i < len(s.hits) {
+			return s.hits[i], true
 		}
 		return s.hits[0], true
 	default:
-		for i := len(s.hits) - 1; i >= 0; i-- {
-			if s.hits[i] < cur {
-				return s.hits[i], true
-			}
+		if i := sort.SearchInts(s.hits, cur); i > 0 {
+			return s.hits[i-1], true
 		}
 		return s.hits[len(s.hits)-1], true
 	}
@@ -192,14 +198,14 @@ func (s *Search) Note(env *Env, cur int) string {
 	switch {
 	case s.query == "":
 		return t.Key.Render(q)
+	case s.scanning:
+		return t.Key.Render(q) + t.Warning.Render(" searching every step…")
 	case len(s.hits) == 0:
 		return t.Key.Render(q) + t.Warning.Render(" no match")
 	}
 	at := 0
-	for i, h := range s.hits {
-		if h == cur {
-			at = i + 1
-		}
+	if i := sort.SearchInts(s.hits, cur); i < len(s.hits) && s.hits[i] == cur {
+		at = i + 1
 	}
 	where := fmt.Sprintf(" %d match", len(s.hits))
 	if len(s.hits) != 1 {

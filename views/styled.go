@@ -3,8 +3,6 @@ package views
 import (
 	"strings"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
@@ -32,7 +30,7 @@ const (
 )
 
 // style is the theme's style for a role.
-func (t *Theme) style(r role) lipgloss.Style {
+func (t *Theme) style(r role) Style {
 	switch r {
 	case roleText:
 		return t.Text
@@ -55,7 +53,7 @@ func (t *Theme) style(r role) lipgloss.Style {
 	case roleStale:
 		return t.Stale
 	}
-	return lipgloss.Style{}
+	return Style{}
 }
 
 // span is text drawn in one style.

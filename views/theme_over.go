@@ -1,6 +1,10 @@
 package views
 
-import "image/color"
+import (
+	"image/color"
+
+	"github.com/charmbracelet/colorprofile"
+)
 
 // NewThemeOver is NewTheme with some of the palette's colours replaced, by
 // role name (the user's config: text, muted, faint, border, accent,
@@ -10,6 +14,31 @@ func NewThemeOver(dark, noColor bool, over map[string]color.Color) *Theme {
 	if noColor || len(over) == 0 {
 		return NewTheme(dark, noColor)
 	}
+	return themeOf(paletteOver(dark, over), dark)
+}
+
+// NewThemeFor is NewThemeOver for a terminal of profile's colours, for a
+// program that writes its frames itself (vigil serve's sessions): every
+// colour is the terminal's own, as Bubble Tea's renderer would bring it
+// down; a terminal without colours gets the theme without colour. Unknown
+// and TrueColor: NewThemeOver.
+func NewThemeFor(dark, noColor bool, over map[string]color.Color, profile colorprofile.Profile) *Theme {
+	switch {
+	case noColor || profile == colorprofile.Unknown || profile == colorprofile.TrueColor:
+		return NewThemeOver(dark, noColor, over)
+	case profile <= colorprofile.ASCII:
+		return NewTheme(dark, true)
+	}
+	p := paletteOver(dark, over)
+	for _, c := range []*color.Color{&p.Text, &p.Muted, &p.Faint, &p.Border, &p.Accent, &p.SelectBg, &p.SelectBlurBg,
+		&p.Running, &p.Waiting, &p.Paused, &p.Stale, &p.Good, &p.Bad, &p.Estimate, &p.Reported, &p.MatchText} {
+		*c = profile.Convert(*c)
+	}
+	return themeOf(p, dark)
+}
+
+// paletteOver is the palette with the roles in over replaced.
+func paletteOver(dark bool, over map[string]color.Color) Palette {
 	p := palette(dark)
 	roles := map[string]*color.Color{
 		"text": &p.Text, "muted": &p.Muted, "faint": &p.Faint, "border": &p.Border, "accent": &p.Accent,
@@ -21,5 +50,5 @@ func NewThemeOver(dark, noColor bool, over map[string]color.Color) *Theme {
 			*dst = c
 		}
 	}
-	return themeOf(p, dark)
+	return p
 }

@@ -2,7 +2,7 @@ package views
 
 import (
 	"fmt"
-	"strconv"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,12 +16,15 @@ import (
 
 // Timeline is the step timeline of one agent. Follow mode keeps the cursor
 // on the newest step as steps arrive (like tail -f); any move turns it off
-// and new steps are counted in a badge instead.
+// and new steps are counted in a badge instead. The steps need not all be in
+// memory (TimelineSteps): the pane draws the ones it has, says which it
+// needs (Need), and hands a search or a filter over a run not held whole to
+// the explorer to stream through the store (Scan, ScanDone).
 type Timeline struct {
 	env     *Env
 	w, h    int
 	list    List
-	steps   []store.Step
+	src     TimelineSteps
 	runID   string
 	title   string
 	follow  bool
@@ -30,79 +33,189 @@ type Timeline struct {
 	loading bool
 
 	// The step filter (timeline_filter.go): the facet's label ("" for
-	// every step) and the steps it keeps, as indices into steps (nil when
-	// every step is shown). The list's rows are these.
-	facet string
-	view  []int
+	// every step). cur is the filter and the search as applied: the steps
+	// the filter keeps (the list's rows) and the rows the search matches,
+	// kept up to date as steps arrive.
+	facet    string
+	curFacet string
+	cur      *StepScan
+	// A scan asked for and not back yet: asked says the explorer has it,
+	// live is what arrived since (from liveMin on), seek says to go to the
+	// first match when it is back (the query changed).
+	scan    *StepScan
+	asked   bool
+	live2   *StepScan
+	liveMin int
+	seek    bool
+	seq     int
 	// The search over the rows shown (search.go).
 	search Search
 }
 
 // NewTimeline makes an empty timeline.
-func NewTimeline(env *Env) *Timeline { return &Timeline{env: env, search: newSearch(env)} }
+func NewTimeline(env *Env) *Timeline {
+	return &Timeline{env: env, search: newSearch(env), src: NewStepSlice(nil), cur: newStepScan(0, nil, "")}
+}
+
+// filtered reports whether the rows are the steps a filter keeps.
+func (p *Timeline) filtered() bool { return p.cur.Kept != nil }
 
 // rows is how many rows the list has: the steps the filter keeps.
 func (p *Timeline) rows() int {
-	if p.view != nil {
-		return len(p.view)
+	if p.filtered() {
+		return len(p.cur.Kept)
 	}
-	return len(p.steps)
+	return p.src.Len()
 }
 
-// step is the list's row i.
-func (p *Timeline) step(i int) store.Step {
-	if p.view != nil {
-		return p.steps[p.view[i]]
+// index is the step index of row i.
+func (p *Timeline) index(i int) int {
+	if p.filtered() {
+		return p.cur.Kept[i]
 	}
-	return p.steps[i]
+	return i
 }
 
-// refilter works out the rows the filter keeps after the steps or the
-// filter changed, keeping the cursor on its step where it is kept.
-func (p *Timeline) refilter() {
-	if p.facet == "" {
-		p.refilterWith(nil)
-		return
+// step is the list's row i; ok is false when only its key is in memory.
+func (p *Timeline) step(i int) (store.Step, bool) { return p.src.Step(p.index(i)) }
+
+// facetFunc is the test of the facet labelled label (nil: every step).
+func (p *Timeline) facetFunc(label string) (func(store.Step) bool, bool) {
+	if label == "" {
+		return nil, true
 	}
-	p.refilterWith(stepFacets(p.steps))
+	f, ok := facetByLabel(p.src.Facets().list(), label)
+	return f.match, ok
 }
 
-// refilterWith is refilter with the steps' facets worked out already.
-func (p *Timeline) refilterWith(facets []stepFacet) {
-	var at int64 = -1
+// rebuild applies the filter and the search anew: at once over steps held
+// whole, else as a scan for the explorer to run. seek goes to the first
+// match from the cursor once it is known.
+func (p *Timeline) rebuild(seek bool) Intent {
+	match, ok := p.facetFunc(p.facet)
+	if !ok {
+		p.facet, match = "", nil // no step has it any more
+	}
+	p.seq++
+	sc := newStepScan(p.seq, match, p.search.Query())
+	if p.src.Complete() {
+		for i, n := 0, p.src.Len(); i < n; i++ {
+			st, _ := p.src.Step(i)
+			sc.Add(i, st)
+		}
+		p.scan, p.live2 = nil, nil
+		p.search.scanning = false
+		return p.apply(sc, seek)
+	}
+	p.scan, p.asked, p.live2, p.liveMin, p.seek = sc, false, sc.fork(), -1, seek
+	p.search.scanning = sc.query != ""
+	return redraw
+}
+
+// apply makes sc the filter and search shown, keeping the cursor on its
+// step where the filter keeps it.
+func (p *Timeline) apply(sc *StepScan, seek bool) Intent {
+	at := -1
 	if p.list.Cursor < p.rows() {
-		at = p.step(p.list.Cursor).RowID
+		at = p.index(p.list.Cursor)
 	}
-	p.view = nil
-	if p.facet != "" {
-		f, ok := facetByLabel(facets, p.facet)
-		if !ok {
-			p.facet = "" // no step has it any more
-		} else {
-			p.view = []int{}
-			for i, st := range p.steps {
-				if f.match(st) {
-					p.view = append(p.view, i)
-				}
-			}
-		}
-	}
+	p.cur, p.curFacet = sc, p.facet
+	p.search.hits = sc.HitRows
 	p.list.SetLen(p.rows())
-	for i := 0; i < p.rows(); i++ {
-		if p.step(i).RowID == at {
+	if at >= 0 {
+		if !p.filtered() {
+			p.list.Select(at)
+		} else if i := sort.SearchInts(sc.Kept, at); i < len(sc.Kept) && sc.Kept[i] == at {
 			p.list.Select(i)
-			break
 		}
 	}
-	p.search.Index(p.rows(), p.rowText)
+	if seek {
+		return p.goToMatch(0)
+	}
+	return p.selectIntent()
 }
 
-// rowText is a row's text as the search reads it: its number, decision
-// and tool call (the store's text: what is drawn is that text made safe).
-func (p *Timeline) rowText(i int) string {
-	st := p.step(i)
-	return strconv.Itoa(st.Number) + " " + st.Decision + " · " + st.ToolCall
+// Scan is the scan the explorer is to run over the store, once: nil when
+// none waits. Feed it every step of the agent through to its Len now, in
+// order, then hand it back to ScanDone.
+func (p *Timeline) Scan() *StepScan {
+	if p.scan == nil || p.asked {
+		return nil
+	}
+	p.asked = true
+	return p.scan.fork()
 }
+
+// Scanning reports whether a scan is out.
+func (p *Timeline) Scanning() bool { return p.scan != nil }
+
+// ScanDone takes a scan back: what it found, and what arrived since.
+func (p *Timeline) ScanDone(sc *StepScan) Intent {
+	if p.scan == nil || sc.Seq != p.scan.Seq {
+		return Intent{} // a query or a filter since replaced it
+	}
+	merged := sc.merge(p.live2, p.liveMin)
+	seek := p.seek
+	p.scan, p.live2 = nil, nil
+	p.search.scanning = false
+	in := p.apply(merged, seek)
+	if p.follow {
+		p.list.Bottom()
+	}
+	return in
+}
+
+// ScanFailed drops a scan the explorer could not run (the filter and the
+// search are off), reporting whether the pane was waiting for it.
+func (p *Timeline) ScanFailed(seq int) bool {
+	if p.scan == nil || seq != p.scan.Seq {
+		return false
+	}
+	p.scan, p.live2 = nil, nil
+	p.facet = p.curFacet
+	p.search.Clear()
+	p.dropQuery()
+	return true
+}
+
+// dropQuery ends the search, keeping the filter.
+func (p *Timeline) dropQuery() {
+	if p.cur.query != "" {
+		p.cur.query, p.cur.Hits, p.cur.HitRows = "", nil, nil
+	}
+	p.search.hits = nil
+}
+
+// Need is the steps near the screen that are not in memory yet, ascending:
+// the rows in view and a screen's worth either side.
+func (p *Timeline) Need() []int {
+	if p.src.Complete() {
+		return nil
+	}
+	from, to := p.list.Visible()
+	from, to = max(from-p.list.height, 0), min(to+p.list.height, p.rows())
+	var out []int
+	for i := from; i < to; i++ {
+		if _, ok := p.step(i); !ok {
+			out = append(out, p.index(i))
+		}
+	}
+	return out
+}
+
+// Around is the step indices the pane shows now, [from, to): what a holder
+// of a window keeps when it trims.
+func (p *Timeline) Around() (from, to int) {
+	f, t := p.list.Visible()
+	if p.rows() == 0 {
+		return p.src.Len(), p.src.Len()
+	}
+	t = max(t, f+1)
+	return p.index(min(f, p.rows()-1)), p.index(min(t, p.rows())-1) + 1
+}
+
+// Height is how many rows the pane shows at once.
+func (p *Timeline) Height() int { return p.list.height }
 
 // SetSize lays the pane out for w×h.
 func (p *Timeline) SetSize(w, h int) {
@@ -116,14 +229,20 @@ func (p *Timeline) Focus() {}
 // Capturing reports whether the search is taking typed text.
 func (p *Timeline) Capturing() bool { return p.search.Typing() }
 
-// Load shows another agent's steps: follow is on when the run is live.
+// Load shows another agent's steps, held whole: follow is on when the run is
+// live.
 func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
-	p.runID, p.title, p.steps, p.follow, p.fresh, p.loading = runID, title, steps, live, 0, false
+	p.Show(runID, title, NewStepSlice(steps), live)
+}
+
+// Show shows another agent's steps: follow is on when the run is live.
+func (p *Timeline) Show(runID, title string, src TimelineSteps, live bool) {
+	p.runID, p.title, p.src, p.follow, p.fresh, p.loading = runID, title, src, live, 0, false
 	p.live = live
 	p.list = List{height: p.list.height}
-	p.facet, p.view = "", nil
+	p.facet, p.curFacet, p.cur, p.scan, p.live2 = "", "", newStepScan(0, nil, ""), nil, nil
 	p.search.Clear()
-	p.list.SetLen(len(steps))
+	p.list.SetLen(src.Len())
 	if live {
 		p.list.Bottom()
 	}
@@ -131,17 +250,38 @@ func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
 
 // Loading marks the pane as waiting for an agent's steps.
 func (p *Timeline) Loading(runID, title string) {
-	p.runID, p.title, p.steps, p.loading = runID, title, nil, true
-	p.facet, p.view = "", nil
+	p.runID, p.title, p.src, p.loading = runID, title, NewStepSlice(nil), true
+	p.facet, p.curFacet, p.cur, p.scan, p.live2 = "", "", newStepScan(0, nil, ""), nil, nil
 	p.list.SetLen(0)
 }
 
-// Update takes the agent's steps after a refresh. Steps only ever grow at
-// the end, so the cursor stays on the step it was on.
-func (p *Timeline) Update(steps []store.Step) {
-	before := p.rows()
-	p.steps = steps
-	p.refilter()
+// Grew takes the steps a refresh changed: fresh are steps from..from+
+// len(fresh)-1, the last step again when it changed in place, then the new
+// ones; had is how many steps there were before. Steps only ever grow at
+// the end, so the cursor stays on its step; the work is O(len(fresh)),
+// whatever the run's size.
+func (p *Timeline) Grew(had, from int, fresh []store.Step) {
+	before := had
+	if p.filtered() {
+		before = len(p.cur.Kept)
+	}
+	for k, st := range fresh {
+		p.cur.Add(from+k, st)
+		if p.scan != nil {
+			if p.liveMin < 0 {
+				p.liveMin = from + k
+			}
+			p.live2.Add(from+k, st)
+		}
+	}
+	p.search.hits = p.cur.HitRows
+	if p.curFacet != "" {
+		if _, ok := p.facetFunc(p.curFacet); !ok {
+			p.facet = "" // no step has it any more
+			p.rebuild(false)
+		}
+	}
+	p.list.SetLen(p.rows())
 	added := p.rows() - before
 	if p.follow {
 		p.list.Bottom()
@@ -156,10 +296,20 @@ func (p *Timeline) RunID() string { return p.runID }
 // Following reports follow mode.
 func (p *Timeline) Following() bool { return p.follow }
 
-// Selected is the step under the cursor.
+// Selected is the step under the cursor: only its key (RowID, RunID,
+// Number, Pending) while its row is not in memory.
 func (p *Timeline) Selected() (store.Step, bool) {
 	if p.list.Cursor < p.rows() {
-		return p.step(p.list.Cursor), true
+		st, _ := p.step(p.list.Cursor)
+		return st, true
+	}
+	return store.Step{}, false
+}
+
+// SelectedWhole is the step under the cursor when its row is in memory.
+func (p *Timeline) SelectedWhole() (store.Step, bool) {
+	if p.list.Cursor < p.rows() {
+		return p.step(p.list.Cursor)
 	}
 	return store.Step{}, false
 }
@@ -183,26 +333,36 @@ func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
 	switch p.search.Key(msg, p.env) {
 	case searchChanged:
-		p.search.Index(p.rows(), p.rowText)
-		return p.goToMatch(0)
+		return p.rebuild(true)
 	case searchMoved:
+		if p.search.scanning {
+			return redraw // the matches are still being found
+		}
 		return p.goToMatch(p.search.Dir(msg, p.env))
 	case searchKept:
+		if p.search.Query() == "" {
+			p.dropQuery()
+			if p.scan != nil && p.scan.query != "" {
+				p.rebuild(false) // the filter alone, if one is asked for
+			}
+		}
 		return redraw
 	}
 	if key.Matches(msg, km.StepFilter) {
-		facets := stepFacets(p.steps)
-		p.facet = nextFacet(facets, p.facet).label
-		p.refilterWith(facets)
+		p.facet = nextFacet(p.src.Facets().list(), p.facet).label
+		in := p.rebuild(false)
 		if p.follow {
 			p.list.Bottom()
+			in = p.selectIntent()
 		}
-		return p.selectIntent()
+		if p.scan != nil {
+			return redraw
+		}
+		return in
 	}
 	if key.Matches(msg, km.Back) && p.facet != "" {
 		p.facet = ""
-		p.refilter()
-		return p.selectIntent()
+		return p.rebuild(false)
 	}
 	if key.Matches(msg, km.Follow) {
 		p.follow = !p.follow
@@ -262,26 +422,40 @@ func (p *Timeline) Wheel(d int) Intent {
 	return p.selectIntent()
 }
 
-// View draws the pane; only the rows on screen are rendered.
+// View draws the pane; only the rows on screen are rendered (a row not read
+// yet shows its number).
 func (p *Timeline) View(focused bool) string {
 	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
 	var body []string
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
-		body = append(body, p.search.Highlight(t, p.row(t, p.step(i), i == p.list.Cursor, focused, inner)))
+		st, ok := p.step(i)
+		if !ok {
+			line := textfmt.PadLeft(fmt.Sprint(st.Number), 4) + " …"
+			if i == p.list.Cursor {
+				body = append(body, selectStyle(t, focused).Render(textfmt.Fit(line, inner)))
+			} else {
+				body = append(body, t.Muted.Render(line))
+			}
+			continue
+		}
+		body = append(body, p.search.Highlight(t, p.row(t, st, i == p.list.Cursor, focused, inner)))
 	}
+	n := p.src.Len()
 	switch {
 	case p.loading:
 		body = append(body, t.Muted.Render("  loading steps…"))
 	case p.runID == "":
 		body = append(body, t.Muted.Render("  select an agent to see its steps"))
-	case len(p.steps) == 0 && p.live:
+	case n == 0 && p.live:
 		body = append(body, t.Muted.Render("  no steps yet"))
-	case len(p.steps) == 0:
+	case n == 0:
 		body = append(body, t.Muted.Render("  no steps: the run committed none"))
+	case p.rows() == 0 && p.scan != nil:
+		body = append(body, t.Muted.Render("  finding the steps…"))
 	case p.rows() == 0:
-		body = append(body, t.Muted.Render(fmt.Sprintf("  no step is %s (%s: every step)", p.facet, p.env.Keys.Back.Help().Key)))
+		body = append(body, t.Muted.Render(fmt.Sprintf("  no step is %s (%s: every step)", p.curFacet, p.env.Keys.Back.Help().Key)))
 	}
 	// Notes, most important first: where the title leaves too little room,
 	// the count goes before the follow mode does.
@@ -289,8 +463,13 @@ func (p *Timeline) View(focused bool) string {
 	if n := p.search.Note(p.env, p.list.Cursor); n != "" {
 		notes = append(notes, n)
 	}
-	if p.facet != "" {
-		notes = append(notes, t.Warning.Render("only "+p.facet))
+	switch {
+	case p.scan != nil && p.facet != p.curFacet && p.facet != "":
+		notes = append(notes, t.Warning.Render("finding "+p.facet+"…"))
+	case p.scan != nil && p.facet != p.curFacet:
+		notes = append(notes, t.Warning.Render("every step…"))
+	case p.curFacet != "":
+		notes = append(notes, t.Warning.Render("only "+p.curFacet))
 	}
 	if p.fresh > 0 {
 		notes = append(notes, t.Warning.Render(fmt.Sprintf("%d new", p.fresh)))
@@ -298,9 +477,9 @@ func (p *Timeline) View(focused bool) string {
 	if p.follow {
 		notes = append(notes, "following")
 	}
-	if len(p.steps) > 0 {
+	if n > 0 {
 		// The steps are the shown agent's own, not its tree's.
-		notes = append(notes, "agent: "+countNote(p.rows(), len(p.steps), "step"))
+		notes = append(notes, "agent: "+countNote(p.rows(), n, "step"))
 	}
 	title := "3 Timeline"
 	if p.title != "" {
@@ -308,8 +487,8 @@ func (p *Timeline) View(focused bool) string {
 	}
 	// Short of room the count drops its scope word before the title is
 	// cut for it, and before it drops.
-	if len(p.steps) > 0 && textfmt.Width(title)+textfmt.Width(strings.Join(notes, " · "))+6 > w-2 {
-		notes[len(notes)-1] = countNote(p.rows(), len(p.steps), "step")
+	if n > 0 && textfmt.Width(title)+textfmt.Width(strings.Join(notes, " · "))+6 > w-2 {
+		notes[len(notes)-1] = countNote(p.rows(), n, "step")
 	}
 	note := fitNote(title, w, notes)
 	return t.FrameScroll(title, note, body, w, h, focused, ListScrollbar(&p.list, 0))

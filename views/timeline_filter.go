@@ -10,7 +10,8 @@ import (
 // agent's steps hold: every step, then the steps calling each tool (in
 // the order the tools first appear), steps with no tool call, steps with
 // a folded retry, steps of each kind other than a turn, and steps not
-// committed yet; only facets some step has are offered.
+// committed yet; only facets some step has are offered (StepFacets counts
+// them, timeline_facets.go).
 
 // stepFacet is one filter: its label (in the title) and its test.
 type stepFacet struct {
@@ -41,46 +42,6 @@ func callsTool(st store.Step, tool string) bool {
 		}
 	}
 	return false
-}
-
-// stepFacets are the filters the steps offer, "all steps" first.
-func stepFacets(steps []store.Step) []stepFacet {
-	facets := []stepFacet{{"", nil}}
-	seen := map[string]bool{}
-	noTool, retried, pending := false, false, false
-	kinds := map[store.StepKind]bool{}
-	var kindOrder []store.StepKind
-	for _, st := range steps {
-		tools := stepTools(st.ToolCall)
-		for _, t := range tools {
-			if !seen[t] {
-				seen[t] = true
-				tool := t
-				facets = append(facets, stepFacet{"tool " + tool, func(s store.Step) bool { return callsTool(s, tool) }})
-			}
-		}
-		noTool = noTool || (len(tools) == 0 && !st.Pending)
-		retried = retried || len(st.Retries) > 0
-		pending = pending || st.Pending
-		if st.Kind != store.StepTurn && !st.Pending && !kinds[st.Kind] {
-			kinds[st.Kind] = true
-			kindOrder = append(kindOrder, st.Kind)
-		}
-	}
-	if noTool {
-		facets = append(facets, stepFacet{"no tool call", func(s store.Step) bool { return len(stepTools(s.ToolCall)) == 0 && !s.Pending }})
-	}
-	if retried {
-		facets = append(facets, stepFacet{"retried", func(s store.Step) bool { return len(s.Retries) > 0 }})
-	}
-	for _, k := range kindOrder {
-		kind := k
-		facets = append(facets, stepFacet{kind.String(), func(s store.Step) bool { return s.Kind == kind && !s.Pending }})
-	}
-	if pending {
-		facets = append(facets, stepFacet{"not committed", func(s store.Step) bool { return s.Pending }})
-	}
-	return facets
 }
 
 // nextFacet is the facet after the one labelled cur ("" after the last).

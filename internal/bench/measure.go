@@ -286,6 +286,7 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 		}
 	}()
 	start := time.Now()
+	cpu0 := procCPU(pid)
 	step := liveFirstStep
 	const batch = 1000
 	var marks []time.Duration
@@ -322,6 +323,7 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 		}
 	}
 	wrote := time.Since(start)
+	cpu := procCPU(pid) - cpu0
 	time.Sleep(time.Second)
 	close(stop)
 	<-sampled
@@ -330,8 +332,8 @@ func liveAppend(c *config, t *term, small string) (row, error) {
 		now:   fmt.Sprintf("peak RSS %d MB; commit → screen %s at the end (%s at the start)", peakRSS>>10, ms(last), ms(marks[0])),
 		goal:  "RSS ≤ 150 MB, ≤ 25 ms at the end",
 		ratio: max(float64(peakRSS)/float64(150<<10), float64(last)/float64(25*time.Millisecond)),
-		detail: fmt.Sprintf("appended in %s; commit → screen after each tenth: %s", wrote.Round(100*time.Millisecond),
-			joinMs(marks))}
+		detail: fmt.Sprintf("appended in %s (vigil's CPU meanwhile, user + system: %s); commit → screen after each tenth: %s",
+			wrote.Round(100*time.Millisecond), cpu.Round(10*time.Millisecond), joinMs(marks))}
 	return r, nil
 }
 
@@ -341,6 +343,26 @@ func joinMs(ds []time.Duration) string {
 		s = append(s, fmt.Sprintf("%.0f", float64(d.Microseconds())/1000))
 	}
 	return strings.Join(s, " ") + " ms"
+}
+
+// procCPU is a process's user + system CPU time so far (/proc/PID/stat,
+// in clock ticks of 1/100 s).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:] // the command name may hold spaces
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
 // procKB reads a kB field (VmRSS, VmHWM) of a process's status.

@@ -11,7 +11,15 @@ func Width(s string) int {
 	if plainASCII(s) {
 		return len(s) // one cell a byte: most of what a table holds
 	}
-	return ansi.StringWidth(s)
+	if len(s) < memoMin {
+		return ansi.StringWidth(s)
+	}
+	if n, ok := widths.Get(s); ok {
+		return n
+	}
+	n := ansi.StringWidth(s)
+	widths.Put(s, n)
+	return n
 }
 
 // plainASCII reports printable ASCII only (no escape sequence, no
@@ -36,6 +44,16 @@ func Fit(line string, w int) string {
 		}
 		return line
 	}
+	k := sized{line, w}
+	if f, ok := fits.Get(k); ok {
+		return f
+	}
+	f := fit(line, w)
+	fits.Put(k, f)
+	return f
+}
+
+func fit(line string, w int) string {
 	lw := ansi.StringWidth(line)
 	if lw > w {
 		line = ansi.Truncate(line, w, "…")
@@ -58,10 +76,16 @@ func Cut(s string, w int) string {
 		}
 		return s[:w-1] + "…"
 	}
-	if ansi.StringWidth(s) <= w {
-		return s
+	k := sized{s, w}
+	if c, ok := cuts.Get(k); ok {
+		return c
 	}
-	return ansi.Truncate(s, w, "…")
+	c := s
+	if ansi.StringWidth(s) > w {
+		c = ansi.Truncate(s, w, "…")
+	}
+	cuts.Put(k, c)
+	return c
 }
 
 // PadRight pads a plain string to w cells (cutting it if longer).

@@ -27,7 +27,8 @@ type Cursor struct {
 	marks   map[string]int64               // one entry per tailed table: copied whole
 	open    cow.Map[string, string]        // unfinished run → its row signature
 	pending cow.Map[store.RequestKey, key] // undecided request → its primary key
-	claims  string                         // the claims table as last seen
+	claims  string                         // the claims table's signature as last seen
+	claimed map[string]string              // run → its claim's id/state as last seen: replaced whole, never changed
 	tails   cow.Map[string, tail]          // run → its timeline's tail, for rows attributed to it
 	owned   cow.Map[string, struct{}]      // runs known to have a stream of their own
 	ident   string                         // what the rows at the run and stream marks hold (see ident)
@@ -45,7 +46,7 @@ func (c *Cursor) Mark(table string) int64 { return c.marks[table] }
 // fork is the cursor Changes writes: the same position, sharing c's
 // entries until it changes them.
 func (c *Cursor) fork() *Cursor {
-	return &Cursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(), claims: c.claims,
+	return &Cursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(), claims: c.claims, claimed: c.claimed,
 		tails: c.tails.Fork(), owned: c.owned.Fork(), ident: c.ident}
 }
 
@@ -94,6 +95,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if err := s.loadClaims(ctx); err != nil {
 		return nil, err
 	}
+	c.claimed = s.claimedRuns()
 	return c, nil
 }
 
@@ -140,14 +142,20 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if err := s.newRequests(ctx, next, ch, tops, grew); err != nil {
 		return nil, cur, err
 	}
+	// The runs whose claim came, went or changed are told against the
+	// claims the cursor saw, not the ones this source last read: another
+	// cursor's refresh, a Runs, or a source opened for a written-down
+	// cursor (which has read none) must not hide a change from this one.
 	var claimed []string
-	if claimSig != next.claims {
-		before := s.claimedRuns()
+	if claimSig != next.claims || !s.claimsRead() {
 		if err := s.loadClaims(ctx); err != nil {
 			return nil, cur, err
 		}
-		claimed = diffClaims(before, s.claimedRuns())
-		next.claims = claimSig
+	}
+	if claimSig != next.claims {
+		now := s.claimedRuns()
+		claimed = diffClaims(next.claimed, now)
+		next.claims, next.claimed = claimSig, now
 	}
 	if err := s.changedRuns(ctx, next, ch, tops, grew("run_records"), claimed); err != nil {
 		return nil, cur, err

@@ -127,10 +127,13 @@
 // checkpoint_records, approval_records and deferred_tool_records, the open
 // runs (active, or waiting and not continued) with their row signature
 // (updated_at and record length), the undecided requests with their keys,
-// and the claims table's signature. Changes reads rows above each mark
+// and the claims table's signature with each claimed run's claim; the
+// cursor can be written down and read back in another process
+// (store.CursorCodec: vigil agent's token). Changes reads rows above each mark
 // (pages of sqlitex.ChangesPage, More when a page is full), re-reads open
 // runs and undecided requests by primary key, and re-sends runs whose
-// claim came, went or changed state (their requests' delivery changed);
+// claim came, went or changed state since the cursor's claims (their
+// requests' delivery changed);
 // it returns the next cursor and leaves the one it was given alone. No
 // timeline row is ever folded (Kind stays StepTurn): Starweaver records
 // no retry rows of its own, and what a turn says is never read to decide

@@ -6,73 +6,34 @@ package starweaver
 // Nothing binary is committed; every test builds its own file.
 
 import (
-	"bytes"
 	"database/sql"
-	"encoding/json"
-	"fmt"
+	"github.com/vigil-run/vigil/internal/foreign"
 	"github.com/vigil-run/vigil/internal/sqlitex"
-	"hash/fnv"
+	"github.com/vigil-run/vigil/internal/swfixture"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// J is a JSON object whose keys keep the order given (serde writes struct
-// fields in declaration order; free-form maps are written with sorted
-// keys, which the fixtures spell out by hand).
-type J []any
+// The generic parts live in internal/swfixture (tests elsewhere write
+// Starweaver databases too).
+type (
+	J = swfixture.J
+	A = swfixture.A
+)
 
-func (j J) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(j); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(mj(j[i].(string)))
-		b.WriteByte(':')
-		b.Write(mj(j[i+1]))
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// A is a JSON array.
-type A []any
-
-func (a A) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, v := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(mj(v))
-	}
-	b.WriteByte(']')
-	return b.Bytes(), nil
-}
-
-// mj marshals compactly without HTML escaping, as serde_json does.
-func mj(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err)
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-// env is a record column: the versioned envelope, or for version 0 the
-// legacy bare payload.
+func mj(v any) []byte { return swfixture.MJ(v) }
 func env(schema string, version int, payload any) string {
-	if version == 0 {
-		return string(mj(payload))
-	}
-	return string(mj(J{"schema", schema, "version", version, "payload", payload}))
+	return swfixture.Env(schema, version, payload)
 }
+func fnv1a64(s string) string { return swfixture.Checksum(s) }
+
+var (
+	migrationSQL  = swfixture.MigrationSQL
+	migrationRows = swfixture.MigrationRows
+	migrations015 = swfixture.Migrations015
+)
 
 // Times: JSON carries the Z form, relational columns the +00:00 form
 // (docs/formats/starweaver.md, "Timestamps").
@@ -88,211 +49,14 @@ func at(s string) time.Time {
 func jz(t time.Time) string  { return formatTS(t, "Z") }
 func col(t time.Time) string { return formatTS(t, "+00:00") }
 
-// Migration SQL, split as Starweaver's migrations 1–4 create the tables.
-var migrationSQL = []string{
-	`CREATE TABLE IF NOT EXISTS session_records (
-    session_id TEXT PRIMARY KEY,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id)
-);
-CREATE INDEX IF NOT EXISTS ix_run_records_session_sequence ON run_records (session_id, sequence_no);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    checkpoint_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, sequence_no, checkpoint_id)
-);
-CREATE TABLE IF NOT EXISTS stream_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, sequence_no)
-);
-CREATE TABLE IF NOT EXISTS approvals (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    approval_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, approval_id)
-);
-CREATE TABLE IF NOT EXISTS deferred_tools (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    deferred_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, deferred_id)
-);
-CREATE TABLE IF NOT EXISTS replay_events (
-    scope TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (scope, sequence_no)
-);
-CREATE INDEX IF NOT EXISTS ix_replay_events_scope_sequence ON replay_events (scope, sequence_no);
-CREATE TABLE IF NOT EXISTS replay_snapshots (
-    scope TEXT PRIMARY KEY,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);`,
-	`CREATE TABLE IF NOT EXISTS checkpoint_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    checkpoint_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, sequence_no, checkpoint_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE UNIQUE INDEX IF NOT EXISTS ux_checkpoint_records_run_identity ON checkpoint_records (session_id, run_id, checkpoint_id);
-CREATE TABLE IF NOT EXISTS approval_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    approval_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, approval_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE TABLE IF NOT EXISTS deferred_tool_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    deferred_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id, deferred_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE TABLE IF NOT EXISTS replay_snapshot_records (
-    scope TEXT PRIMARY KEY,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_context_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE TABLE IF NOT EXISTS run_environment_records (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE UNIQUE INDEX IF NOT EXISTS ux_run_records_session_sequence ON run_records (session_id, sequence_no);`,
-	`CREATE TABLE IF NOT EXISTS display_message_records (
-    scope TEXT NOT NULL,
-    sequence_no INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (scope, sequence_no)
-);
-CREATE INDEX IF NOT EXISTS ix_display_message_records_scope_sequence ON display_message_records (scope, sequence_no);
-CREATE TABLE IF NOT EXISTS display_snapshot_records (
-    scope TEXT PRIMARY KEY,
-    record TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);`,
-	`CREATE TABLE IF NOT EXISTS run_evidence_commits (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE TABLE IF NOT EXISTS stream_publication_outbox (
-    publication_id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    archive_pending INTEGER NOT NULL,
-    replay_pending INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    UNIQUE (session_id, run_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);
-CREATE INDEX IF NOT EXISTS ix_stream_publication_outbox_session ON stream_publication_outbox (session_id, created_at, publication_id);
-CREATE TABLE IF NOT EXISTS hitl_resume_claims (
-    session_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    claim_id TEXT NOT NULL,
-    record TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, run_id),
-    UNIQUE (claim_id),
-    FOREIGN KEY (session_id, run_id) REFERENCES run_records(session_id, run_id) ON DELETE CASCADE
-);`,
-}
-
-var migrationRows = [][3]string{
-	{"20260605_000001_session_stream_store", "create durable session, run, checkpoint, stream, approval, deferred tool, and replay tables", ""},
-	{"20260711_000002_namespaced_evidence_tables", "create collision-safe durable evidence tables and per-run state tables", "typed-legacy-backfill-v1"},
-	{"20260711_000003_split_display_and_replay_families", "separate display archive records from typed replay event records", "display-backfill-v2"},
-	{"20260712_000004_evidence_outbox_and_resume_claims", "add sealed evidence digests, transactional stream publication outbox, and exclusive HITL resume claims", "evidence-digest-backfill-v2"},
-}
-
-// 0.15.0's migrations 5–19: only 5 and 19 have ids vigil pins
-// (docs/formats/starweaver.md, "Opening and migrations"); the others are
-// stand-ins with the same shape, and their tables carry the columns 0.15's
-// tables have (a basic viewer reads none of them).
-var migrations015 = []struct{ id, desc, sql string }{
-	{"20260714_000005_agent_session_management", "session revision and idempotency receipts, and a deletion fence",
-		"CREATE TABLE session_idempotency_receipts (session_id TEXT NOT NULL, key TEXT NOT NULL, record TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (session_id, key));"},
-	{"20260715_000006_run_admissions", "run admission leases",
-		"CREATE TABLE run_admissions (session_id TEXT NOT NULL, run_id TEXT NOT NULL, host_instance_id TEXT NOT NULL, generation INTEGER NOT NULL, lease_expires_at TEXT NOT NULL, PRIMARY KEY (session_id, run_id));"},
-	{"20260715_000007_run_control", "run control receipts and intents",
-		"CREATE TABLE run_control_receipts (receipt_id TEXT PRIMARY KEY, record TEXT NOT NULL); CREATE TABLE run_control_intents (intent_id TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260716_000008_background_subagents", "background subagent records",
-		"CREATE TABLE background_subagent_records (session_id TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (session_id, task_id)); CREATE TABLE background_subagent_artifacts (task_id TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (task_id, name));"},
-	{"20260717_000009_legacy_import", "legacy import bookkeeping", "CREATE TABLE legacy_imports (import_id TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260717_000010_tombstones", "tombstones", "CREATE TABLE tombstones (kind TEXT NOT NULL, id TEXT NOT NULL, deleted_at TEXT NOT NULL, PRIMARY KEY (kind, id));"},
-	{"20260718_000011_replay_source_selections", "replay source selections",
-		"CREATE TABLE replay_source_selections (scope TEXT PRIMARY KEY, source TEXT NOT NULL CHECK (source IN ('replay_events','display_messages')), selected_at TEXT NOT NULL);"},
-	{"20260719_000012_host_event_records", "durable host event log", "CREATE TABLE host_event_records (sequence_no INTEGER PRIMARY KEY, record TEXT NOT NULL, created_at TEXT NOT NULL);"},
-	{"20260719_000013_host_event_outbox", "host event publication outbox", "CREATE TABLE host_event_outbox (publication_id TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260720_000014_model_selection", "model selection records", "CREATE TABLE model_selection_records (scope TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260721_000015_interaction_mutation_receipts", "interaction mutation receipts", "CREATE TABLE interaction_mutation_receipts (receipt_id TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260722_000016_environment_aggregate", "environment aggregate", "CREATE TABLE environment_records (environment_id TEXT PRIMARY KEY, record TEXT NOT NULL);"},
-	{"20260723_000017_environment_events", "environment events", "CREATE TABLE environment_events (environment_id TEXT NOT NULL, sequence_no INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (environment_id, sequence_no));"},
-	{"20260724_000018_session_run_envelope_v2", "v2 session and run envelopes", "-- JSON record migration is performed by the versioned Rust hook."},
-	{"20260725_000019_transcript_host_events", "transcript host events", "CREATE TABLE transcript_host_events (scope TEXT NOT NULL, sequence_no INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (scope, sequence_no));"},
-}
-
-func fnv1a64(s string) string {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return fmt.Sprintf("fnv1a64:%016x", h.Sum64())
-}
-
 // fx builds one database.
 type fx struct {
 	t    testing.TB
 	db   *sql.DB
 	path string
+	// party, when set, writes every statement in a process of its own
+	// (a foreign C-SQLite writer); db is then used only to read.
+	party *foreign.Party
 }
 
 // newDB creates a Starweaver database through migration 4 (and, with v015,
@@ -325,10 +89,10 @@ func newDB(t testing.TB, path string, v015 bool) *fx {
 	}
 	if v015 {
 		for _, m := range migrations015 {
-			f.exec(m.sql)
+			f.exec(m.SQL)
 			applied = applied.Add(1234567 * time.Nanosecond)
 			f.exec("INSERT INTO starweaver_schema_migrations (id, description, checksum, applied_at) VALUES (?, ?, ?, ?)",
-				m.id, m.desc, fnv1a64(m.sql), col(applied))
+				m.ID, m.Desc, fnv1a64(m.SQL), col(applied))
 		}
 	}
 	return f
@@ -336,6 +100,10 @@ func newDB(t testing.TB, path string, v015 bool) *fx {
 
 func (f *fx) exec(q string, args ...any) {
 	f.t.Helper()
+	if f.party != nil {
+		f.party.MustExec(f.t, f.path, inline(f.t, q, args))
+		return
+	}
 	if _, err := f.db.Exec(q, args...); err != nil {
 		f.t.Fatalf("%v\n%s", err, q)
 	}

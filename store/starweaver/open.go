@@ -80,6 +80,8 @@ type Store struct {
 	mu     sync.Mutex
 	meta   map[string]runMeta
 	claims map[string]claimRec
+	// claimsLoaded says claims has been read from the database at least once.
+	claimsLoaded bool
 }
 
 // runMeta is where a run lives and its place in the tree.

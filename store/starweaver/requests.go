@@ -352,9 +352,18 @@ func (s *Store) loadClaims(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	s.claims = claims
+	s.claims, s.claimsLoaded = claims, true
 	s.mu.Unlock()
 	return nil
+}
+
+// claimsRead reports whether this source has read the claims table yet
+// (one opened to resume a written-down cursor has not: Classify answers
+// from what it read).
+func (s *Store) claimsRead() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claimsLoaded
 }
 
 type querier interface {

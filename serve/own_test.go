@@ -1,0 +1,85 @@
+package serve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-run/vigil/store/ioharness"
+)
+
+// Two sessions with explorers of their own, their cursors on different
+// steps: a commit reaches both screens within a frame's budget (well
+// within a second here), and each keeps its own selection: the one that
+// was following follows to the new step, the one that had moved up stays
+// on its step, and its next key moves from there.
+func TestOwnSessionsKeepTheirCursors(t *testing.T) {
+	ts := startServer(t, nil)
+	a := openTerm(t, ts, ts.viewer, 120, 40)
+	b := openTerm(t, ts, ts.approve, 120, 40)
+	for _, tm := range []*term{a, b} {
+		tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
+		tm.typ("3")
+	}
+	a.waitFor("vera@laptop (viewer)", 5*time.Second)
+	b.waitFor("alice@desk (approver)", 5*time.Second)
+	b.waitFor("4 Step 4 ", 2*time.Second)
+	a.typ("k")
+	a.waitFor("4 Step 3 ", 2*time.Second)
+
+	w, err := ioharness.OpenWriter(ts.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "ok", Tokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	committed := time.Now()
+	a.waitFor("probe-step-five", 2*time.Second)
+	b.waitFor("probe-step-five", 2*time.Second)
+	if d := time.Since(committed); d > time.Second {
+		t.Errorf("the commit reached both screens after %s", d)
+	}
+	b.waitFor("4 Step 5 ", 2*time.Second) // following: onto the new step
+	time.Sleep(3 * frameEvery)
+	if scr := a.scr.String(); !strings.Contains(scr, "4 Step 3 ") || strings.Contains(scr, "4 Step 5 ") {
+		t.Fatalf("the session that had moved up lost its selection; its screen:\n%s", scr)
+	}
+	a.typ("j")
+	a.waitFor("4 Step 4 ", 2*time.Second)
+	time.Sleep(3 * frameEvery)
+	if scr := b.scr.String(); !strings.Contains(scr, "4 Step 5 ") {
+		t.Fatalf("another session's key moved this one's cursor; its screen:\n%s", scr)
+	}
+	// Each screen is whole: the timeline's rows, the status bar, every
+	// border, as drawn a row at a time.
+	for _, tm := range []*term{a, b} {
+		scr := tm.scr.String()
+		rows := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+		if len(rows) < 40 || !strings.HasPrefix(rows[0], "╭─ 1 Runs") || !strings.Contains(rows[39], "? help") {
+			t.Errorf("a screen drawn a row at a time is not whole:\n%s", scr)
+		}
+	}
+}
+
+// A session with an explorer of its own closed by the idle timeout gets its
+// terminal back (the main screen, the cursor, no mouse reporting) before
+// the line that says why, so the line is read on the user's own screen.
+func TestIdleTimeoutGivesTheTerminalBack(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 4 * time.Second })
+	tm := openTerm(t, ts, ts.viewer, 120, 40)
+	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
+	tm.typ("3")
+	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
+	tm.waitText("closed after 4s without a key pressed", 10*time.Second)
+	out := tm.out.String()
+	back, line := strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "closed after 4s")
+	if back < 0 || back > line {
+		t.Fatalf("the terminal was not given back before the idle line: %q", tail(out, 300))
+	}
+	if reset := out[max(back-60, 0):line]; !strings.Contains(reset, "\x1b[?25h") || !strings.Contains(reset, "\x1b[?1002l") {
+		t.Fatalf("the terminal was not given back before the idle line: %q", tail(out, 300))
+	}
+}
