@@ -71,7 +71,7 @@ func Binary(t testing.TB) string {
 type Result struct {
 	Took           time.Duration
 	CPU            time.Duration // user + system: what the machine's other load does not inflate
-	MaxRSS         int64 // bytes
+	MaxRSS         int64         // bytes
 	Code           int
 	Stdout, Stderr []byte
 	OutBytes       int64
