@@ -443,20 +443,21 @@ func storeJSON(src store.Source) jsonStore {
 
 func (rd *reading) runJSON(id string) jsonRun {
 	md := rd.md
-	r, _ := md.Run(id)
+	got, _ := md.Read(id, rd.now)
+	r := got.Run
 	lease, heldBy := md.Lease(id)
 	j := jsonRun{
 		ID: r.ID, ParentID: str(r.ParentID), RootID: md.RootOf(id), Depth: r.Depth,
-		State: stateName(md.State(id, rd.now)), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
+		State: stateName(got.State), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
 		Goal: r.Goal, Workspace: str(r.Workspace), Provider: str(r.Provider), TurnKind: str(r.TurnKind),
-		StartedAt: timePtr(r.StartedAt), TreeAgents: md.Agents(id),
-		AgentWait: md.Waiting(id), TreeWait: md.TreeWaiting(id),
+		StartedAt: timePtr(r.StartedAt), TreeAgents: got.Agents,
+		AgentWait: got.Waiting, TreeWait: got.TreeWaiting,
 		Liveness: md.Liveness(id, rd.now).String(),
 	}
-	if c := md.Agent(id); c.Known {
+	if c := got.Own; c.Known {
 		j.AgentSteps, j.AgentTokens = ptr(c.Steps), ptr(c.Tokens)
 	}
-	if c := md.Tree(id); c.Known {
+	if c := got.Tree; c.Known {
 		j.TreeSteps, j.TreeTokens = ptr(c.Steps), ptr(c.Tokens)
 	}
 	if sum := r.Summary; sum != nil {

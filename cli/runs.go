@@ -38,17 +38,17 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 		"TREE STEPS", "TREE TOKENS", "STARTED", "DURATION", "GOAL"},
 		right: map[int]bool{2: true, 6: true, 7: true, 8: true, 9: true, 11: true}}
 	for _, id := range md.Newest() {
-		r, _ := md.Run(id)
-		agent, tree := md.Agent(id), md.Tree(id)
+		got, _ := md.Read(id, rd.now)
+		r, agent, tree := got.Run, got.Own, got.Tree
 		dur := "-"
-		if d, ok := md.Duration(id, rd.now); ok {
-			dur = textfmt.Duration(d)
+		if got.HasDuration {
+			dur = textfmt.Duration(got.Duration)
 		}
 		started := "-"
 		if !r.StartedAt.IsZero() {
 			started = r.StartedAt.In(a.loc).Format("2006-01-02 15:04")
 		}
-		t.add(clean(r.ID), orDash(clean(r.ParentID)), strconv.Itoa(r.Depth), stateName(md.State(id, rd.now)),
+		t.add(clean(r.ID), orDash(clean(r.ParentID)), strconv.Itoa(r.Depth), stateName(got.State),
 			orDash(cleanCut(string(r.Status), 12)), orDash(cleanCut(string(r.Outcome), 24)),
 			stepsText(agent), tokensText(agent, textfmt.Tokens), stepsText(tree), tokensText(tree, textfmt.Tokens),
 			started, dur, cleanCut(r.Goal, goalWidth))

@@ -285,13 +285,13 @@ func (a *app) showText(w io.Writer, sh *shown) {
 		fmt.Fprintf(w, "\ntree (%d agents; %s)\n", len(sh.tree), ownCounts)
 		t := &table{header: []string{"AGENT", "STATE", "STEPS", "TOKENS", "WAITING", "GOAL"}, right: map[int]bool{2: true, 3: true, 4: true}}
 		for _, l := range sh.treeLines() {
-			cr, _ := md.Run(l[0])
-			own := md.Agent(l[0])
+			got, _ := md.Read(l[0], rd.now)
+			cr, own := got.Run, got.Own
 			waiting := ""
-			if n := md.Waiting(l[0]); n > 0 {
+			if n := got.Waiting; n > 0 {
 				waiting = strconv.Itoa(n)
 			}
-			t.add(l[1]+clean(cr.ID), stateName(md.State(l[0], rd.now)), stepsText(own), tokensText(own, textfmt.Tokens), waiting,
+			t.add(l[1]+clean(cr.ID), stateName(got.State), stepsText(own), tokensText(own, textfmt.Tokens), waiting,
 				cleanCut(cr.Goal, goalWidth))
 		}
 		t.write(w, "  ")

@@ -1,6 +1,9 @@
 package runmodel
 
 import (
+	"math/rand"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -96,4 +99,74 @@ func TestForestFollowsChanges(t *testing.T) {
 	if m.shapeStale {
 		t.Fatal("a status change made the forest stale")
 	}
+}
+
+// The forest is the same whatever order the runs come in (a store's
+// newest first skips the age sort; any other order is sorted), with equal
+// start times, runs without one, a duplicate id (the last one given
+// stands) and runs that arrive later through Apply.
+func TestForestWhateverTheOrderGiven(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for round := 0; round < 30; round++ {
+		n := 2 + rng.Intn(40)
+		runs := make([]store.Run, n)
+		for i := range runs {
+			parent := ""
+			if i > 0 && rng.Intn(4) != 0 {
+				parent = strconv.Itoa(1 + rng.Intn(i))
+			}
+			runs[i] = run(strconv.Itoa(i+1), parent, rng.Intn(5)) // many equal start times
+			if rng.Intn(6) == 0 {
+				runs[i].StartedAt = time.Time{}
+			}
+		}
+		newest := slices.Clone(runs)
+		slices.Reverse(newest)
+		shuffled := slices.Clone(runs)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		dup := append(slices.Clone(shuffled), shuffled[0])
+		dup[0].Goal = "replaced"
+		want := modelOf(t, runs...)
+		for name, given := range map[string][]store.Run{"newest first": newest, "shuffled": shuffled, "with a duplicate": dup} {
+			m := modelOf(t, given...)
+			equal(t, name+" newest", m.Newest(), want.Newest())
+			for _, root := range want.Roots() {
+				equal(t, name+" subtree of "+root, m.Subtree(root), want.Subtree(root))
+			}
+			if m.Len() != n {
+				t.Fatalf("%s: %d runs, want %d", name, m.Len(), n)
+			}
+		}
+		// Runs born after the load join the order where their age puts them.
+		m := modelOf(t, newest[:n/2]...)
+		m.Newest()
+		m.Apply(&store.Changes{Runs: newest[n/2:]}, t0)
+		equal(t, "after Apply newest", m.Newest(), want.Newest())
+	}
+}
+
+// Shape moves when a run joins or moves in the forest, and only then: a
+// count, a lease or a state change leaves what was laid out from the
+// forest as it was.
+func TestShapeMovesWithTheForestOnly(t *testing.T) {
+	m := modelOf(t, run("1", "", 0), run("2", "1", 1))
+	s := m.Shape()
+	m.Apply(&store.Changes{Steps: []store.StepRow{{RunID: "2", RowID: 9, Number: 1, Tokens: 5}}}, t0)
+	done := run("2", "1", 1)
+	done.Status, done.Outcome = store.StatusCompleted, "success"
+	m.Apply(&store.Changes{Runs: []store.Run{done}, LeasesChanged: true, Leases: map[string]store.Lease{"1": *liveLease()}}, t0)
+	if m.Shape() != s {
+		t.Fatalf("a count, a lease and a finish moved the shape %d → %d", s, m.Shape())
+	}
+	m.Apply(&store.Changes{Runs: []store.Run{run("3", "2", 2)}}, t0)
+	if m.Shape() == s {
+		t.Fatal("a new child left the shape as it was")
+	}
+	s = m.Shape()
+	moved := run("3", "1", 2)
+	m.Apply(&store.Changes{Runs: []store.Run{moved}}, t0)
+	if m.Shape() == s {
+		t.Fatal("a run moved to another parent left the shape as it was")
+	}
+	equal(t, "children of 1", m.Children("1"), []string{"2", "3"})
 }

@@ -1,6 +1,7 @@
 package runmodel
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
@@ -29,6 +30,7 @@ func (m *Model) dropStores(reloaded map[string]bool) {
 			delete(m.pendingStats, id)
 		}
 	}
+	m.list = slices.DeleteFunc(m.list, func(r *store.Run) bool { return reloadedPrefix(r.ID, reloaded) })
 	for k := range m.requests {
 		if reloadedPrefix(k.ID, reloaded) {
 			delete(m.requests, k)
@@ -40,7 +42,7 @@ func (m *Model) dropStores(reloaded map[string]bool) {
 // loadRun takes a run of a reloaded store as SetRuns takes one; a run
 // whose counts its row leaves unknown is to be counted (Changed.Recount).
 func (m *Model) loadRun(r store.Run, c *Changed) {
-	m.runs[r.ID] = &r
+	m.hold(&r)
 	if r.Lease != nil {
 		m.leased[r.ID] = true
 	}

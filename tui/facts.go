@@ -137,6 +137,9 @@ func (m *Model) onActivity(msg activityMsg) tea.Cmd {
 func (m *Model) doings() []views.Doing {
 	var out []views.Doing
 	for _, id := range m.st.model.Subtree(m.st.root) {
+		if len(m.live.events[id]) == 0 {
+			continue // before the run's copy: most of a 100 k tree has said nothing
+		}
 		r, ok := m.st.model.Run(id)
 		if !ok || r.Ended() {
 			continue

@@ -47,6 +47,7 @@ func (m *Model) onRest(msg restMsg) tea.Cmd {
 	}
 	stats, asked, openLater := m.first.stats, m.first.asked, m.first.openLater
 	m.first = firstPageState{}
+	m.runs.SetReading(false)
 	m.st.model.SetRuns(msg.runs)
 	if len(stats) > 0 {
 		m.st.model.ApplyStats(stats)

@@ -156,3 +156,50 @@ func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
 		t.Fatalf("the request that arrived while the rest was read was not announced alone: %q", m.alert.sent)
 	}
 }
+
+// A tree older than the page (every run in the page a child of a root
+// started before it: a tree 100 k wide) leaves no whole tree in the first
+// page: the first frame says the runs are being read, never that the
+// store has none, and the rest brings the root with every agent of its
+// tree.
+func TestAPageWithoutAWholeTreeSaysItIsReading(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	root, err := w.StartRun(ctx, "the old root of a wide tree", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kids = firstPage + 20
+	for i := 1; i <= kids; i++ {
+		if _, err := w.StartChildRun(ctx, fmt.Sprintf("child %d", i), "/w", root, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := ioharness.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || loaded.err != nil || !loaded.partial || len(loaded.runs) != 0 {
+		t.Fatalf("the first load read %d runs (partial %v, %v), want none: no tree is whole in the page", len(loaded.runs), loaded.partial, loaded.err)
+	}
+	m.Update(loaded)
+	frame := ansi.Strip(m.Render())
+	if strings.Contains(frame, "no runs in this store") || !strings.Contains(frame, "reading the runs…") {
+		t.Fatalf("while the rest is read the runs pane must say so:\n%s", frame)
+	}
+	settle(m, loadRest(m.src)())
+	frame = ansi.Strip(m.Render())
+	if strings.Contains(frame, "reading the runs") || !regexp.MustCompile(`#1 +the old root of a wide tree`).MatchString(frame) ||
+		!strings.Contains(frame, fmt.Sprintf("%d agents", kids+1)) {
+		t.Fatalf("after the rest the root and its %d agents are not shown:\n%s", kids+1, frame)
+	}
+}

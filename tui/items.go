@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -21,9 +22,8 @@ func (m *Model) refreshItems() {
 	items := make([]views.RunItem, 0, len(roots))
 	set, _ := m.src.Source.(store.StoreSet)
 	for _, id := range roots {
-		r, _ := md.Run(id)
-		it := views.RunItem{Run: r, State: md.State(id, now), Agents: md.Agents(id), Tree: md.Tree(id), Waiting: md.TreeWaiting(id)}
-		it.Duration, _ = md.Duration(id, now)
+		rd, _ := md.Read(id, now)
+		it := views.RunItem{Run: rd.Run, State: rd.State, Agents: rd.Agents, Tree: rd.Tree, Waiting: rd.TreeWaiting, Duration: rd.Duration}
 		if set != nil {
 			if st, ok := set.StoreOf(id); ok {
 				it.Store, it.StoreOffline = st.Prefix, st.Offline != ""
@@ -46,20 +46,18 @@ func (m *Model) refreshTree() {
 		m.tree.SetTree(nil, nil)
 		return
 	}
-	now := m.now()
-	ids := md.Subtree(root)
-	nodes := make(map[string]*views.AgentNode, len(ids))
-	for _, id := range ids {
-		r, _ := md.Run(id)
-		nodes[id] = &views.AgentNode{Run: r, State: md.State(id, now), Own: md.Agent(id), Waiting: md.Waiting(id),
-			Marked: md.TreeWaiting(id) > 0}
-		m.nodeExtras(nodes[id])
-	}
+	// Agents' lines only: the pane makes the node of a line it draws
+	// (agentNode), so a tree of 100 k agents is not 100 k nodes a refresh.
+	has := func(id string) bool { return md.Within(id, root) }
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
 	var draws []store.AgentEvent
-	for _, id := range ids {
-		for _, e := range m.st.events[id] {
+	// The loaded trees' events (few), not every agent of this one (100 k).
+	for id, evs := range m.st.events {
+		if !md.Within(id, root) {
+			continue
+		}
+		for _, e := range evs {
 			switch e.Kind {
 			case store.AgentSpawnRefused:
 				refusals[id] = append(refusals[id], e)
@@ -75,8 +73,44 @@ func (m *Model) refreshTree() {
 		first, last := draws[0], draws[len(draws)-1]
 		budget = &views.Budget{Ceiling: *first.Tokens + *first.Remaining, Remaining: *last.Remaining}
 	}
-	m.tree.SetTree(views.FlattenTree(root, nodes, md.Children, refusals, m.queued()), budget)
+	queued := m.queued()
+	// The lines hang on the forest's shape alone while nothing is queued
+	// or refused in the tree: a refresh (every second, for the clock) of a
+	// tree 100 k wide then lays out nothing again.
+	plain := len(refusals) == 0 && len(queued) == 0
+	if c := m.treeLines; !plain || c.root != root || c.shape != md.Shape() || c.model != md {
+		lines := views.FlattenTreeOf(root, has, md.Children, refusals, queued)
+		m.treeLines = treeLines{}
+		if plain {
+			m.treeLines = treeLines{root: root, shape: md.Shape(), model: md, lines: lines}
+		}
+		m.tree.SetTree(lines, budget)
+	} else {
+		m.tree.SetTree(c.lines, budget)
+	}
 	m.tree.SetLive(m.doings())
+}
+
+// treeLines are the open tree's lines as last laid out from the model's
+// forest of that shape (refreshTree).
+type treeLines struct {
+	root  string
+	shape int
+	model *runmodel.Model
+	lines []views.TreeLine
+}
+
+// agentNode is an agent of the open tree as its line shows it now: state,
+// own counts, waiting marks and what it holds open (nil once the model no
+// longer holds it).
+func (m *Model) agentNode(id string) *views.AgentNode {
+	rd, ok := m.st.model.Read(id, m.now())
+	if !ok {
+		return nil
+	}
+	n := &views.AgentNode{Run: rd.Run, State: rd.State, Own: rd.Own, Waiting: rd.Waiting, Marked: rd.TreeWaiting > 0}
+	m.nodeExtras(n)
+	return n
 }
 
 // refreshApprovals lists every undecided request in the store, oldest

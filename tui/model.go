@@ -92,6 +92,7 @@ type Model struct {
 	panes     [paneCount]views.Pane // the panes below, indexed by pane
 	runs      *views.Runs
 	tree      *views.Tree
+	treeLines treeLines // the open tree laid out, kept while its shape holds
 	timeline  *views.Timeline
 	detail    *views.Detail
 	drift     *views.Drift
@@ -468,6 +469,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	// "updated" is the store's own last write, not the moment vigil read it.
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, msg.lastWrite
 	m.first = firstPageState{partial: msg.partial}
+	m.runs.SetReading(msg.partial)
 	m.st.model.SetRuns(msg.runs)
 	m.st.model.SetRequests(msg.requests, now)
 	unknown := m.st.model.Unknown()

@@ -32,6 +32,7 @@ var up = [paneCount]pane{
 func (m *Model) newPanes() {
 	env := m.env
 	m.runs, m.tree, m.timeline = views.NewRuns(env), views.NewTree(env), views.NewTimeline(env)
+	m.tree.SetNodes(m.agentNode)
 	m.detail, m.drift, m.approvals = views.NewDetail(env), views.NewDrift(env), views.NewApprovals(env)
 	m.panes = [paneCount]views.Pane{
 		paneRuns:      m.runs,

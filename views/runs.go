@@ -61,6 +61,7 @@ type Runs struct {
 	filter    textinput.Model
 	filtering bool
 	selected  string // run id under the cursor, kept across refreshes
+	reading   bool   // more runs are on their way (SetReading)
 }
 
 // NewRuns makes an empty runs pane.
@@ -104,6 +105,11 @@ func (p *Runs) SetItems(items []RunItem) {
 	p.all = items
 	p.apply()
 }
+
+// SetReading says whether more runs are still being read (the first
+// frame is drawn from the newest page): an empty list then says so, not
+// that the store has none.
+func (p *Runs) SetReading(v bool) { p.reading = v }
 
 // Selected is the run under the cursor.
 func (p *Runs) Selected() (RunItem, bool) {
@@ -298,8 +304,11 @@ func (p *Runs) View(focused bool) string {
 	}
 	if len(p.shown) == 0 {
 		msg := "no runs in this store yet"
-		if p.filter.Value() != "" {
+		switch {
+		case p.filter.Value() != "":
 			msg = "no run matches the filter"
+		case p.reading:
+			msg = "reading the runs…" // the newest page held no whole tree
 		}
 		body = append(body, t.Muted.Render("  "+msg))
 	}

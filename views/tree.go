@@ -33,7 +33,10 @@ type AgentNode struct {
 // TreeLine is one line of the drawn tree: an agent, a child queued for a
 // slot (it has no run yet), or a spawn refusal under the agent that tried.
 type TreeLine struct {
-	Guide   string // the ├─ │  └─ drawing in front
+	Guide string // the ├─ │  └─ drawing in front
+	// Agent is the run id of an agent's line. Its Node is made when the
+	// line is drawn or searched (Tree.SetNodes), unless given here.
+	Agent   string
 	Node    *AgentNode
 	Queued  *store.QueuedAgent
 	Refusal *store.AgentEvent
@@ -50,13 +53,27 @@ type Budget struct {
 // loops.
 func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent,
 	queued map[string][]store.QueuedAgent) []TreeLine {
+	lines := FlattenTreeOf(root, func(id string) bool { return nodes[id] != nil }, children, refusals, queued)
+	for i := range lines {
+		if lines[i].Agent != "" {
+			lines[i].Node = nodes[lines[i].Agent]
+		}
+	}
+	return lines
+}
+
+// FlattenTreeOf is FlattenTree with the agents' lines left without their
+// nodes (has says which agents the tree holds): the pane makes a node only
+// for a line it draws (Tree.SetNodes), so a tree of 100 k agents costs 100
+// k short lines, not 100 k nodes, on each refresh.
+func FlattenTreeOf(root string, has func(id string) bool, children func(id string) []string, refusals map[string][]store.AgentEvent,
+	queued map[string][]store.QueuedAgent) []TreeLine {
 	const maxDepth = 64
 	var out []TreeLine
 	seen := map[string]bool{}
 	var walk func(id, prefix string, last, top bool, depth int)
 	walk = func(id, prefix string, last, top bool, depth int) {
-		n, ok := nodes[id]
-		if !ok || seen[id] {
+		if seen[id] || !has(id) {
 			return
 		}
 		seen[id] = true
@@ -67,7 +84,7 @@ func FlattenTree(root string, nodes map[string]*AgentNode, children func(id stri
 				guide, childPrefix = prefix+"└─ ", prefix+"   "
 			}
 		}
-		out = append(out, TreeLine{Guide: guide, Node: n})
+		out = append(out, TreeLine{Guide: guide, Agent: id})
 		if depth >= maxDepth {
 			return
 		}
@@ -104,6 +121,8 @@ type Tree struct {
 	live     []Doing // what its agents are doing now, from their live streams
 	search   Search
 
+	nodes func(id string) *AgentNode // makes the node of a line that has none (SetNodes)
+
 	stripPeak int    // the most rows the live strip has wanted in this tree (want.go)
 	peakRoot  string // the tree it was counted in
 }
@@ -111,12 +130,25 @@ type Tree struct {
 // NewTree makes an empty tree pane.
 func NewTree(env *Env) *Tree { return &Tree{env: env, search: newSearch(env)} }
 
+// SetNodes says how the node of an agent's line is made when the line
+// carries none (FlattenTreeOf): as it is drawn, from the model as it is
+// then. nil for an agent no longer held.
+func (p *Tree) SetNodes(f func(id string) *AgentNode) { p.nodes = f }
+
+// node is the agent's node of a line (nil for a line of another kind, or
+// an agent no longer held).
+func (p *Tree) node(l TreeLine) *AgentNode {
+	if l.Node != nil || l.Agent == "" || p.nodes == nil {
+		return l.Node
+	}
+	return p.nodes(l.Agent)
+}
+
 // lineText is a line's text as the search reads it.
 func (p *Tree) lineText(i int) string {
 	l := p.lines[i]
-	switch {
-	case l.Node != nil:
-		n := l.Node
+	switch n := p.node(l); {
+	case n != nil:
 		return "#" + store.DisplayID(n.Run.ID) + " " + sanitize.Line(n.Run.Goal) + " " + StateLabel(n.State, n.Run.Outcome)
 	case l.Queued != nil:
 		return "queued: " + sanitize.Line(l.Queued.Goal)
@@ -177,7 +209,7 @@ func (p *Tree) SetTree(lines []TreeLine, budget *Budget) {
 	p.list.SetLen(len(lines))
 	p.search.Index(len(lines), p.lineText)
 	for i, l := range lines {
-		if l.Node != nil && l.Node.Run.ID == p.selected {
+		if l.Agent != "" && l.Agent == p.selected {
 			p.list.Select(i)
 			return
 		}
@@ -196,8 +228,8 @@ func (p *Tree) Select(id string) {
 }
 
 func (p *Tree) remember() {
-	if p.list.Cursor < len(p.lines) && p.lines[p.list.Cursor].Node != nil {
-		p.selected = p.lines[p.list.Cursor].Node.Run.ID
+	if p.list.Cursor < len(p.lines) && p.lines[p.list.Cursor].Agent != "" {
+		p.selected = p.lines[p.list.Cursor].Agent
 	}
 }
 
@@ -345,7 +377,7 @@ func (p *Tree) strip(t *Theme, w, rows int) []string {
 func (p *Tree) agents() int {
 	n := 0
 	for _, l := range p.lines {
-		if l.Node != nil {
+		if l.Agent != "" {
 			n++
 		}
 	}
@@ -369,7 +401,10 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 		text := fmt.Sprintf("⧗ queued: %s · no run yet (step %d)", sanitize.Line(q.Goal), q.Step)
 		return guide + t.Stale.Render(textfmt.Cut(text, w-gw))
 	}
-	n := l.Node
+	n := p.node(l)
+	if n == nil {
+		return guide // an agent the model let go of since the tree was laid out
+	}
 	st := t.StateStyle(n.State, n.Run.Outcome)
 	glyph := StateGlyph(n.State, n.Run.Outcome)
 	var right []string

@@ -17,8 +17,8 @@ func (p *Tree) WantRows() int {
 // noteStrip remembers the most rows the live strip wanted in this tree.
 func (p *Tree) noteStrip() {
 	root := ""
-	if len(p.lines) > 0 && p.lines[0].Node != nil {
-		root = p.lines[0].Node.Run.ID
+	if len(p.lines) > 0 && p.lines[0].Agent != "" {
+		root = p.lines[0].Agent
 	}
 	if root != p.peakRoot {
 		p.peakRoot, p.stripPeak = root, 0

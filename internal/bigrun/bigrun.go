@@ -72,7 +72,8 @@ func Binary(t testing.TB) string {
 // Result is one run of the binary.
 type Result struct {
 	Took           time.Duration
-	MaxRSS         int64 // bytes
+	CPU            time.Duration // user + system: what the machine's other load does not inflate
+	MaxRSS         int64         // bytes
 	Code           int
 	Stdout, Stderr []byte
 	OutBytes       int64
@@ -92,13 +93,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Old is another build to measure beside this one (VIGIL_BIG_OLD, the path
+// of a vigil binary), or "" for none: before and after in one run.
+func Old() string { return os.Getenv("VIGIL_BIG_OLD") }
+
 // Run runs the binary with args, standard output counted and mostly
 // dropped, and returns what it measured.
 func Run(t testing.TB, args ...string) Result {
 	t.Helper()
+	return RunWith(t, Binary(t), args...)
+}
+
+// RunWith is Run of another binary.
+func RunWith(t testing.TB, bin string, args ...string) Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var out countWriter
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -135,6 +146,7 @@ func Run(t testing.TB, args ...string) Result {
 		t.Fatalf("vigil %v: %v", args, err)
 	}
 	r.Code = cmd.ProcessState.ExitCode()
+	r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 		if runtime.GOOS == "darwin" {
@@ -164,6 +176,12 @@ func vmHWM(status string) int64 {
 // peak resident set (VmHWM) then and after settle more.
 func Explore(t testing.TB, want string, settle time.Duration, args ...string) (firstRows time.Duration, hwm int64) {
 	t.Helper()
+	return ExploreWith(t, Binary(t), want, settle, args...)
+}
+
+// ExploreWith is Explore of another binary.
+func ExploreWith(t testing.TB, bin, want string, settle time.Duration, args ...string) (firstRows time.Duration, hwm int64) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
@@ -176,7 +194,6 @@ func Explore(t testing.TB, want string, settle time.Duration, args ...string) (f
 		return string(out)
 	}
 	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
-	bin := Binary(t)
 	start := time.Now()
 	tmux(append([]string{"-f", "/dev/null", "new-session", "-d", "-s", "big", "-x", "160", "-y", "45", "env", "TERM=xterm-256color", bin}, args...)...)
 	pid := 0

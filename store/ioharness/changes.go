@@ -109,12 +109,20 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	// rows can still be waiting for one, and only if its count has not
 	// landed already (else the first refresh would tell it as arrived).
 	if s.si().has("context_events") && c.open.Len() > 0 {
+		// Past manyIDs open runs the rows of every run are read and the
+		// open ones kept: SQLite parsing 100 k literals cost more.
+		in := "AND run_id IN (" + sqlitex.IDList(slices.Sorted(c.open.Keys())) + ")"
+		if c.open.Len() > manyIDs {
+			in = ""
+		}
 		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
-			WHERE id > ? AND kind = 'assembled' AND run_id IN (%s) GROUP BY run_id) AND reported_tokens IS NULL`, sqlitex.IDList(slices.Sorted(c.open.Keys()))),
+			WHERE id > ? AND kind = 'assembled' %s GROUP BY run_id) AND reported_tokens IS NULL`, in),
 			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
 				var id, run int64
 				err := r.Scan(&id, &run)
-				c.unreported.Set(id, run)
+				if c.open.Has(run) {
+					c.unreported.Set(id, run)
+				}
 				return err
 			})
 		if err != nil {
@@ -164,30 +172,39 @@ var openSig = standingSig(store.Request{})
 
 func (s *Store) runSigSelect(where string) string {
 	si := s.si()
-	fin := "''"
-	join := ""
+	fin, join := "NULL", ""
 	if si.has("run_outcomes") {
-		// The signature includes the finish time only for runs that have ended.
-		fin = fmt.Sprintf("CASE WHEN %s IN ('running', 'paused') THEN '' ELSE COALESCE(o.finished_at, '') END",
-			si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"))
-		join = "LEFT JOIN run_outcomes o ON o.run_id = r.id"
+		fin, join = "o.finished_at", "LEFT JOIN run_outcomes o ON o.run_id = r.id"
 	}
-	return fmt.Sprintf("SELECT r.id, %s || '|' || COALESCE(r.outcome, '') || '|' || COALESCE(%s, '') || '|' || %s FROM runs r %s %s",
+	return fmt.Sprintf("SELECT r.id, %s, r.outcome, %s, %s FROM runs r %s %s",
 		si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"),
 		si.col("runs", "provider", "NULL"), fin, join, where)
 }
 
 // runSigs reads the signature of what can change in place on each run row
-// (status, outcome, provider, finish time) for the runs where selects.
+// (status, outcome, provider, and for a run that has ended its finish
+// time) for the runs where selects. The columns are joined here, not by
+// SQLite: its string concatenation took twice the read (100 k open runs:
+// 630 ms, the columns alone 270).
 func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int64]string, error) {
 	out := map[int64]string{}
+	var b []byte
 	err := s.eachRow(ctx, s.runSigSelect(where), args, func(r *sql.Rows) error {
-		var id int64
-		var sig string
-		if err := r.Scan(&id, &sig); err != nil {
+		var v [5]any
+		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
 			return err
 		}
-		out[id] = sig
+		var c colConv
+		id := c.int64(v[0])
+		status, outcome, provider, fin := c.nullStr(v[1]).String, c.nullStr(v[2]).String, c.nullStr(v[3]).String, c.nullStr(v[4]).String
+		if c.err != nil {
+			return c.err
+		}
+		if status == "running" || status == "paused" {
+			fin = "" // only an ended run's finish time tells
+		}
+		b = append(append(append(append(append(append(append(b[:0], status...), '|'), outcome...), '|'), provider...), '|'), fin...)
+		out[id] = string(b)
 		return nil
 	})
 	return out, err
@@ -608,7 +625,14 @@ func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes
 	if len(look) > 0 {
 		// A light look first; whole rows only for those that changed.
 		slices.Sort(look)
-		sigs, err := s.runSigs(ctx, "WHERE r.id IN ("+sqlitex.IDList(look)+")")
+		// Past manyIDs ids (100 k open runs), every run up to the mark is
+		// read instead: parsing the literals cost more than the rows. The
+		// runs that are neither open nor touched are passed over below.
+		where, args := "WHERE r.id IN ("+sqlitex.IDList(look)+")", []any(nil)
+		if len(look) > manyIDs {
+			where, args = "WHERE r.id <= ?", []any{c.marks["runs"]}
+		}
+		sigs, err := s.runSigs(ctx, where, args...)
 		if err != nil {
 			return err
 		}

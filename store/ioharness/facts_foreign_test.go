@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,13 +152,31 @@ func TestFactsForeign(t *testing.T) {
 	if a.Events[3].Wait.Milliseconds() != 2000 || a.Events[5].Size != len(" at the parser.") {
 		t.Errorf("retry wait %v, chunk size %d", a.Events[3].Wait, a.Events[5].Size)
 	}
+	// A tree of more agents than an id list names (a 100 k-agent tree)
+	// reads every row and keeps its own, and the stream's end in one read
+	// instead of a seek per agent: the same activity as the two alone.
+	many := []string{root, child}
+	for i := 0; len(many) <= 1500; i++ {
+		many = append(many, strconv.Itoa(900_000+i))
+	}
+	wide, err := s.Activity(ctx, store.ActivityQuery{RunIDs: many})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(wide, a) {
+		t.Errorf("the activity of a tree of %d agents:\n%+v\nwant (its two agents alone)\n%+v", len(many), wide, a)
+	}
 	// The newest events per run after a cursor: the tail only.
-	a, err = s.Activity(ctx, store.ActivityQuery{RunIDs: []string{root, child}, After: a.Events[1].ID, PerRun: 1})
+	cursor := a.Events[1].ID
+	a, err = s.Activity(ctx, store.ActivityQuery{RunIDs: []string{root, child}, After: cursor, PerRun: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Events) != 2 || a.Events[0].Kind != store.LiveRetry || a.Events[1].RunID != child {
 		t.Errorf("the tail after a cursor: %+v", a.Events)
+	}
+	if wide, err = s.Activity(ctx, store.ActivityQuery{RunIDs: many, After: cursor, PerRun: 1}); err != nil || !reflect.DeepEqual(wide.Events, a.Events) {
+		t.Errorf("the tail of a tree of %d agents after a cursor: %+v (%v), want %+v", len(many), wide.Events, err, a.Events)
 	}
 	last, err := s.LastWrite(ctx)
 	if err != nil || last.IsZero() {

@@ -324,14 +324,17 @@ func (s *Store) serverTools(ctx context.Context, run int64, step int) ([]store.S
 // one transaction, so a read sees one list or the next).
 func (s *Store) todos(ctx context.Context, runs []int64) (map[string][]store.Todo, error) {
 	out := map[string][]store.Todo{}
-	q := "SELECT run_id, position, text, state, written_at FROM todos WHERE run_id IN (" + sqlitex.IDList(runs) + ") ORDER BY run_id, position, id"
+	in, keep := runFilter("run_id", runs)
+	q := "SELECT run_id, position, text, state, written_at FROM todos WHERE " + in + " ORDER BY run_id, position, id"
 	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
 		var rn int64
 		var t store.Todo
 		var state, at string
 		err := r.Scan(&rn, &t.Position, &t.Text, &state, &at)
 		t.State, t.WrittenAt = store.TodoState(state), parseTime(at)
-		out[idStr(rn)] = append(out[idStr(rn)], t)
+		if keep(rn) {
+			out[idStr(rn)] = append(out[idStr(rn)], t)
+		}
 		return err
 	})
 	return out, err
@@ -341,14 +344,17 @@ func (s *Store) todos(ctx context.Context, runs []int64) (map[string][]store.Tod
 // (enqueue_agent; admission deletes the row).
 func (s *Store) queued(ctx context.Context, parents []int64) (map[string][]store.QueuedAgent, error) {
 	out := map[string][]store.QueuedAgent{}
-	q := "SELECT parent_run_id, step, goal, depth, queued_at FROM agent_queue WHERE parent_run_id IN (" + sqlitex.IDList(parents) + ") ORDER BY id"
+	in, keep := runFilter("parent_run_id", parents)
+	q := "SELECT parent_run_id, step, goal, depth, queued_at FROM agent_queue WHERE " + in + " ORDER BY id"
 	err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
 		var p int64
 		var a store.QueuedAgent
 		var at string
 		err := r.Scan(&p, &a.Step, &a.Goal, &a.Depth, &at)
 		a.ParentID, a.QueuedAt = idStr(p), parseTime(at)
-		out[a.ParentID] = append(out[a.ParentID], a)
+		if keep(p) {
+			out[a.ParentID] = append(out[a.ParentID], a)
+		}
 		return err
 	})
 	return out, err
@@ -358,8 +364,9 @@ func (s *Store) queued(ctx context.Context, parents []int64) (map[string][]store
 // those not yet delivered (read_messages stamps read_at as it delivers).
 func (s *Store) messages(ctx context.Context, to []int64, unreadOnly bool) (map[string][]store.AgentMessage, error) {
 	out := map[string][]store.AgentMessage{}
-	q := fmt.Sprintf("SELECT id, from_run_id, to_run_id, from_name, step, substr(body, 1, %d), sent_at, read_at FROM agent_messages WHERE to_run_id IN (%s)",
-		store.MaxDetailBytes, sqlitex.IDList(to))
+	in, keep := runFilter("to_run_id", to)
+	q := fmt.Sprintf("SELECT id, from_run_id, to_run_id, from_name, step, substr(body, 1, %d), sent_at, read_at FROM agent_messages WHERE %s",
+		store.MaxDetailBytes, in)
 	if unreadOnly {
 		q += " AND read_at IS NULL"
 	}
@@ -373,7 +380,9 @@ func (s *Store) messages(ctx context.Context, to []int64, unreadOnly bool) (map[
 		if read.Valid && m.ReadAt.IsZero() {
 			m.ReadAt = time.Unix(0, 0).UTC() // delivered, at a time vigil cannot read
 		}
-		out[m.ToID] = append(out[m.ToID], m)
+		if keep(dest) {
+			out[m.ToID] = append(out[m.ToID], m)
+		}
 		return err
 	})
 	return out, err
@@ -384,7 +393,8 @@ func (s *Store) messages(ctx context.Context, to []int64, unreadOnly bool) (map[
 // what it printed (handle_output).
 func (s *Store) processes(ctx context.Context, runs []int64, runningOnly bool) (map[string][]store.Process, error) {
 	out := map[string][]store.Process{}
-	q := "SELECT run_id, handle, step, line, pids, state, code, reason, started_at, ended_at FROM process_handles WHERE run_id IN (" + sqlitex.IDList(runs) + ")"
+	in, keep := runFilter("run_id", runs)
+	q := "SELECT run_id, handle, step, line, pids, state, code, reason, started_at, ended_at FROM process_handles WHERE " + in
 	if runningOnly {
 		q += " AND state = 'running'"
 	}
@@ -401,7 +411,9 @@ func (s *Store) processes(ctx context.Context, runs []int64, runningOnly bool) (
 			c := int(code.Int64)
 			p.Code = &c
 		}
-		all = append(all, p)
+		if keep(rn) {
+			all = append(all, p)
+		}
 		return err
 	})
 	if err != nil {
@@ -492,12 +504,18 @@ func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Acti
 		if per <= 0 {
 			per = defaultPerRun
 		}
-		for _, r := range runs {
-			evs, err := s.runEvents(ctx, r, q.After, per)
-			if err != nil {
+		if len(runs) > manyIDs {
+			if a.Events, err = s.treeEvents(ctx, runs, q.After, per); err != nil {
 				return a, mapDriverErr(s.path, err)
 			}
-			a.Events = append(a.Events, evs...)
+		} else {
+			for _, r := range runs {
+				evs, err := s.runEvents(ctx, r, q.After, per)
+				if err != nil {
+					return a, mapDriverErr(s.path, err)
+				}
+				a.Events = append(a.Events, evs...)
+			}
 		}
 		sort.Slice(a.Events, func(i, j int) bool { return a.Events[i].ID < a.Events[j].ID })
 		a.Recorded.Add(store.FactRunEvents)
@@ -520,6 +538,60 @@ func (s *Store) runEvents(ctx context.Context, run, after int64, n int) ([]store
 		liveEvent(&e, raw)
 		out = append(out, e)
 		return err
+	})
+	reverse(out)
+	return out, err
+}
+
+// runFilter is a WHERE clause for rows of the runs: an IN list of a few,
+// or (past manyIDs, where SQLite parsing the literals cost more than the
+// read: a tree of 100 k agents) every row, with keep saying which are
+// theirs. These tables hold what runs have open now, so they stay small.
+func runFilter(col string, runs []int64) (where string, keep func(int64) bool) {
+	if len(runs) <= manyIDs {
+		return col + " IN (" + sqlitex.IDList(runs) + ")", func(int64) bool { return true }
+	}
+	want := make(map[int64]struct{}, len(runs))
+	for _, r := range runs {
+		want[r] = struct{}{}
+	}
+	return "1", func(r int64) bool { _, ok := want[r]; return ok }
+}
+
+// treeEventRows is how many of the stream's newest events a tree of more
+// than manyIDs agents is read from (treeEvents).
+const treeEventRows = 8192
+
+// treeEvents is runEvents for a tree too big to seek once per agent (a
+// seek and a statement per run: 100 k of them took seconds on every
+// refresh): the stream's newest treeEventRows events after the cursor,
+// those of the tree's agents, at most n each, oldest first. What the live
+// strip shows is what agents do now, which is at the stream's end; an
+// agent silent for longer than those rows shows nothing until it streams
+// again.
+func (s *Store) treeEvents(ctx context.Context, runs []int64, after int64, n int) ([]store.RunEvent, error) {
+	want := make(map[int64]int, len(runs))
+	for _, r := range runs {
+		want[r] = 0
+	}
+	q := fmt.Sprintf("SELECT id, run_id, step, kind, substr(json, 1, %d), at FROM run_events WHERE id > ? ORDER BY id DESC LIMIT %d",
+		maxEventJSON, treeEventRows)
+	var out []store.RunEvent
+	err := s.eachRow(ctx, q, []any{after}, func(r *sql.Rows) error {
+		var e store.RunEvent
+		var rn int64
+		var raw, at string
+		if err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at); err != nil {
+			return err
+		}
+		if k, ok := want[rn]; !ok || k >= n {
+			return nil
+		}
+		want[rn]++
+		e.RunID, e.At = idStr(rn), parseTime(at)
+		liveEvent(&e, raw)
+		out = append(out, e)
+		return nil
 	})
 	reverse(out)
 	return out, err

@@ -22,14 +22,8 @@ func (s *Store) runSelect(goalCap int, where string) string {
 	if goalCap > 0 {
 		goal = fmt.Sprintf("substr(r.goal, 1, %d)", goalCap)
 	}
-	outcomes := "LEFT JOIN run_outcomes o ON o.run_id = r.id"
-	ocols := "o.run_id, o.outcome, o.success, o.steps, o.tokens, o.duration_ms, o.finished_at"
-	if !si.has("run_outcomes") {
-		outcomes = ""
-		ocols = "NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-	}
-	return fmt.Sprintf(`SELECT r.id, %s, r.file, r.outcome, %s, %s, %s, %s, %s, %s, %s
-		FROM runs r %s %s ORDER BY r.id DESC`,
+	return fmt.Sprintf(`SELECT r.id, %s, r.file, r.outcome, %s, %s, %s, %s, %s, %s
+		FROM runs r %s ORDER BY r.id DESC`,
 		goal,
 		si.col("runs", "provider", "NULL"),
 		si.col("runs", "parent_run_id", "NULL"),
@@ -37,22 +31,24 @@ func (s *Store) runSelect(goalCap int, where string) string {
 		si.col("runs", "status", "CASE WHEN r.outcome IS NULL THEN 'running' ELSE 'completed' END"),
 		si.col("runs", "started_at", "NULL"),
 		si.col("runs", "turn_kind", "NULL"),
-		ocols, outcomes, where)
+		where)
 }
 
-func scanRun(rows *sql.Rows) (store.Run, error) {
+// runCols is how many columns runSelect reads.
+const runCols = 10
+
+func scanRun(rows *sql.Rows) (store.Run, int64, error) {
 	// Scanned into any and converted here: database/sql's conversions into
-	// Null types and int went through reflection, 17 columns a row (a
-	// tenth of listing 100 k runs). What the fast paths do not take is
-	// converted by the Null types' own Scan, so a value stored as another
-	// type reads as it did.
-	var v [17]any
-	var p [17]any
+	// Null types and int went through reflection (a tenth of listing 100 k
+	// runs). What the fast paths do not take is converted by the Null
+	// types' own Scan, so a value stored as another type reads as it did.
+	var v [runCols]any
+	var p [runCols]any
 	for i := range v {
 		p[i] = &v[i]
 	}
 	if err := rows.Scan(p[:]...); err != nil {
-		return store.Run{}, err
+		return store.Run{}, 0, err
 	}
 	var c colConv
 	id := c.int64(v[0])
@@ -61,10 +57,8 @@ func scanRun(rows *sql.Rows) (store.Run, error) {
 	parent := c.nullInt(v[5])
 	depth := int(c.int64(v[6]))
 	status, started, kind := c.nullStr(v[7]), c.nullStr(v[8]), c.nullStr(v[9])
-	oRun, oOutcome, oSuccess, oSteps := c.nullInt(v[10]), c.nullStr(v[11]), c.nullInt(v[12]), c.nullInt(v[13])
-	oTokens, oDur, oFinished := c.nullInt(v[14]), c.nullInt(v[15]), c.nullStr(v[16])
 	if c.err != nil {
-		return store.Run{}, c.err
+		return store.Run{}, 0, c.err
 	}
 	r := store.Run{
 		ID:        idStr(id),
@@ -79,25 +73,87 @@ func scanRun(rows *sql.Rows) (store.Run, error) {
 		StartedAt: nullTime(started),
 	}
 	r.Resumable = resumable(r.Status, r.Outcome)
-	// A run_outcomes row is the summary only while the run is really
-	// finished: a resumed run keeps its earlier row until it ends again
-	// (and one a resume drives again with its status left completed loses
-	// it in dress, once its lease is known).
-	if oRun.Valid && r.Status != "running" && r.Status != "paused" {
-		sum := &store.Summary{
-			Outcome:    store.Outcome(nullStr(oOutcome)),
-			Success:    oSuccess.Int64 != 0,
-			Steps:      int(oSteps.Int64),
-			Tokens:     oTokens.Int64,
-			FinishedAt: nullTime(oFinished),
-		}
-		if oDur.Valid {
-			sum.Duration, sum.HasDuration = time.Duration(oDur.Int64)*time.Millisecond, true
-		}
-		r.Summary = sum
-		r.Steps, r.Tokens, r.StatsKnown = sum.Steps, sum.Tokens, true
+	return r, id, nil
+}
+
+// The summaries (run_outcomes) are read apart from the run rows: a LEFT
+// JOIN put seven more columns on every row, NULL for each unfinished run,
+// and the driver's cost is per column read (on 100 k running runs, a
+// third of listing them). Only finished runs have a row to read. The two
+// are separate reads: the runs first, so a run that ends in between reads
+// as the unfinished run its row says it is, never as finished without its
+// summary (io-harness writes the status and the row in one transaction).
+
+// outcomeCols reads a run_outcomes row after its run_id.
+const outcomeCols = "run_id, outcome, success, steps, tokens, duration_ms, finished_at"
+
+// scanOutcome reads one run_outcomes row.
+func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
+	var v [7]any
+	var p [7]any
+	for i := range v {
+		p[i] = &v[i]
 	}
-	return r, nil
+	if err := rows.Scan(p[:]...); err != nil {
+		return 0, nil, err
+	}
+	var c colConv
+	run := c.int64(v[0])
+	oOutcome, oSuccess, oSteps := c.nullStr(v[1]), c.nullInt(v[2]), c.nullInt(v[3])
+	oTokens, oDur, oFinished := c.nullInt(v[4]), c.nullInt(v[5]), c.nullStr(v[6])
+	if c.err != nil {
+		return 0, nil, c.err
+	}
+	sum := &store.Summary{
+		Outcome:    store.Outcome(nullStr(oOutcome)),
+		Success:    oSuccess.Int64 != 0,
+		Steps:      int(oSteps.Int64),
+		Tokens:     oTokens.Int64,
+		FinishedAt: nullTime(oFinished),
+	}
+	if oDur.Valid {
+		sum.Duration, sum.HasDuration = time.Duration(oDur.Int64)*time.Millisecond, true
+	}
+	return run, sum, nil
+}
+
+// summarize gives a run its run_outcomes row. The row is the summary only
+// while the run is really finished: a resumed run keeps its earlier row
+// until it ends again (and one a resume drives again with its status left
+// completed loses it in dress, once its lease is known).
+func summarize(r *store.Run, sum *store.Summary) {
+	if r.Status == "running" || r.Status == "paused" || r.Summary != nil {
+		return
+	}
+	r.Summary = sum
+	r.Steps, r.Tokens, r.StatsKnown = sum.Steps, sum.Tokens, true
+}
+
+// attachOutcomes reads the summaries of runs (ids[i] is runs[i]'s id, both
+// in descending id order, as runSelect reads them): a few runs by id, many
+// by one pass over the table merged with them.
+func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int64) error {
+	if len(runs) == 0 || !s.si().has("run_outcomes") {
+		return nil
+	}
+	q := "SELECT " + outcomeCols + " FROM run_outcomes"
+	if len(ids) <= manyIDs {
+		q += " WHERE run_id IN (" + sqlitex.IDList(ids) + ")"
+	}
+	i := 0
+	return s.eachRow(ctx, q+" ORDER BY run_id DESC", nil, func(rows *sql.Rows) error {
+		run, sum, err := scanOutcome(rows)
+		if err != nil {
+			return err
+		}
+		for i < len(ids) && ids[i] > run {
+			i++
+		}
+		if i < len(ids) && ids[i] == run {
+			summarize(&runs[i], sum)
+		}
+		return nil
+	})
 }
 
 // Runs returns every run in the store, roots and children, newest first.
@@ -210,12 +266,17 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.R
 }
 
 func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, args ...any) ([]store.Run, error) {
+	ids := make([]int64, 0, cap(out))
 	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
-		r, err := scanRun(rows)
+		r, id, err := scanRun(rows)
 		out = append(out, r)
+		ids = append(ids, id)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, s.attachOutcomes(ctx, out, ids)
 }
 
 // RunStats counts steps and tokens for runs that have no summary yet. The
@@ -228,10 +289,15 @@ func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, ar
 // ahead, and aggregating in SQLite hands vigil a row per run, not per step.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	nums := parseIDs(ids)
-	out := make(map[string]store.RunStats, len(ids))
 	var through int64
 	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM steps").Scan(&through); err != nil {
 		return nil, mapDriverErr(s.path, err)
+	}
+	// Every run asked about has an entry, stamped with what it was counted
+	// through, before any row adds to it.
+	out := make(map[string]store.RunStats, len(ids))
+	for _, id := range ids {
+		out[id] = store.RunStats{Through: through}
 	}
 	type row struct {
 		run    int64
@@ -297,11 +363,6 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, id := range ids {
-		st := out[id]
-		st.Through = through
-		out[id] = st
 	}
 	return out, nil
 }

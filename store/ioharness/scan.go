@@ -53,7 +53,10 @@ func scanBackSome[T any](ctx context.Context, db *sql.DB, sp scanSpec, chunks in
 			return nil, nil, 0, err
 		}
 	}
-	pending := map[int64]bool{}
+	if top <= 0 {
+		return nil, nil, 0, nil // an empty table: nothing to read, nobody left
+	}
+	pending := make(map[int64]bool, len(sp.runs))
 	for _, r := range sp.runs {
 		pending[r] = true
 	}
