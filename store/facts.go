@@ -340,6 +340,10 @@ type Activity struct {
 	// Events are the newest events of each run after the query's cursor, at
 	// most PerRun of each, oldest first.
 	Events []RunEvent
+	// Through is the stream's newest event id when the read began: the
+	// events read are those up to it, and a caller's next After (0 when the
+	// source does not say).
+	Through int64
 }
 
 // ActivityQuery asks for the activity of some runs.

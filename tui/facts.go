@@ -112,6 +112,9 @@ func (m *Model) onActivity(msg activityMsg) tea.Cmd {
 		return nil
 	}
 	m.live.act = msg.act
+	// The read covered the stream up to Through, whoever wrote it: the
+	// next reads only what comes after.
+	m.live.after = max(m.live.after, msg.act.Through)
 	for _, e := range msg.act.Events {
 		evs := append(m.live.events[e.RunID], e)
 		if len(evs) > liveEvents {

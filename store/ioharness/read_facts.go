@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,7 +102,7 @@ func (s *Store) RunFacts(ctx context.Context, runID string) (store.RunFacts, err
 			}); err != nil {
 				return err
 			}
-			evs, err := s.runEvents(ctx, run, 0, 1)
+			evs, err := s.runEvents(ctx, run, 0, math.MaxInt64, 1)
 			if len(evs) > 0 {
 				f.LastEvent = &evs[0]
 			}
@@ -466,7 +468,10 @@ const defaultPerRun = 32
 // Activity reads what the runs of a tree are doing now: their plans, the
 // children queued under them, the messages not yet delivered to them, the
 // processes still running, and the newest events of each one's Broadcast
-// stream.
+// stream: of every run asked about, finished or not, exactly its newest
+// PerRun events after the cursor and up to Through (the stream's newest
+// event when the read began; the caller's next cursor), however long it
+// has been silent and however many events other runs wrote since.
 func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
 	runs := parseIDs(q.RunIDs)
 	a := store.Activity{Recorded: store.FactSet{}}
@@ -504,38 +509,66 @@ func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Acti
 		if per <= 0 {
 			per = defaultPerRun
 		}
-		if len(runs) > manyIDs {
-			if a.Events, err = s.treeEvents(ctx, runs, q.After, per); err != nil {
-				return a, mapDriverErr(s.path, err)
-			}
-		} else {
-			for _, r := range runs {
-				evs, err := s.runEvents(ctx, r, q.After, per)
-				if err != nil {
-					return a, mapDriverErr(s.path, err)
-				}
-				a.Events = append(a.Events, evs...)
-			}
+		if a.Events, a.Through, err = s.streamEvents(ctx, runs, q.After, per); err != nil {
+			return a, mapDriverErr(s.path, err)
 		}
-		sort.Slice(a.Events, func(i, j int) bool { return a.Events[i].ID < a.Events[j].ID })
 		a.Recorded.Add(store.FactRunEvents)
 	}
 	return a, nil
 }
 
-// runEvents reads a run's newest stream events after a cursor, oldest
-// first: one seek on run_events_run (run_id, id), at most n rows.
-func (s *Store) runEvents(ctx context.Context, run, after int64, n int) ([]store.RunEvent, error) {
-	q := fmt.Sprintf("SELECT id, run_id, step, kind, substr(json, 1, %d), at FROM run_events WHERE run_id = ? AND id > ? ORDER BY id DESC LIMIT %d",
+// streamEvents reads the runs' newest n stream events each after the
+// cursor, oldest first, bounded by the stream's newest event when it
+// began (through): the reads are separate statements, and an event
+// committed between two of them is read by the next refresh, never lost
+// under a cursor that moved past it.
+func (s *Store) streamEvents(ctx context.Context, runs []int64, after int64, n int) (evs []store.RunEvent, through int64, err error) {
+	if err := s.eachRow(ctx, "SELECT COALESCE(MAX(id), 0) FROM run_events", nil, func(r *sql.Rows) error {
+		return r.Scan(&through)
+	}); err != nil {
+		return nil, 0, err
+	}
+	through = max(through, after)
+	switch {
+	case len(runs) <= manyIDs:
+		for _, r := range runs {
+			got, err := s.runEvents(ctx, r, after, through, n)
+			if err != nil {
+				return nil, 0, err
+			}
+			evs = append(evs, got...)
+		}
+	case after > 0:
+		evs, err = s.eventsSince(ctx, runs, after, through, n)
+	default:
+		evs, err = s.newestOfEach(ctx, runs, through, n)
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].ID < evs[j].ID })
+	return evs, through, err
+}
+
+const eventCols = "id, run_id, step, kind, substr(json, 1, %d), at"
+
+func scanEvent(r *sql.Rows) (store.RunEvent, error) {
+	var e store.RunEvent
+	var rn int64
+	var raw, at string
+	if err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at); err != nil {
+		return e, err
+	}
+	e.RunID, e.At = idStr(rn), parseTime(at)
+	liveEvent(&e, raw)
+	return e, nil
+}
+
+// runEvents reads a run's newest stream events in (after, through],
+// oldest first: one seek on run_events_run (run_id, id), at most n rows.
+func (s *Store) runEvents(ctx context.Context, run, after, through int64, n int) ([]store.RunEvent, error) {
+	q := fmt.Sprintf("SELECT "+eventCols+" FROM run_events WHERE run_id = ? AND id > ? AND id <= ? ORDER BY id DESC LIMIT %d",
 		maxEventJSON, n)
 	var out []store.RunEvent
-	err := s.eachRow(ctx, q, []any{run, after}, func(r *sql.Rows) error {
-		var e store.RunEvent
-		var rn int64
-		var raw, at string
-		err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at)
-		e.RunID, e.At = idStr(rn), parseTime(at)
-		liveEvent(&e, raw)
+	err := s.eachRow(ctx, q, []any{run, after, through}, func(r *sql.Rows) error {
+		e, err := scanEvent(r)
 		out = append(out, e)
 		return err
 	})
@@ -558,42 +591,81 @@ func runFilter(col string, runs []int64) (where string, keep func(int64) bool) {
 	return "1", func(r int64) bool { _, ok := want[r]; return ok }
 }
 
-// treeEventRows is how many of the stream's newest events a tree of more
-// than manyIDs agents is read from (treeEvents).
-const treeEventRows = 8192
+// A tree of more than manyIDs agents is too big to seek once per agent (a
+// statement per run: 100 k of them took seconds on every refresh). Its
+// first read and its refreshes are read apart:
+//
+//   - a refresh (eventsSince) reads every event after the cursor, newest
+//     first down the rowid, in pages of eventPage, keeping the tree's; the
+//     cursor is the stream's end, so a refresh reads what was written since
+//     the one before, whoever wrote it;
+//   - the first read (newestOfEach) hands SQLite the tree's ids as one JSON
+//     array and seeks each one's newest n on run_events_run in a single
+//     statement: exact, for an agent silent for hours as for one streaming.
 
-// treeEvents is runEvents for a tree too big to seek once per agent (a
-// seek and a statement per run: 100 k of them took seconds on every
-// refresh): the stream's newest treeEventRows events after the cursor,
-// those of the tree's agents, at most n each, oldest first. What the live
-// strip shows is what agents do now, which is at the stream's end; an
-// agent silent for longer than those rows shows nothing until it streams
-// again.
-func (s *Store) treeEvents(ctx context.Context, runs []int64, after int64, n int) ([]store.RunEvent, error) {
+// eventPage is how many events one statement of a refresh reads: a read
+// transaction stays short when a refresh has a lot to catch up on.
+const eventPage = 8192
+
+// eventsSince reads the runs' newest n events each in (after, through].
+func (s *Store) eventsSince(ctx context.Context, runs []int64, after, through int64, n int) ([]store.RunEvent, error) {
 	want := make(map[int64]int, len(runs))
 	for _, r := range runs {
 		want[r] = 0
 	}
-	q := fmt.Sprintf("SELECT id, run_id, step, kind, substr(json, 1, %d), at FROM run_events WHERE id > ? ORDER BY id DESC LIMIT %d",
-		maxEventJSON, treeEventRows)
+	q := fmt.Sprintf("SELECT "+eventCols+" FROM run_events WHERE id > ? AND id <= ? ORDER BY id DESC LIMIT %d", maxEventJSON, eventPage)
 	var out []store.RunEvent
-	err := s.eachRow(ctx, q, []any{after}, func(r *sql.Rows) error {
-		var e store.RunEvent
-		var rn int64
-		var raw, at string
-		if err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at); err != nil {
-			return err
-		}
-		if k, ok := want[rn]; !ok || k >= n {
+	for hi := through; hi > after; {
+		rows, low := 0, hi
+		err := s.eachRow(ctx, q, []any{after, hi}, func(r *sql.Rows) error {
+			e, err := scanEvent(r)
+			if err != nil {
+				return err
+			}
+			rows, low = rows+1, e.ID
+			rn := runNum(e.RunID)
+			if k, ok := want[rn]; ok && k < n {
+				want[rn]++
+				out = append(out, e)
+			}
 			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		want[rn]++
-		e.RunID, e.At = idStr(rn), parseTime(at)
-		liveEvent(&e, raw)
-		out = append(out, e)
-		return nil
-	})
+		if rows < eventPage {
+			break
+		}
+		hi = low - 1
+	}
 	reverse(out)
+	return out, nil
+}
+
+// newestOfEach reads the runs' newest n events each up to through: for
+// each id of the array (json_each), a seek to the run's n-th newest event
+// on run_events_run and the range from there.
+func (s *Store) newestOfEach(ctx context.Context, runs []int64, through int64, n int) ([]store.RunEvent, error) {
+	var ids strings.Builder
+	ids.WriteByte('[')
+	for i, r := range runs {
+		if i > 0 {
+			ids.WriteByte(',')
+		}
+		ids.WriteString(strconv.FormatInt(r, 10))
+	}
+	ids.WriteByte(']')
+	q := fmt.Sprintf(`SELECT e.id, e.run_id, e.step, e.kind, substr(e.json, 1, %d), e.at
+FROM json_each(?1) AS w CROSS JOIN run_events AS e INDEXED BY run_events_run
+WHERE e.run_id = w.value AND e.id <= ?2 AND e.id >= COALESCE(
+	(SELECT x.id FROM run_events AS x INDEXED BY run_events_run WHERE x.run_id = w.value AND x.id <= ?2 ORDER BY x.id DESC LIMIT 1 OFFSET %d), 0)`,
+		maxEventJSON, n-1)
+	var out []store.RunEvent
+	err := s.eachRow(ctx, q, []any{ids.String(), through}, func(r *sql.Rows) error {
+		e, err := scanEvent(r)
+		out = append(out, e)
+		return err
+	})
 	return out, err
 }
 

@@ -187,7 +187,7 @@ func outFacts(p string, f store.RunFacts) store.RunFacts {
 }
 
 func outActivity(p string, a store.Activity) store.Activity {
-	out := store.Activity{Recorded: a.Recorded}
+	out := store.Activity{Recorded: a.Recorded, Through: a.Through}
 	if a.Todos != nil {
 		out.Todos = map[string][]store.Todo{}
 		for id, v := range a.Todos {
