@@ -678,21 +678,50 @@ const maxEventJSON = 16 << 10
 // …fields}), into what the event shows the run doing. The tag is the kind
 // column (io-harness denormalises it out of the JSON); an event whose JSON
 // was cut or does not parse keeps its kind and says nothing more.
+// eventFields are the fields of a RunEvent's JSON liveEvent reads: one
+// decode into a struct, not a map of raw values decoded again one by one
+// (a 100 k-agent tree's first read decodes half a million events).
+type eventFields struct {
+	Event        string            `json:"event"`
+	Act          string            `json:"act"`
+	AfterTokens  int64             `json:"after_tokens"`
+	Attempt      int64             `json:"attempt"`
+	BeforeTokens int64             `json:"before_tokens"`
+	By           string            `json:"by"`
+	Bytes        int64             `json:"bytes"`
+	ChildRunID   int64             `json:"child_run_id"`
+	Decision     string            `json:"decision"`
+	DelayMs      int64             `json:"delay_ms"`
+	Done         int64             `json:"done"`
+	Goal         string            `json:"goal"`
+	Handle       int64             `json:"handle"`
+	Kind         string            `json:"kind"`
+	Line         string            `json:"line"`
+	Name         string            `json:"name"`
+	Outcome      string            `json:"outcome"`
+	PlanID       int64             `json:"plan_id"`
+	Provider     string            `json:"provider"`
+	Question     string            `json:"question"`
+	Queued       int64             `json:"queued"`
+	Server       string            `json:"server"`
+	Target       string            `json:"target"`
+	Text         string            `json:"text"`
+	ThroughStep  int64             `json:"through_step"`
+	Tier         int64             `json:"tier"`
+	Tool         string            `json:"tool"`
+	Verdict      string            `json:"verdict"`
+	Working      int64             `json:"working"`
+	OK           json.RawMessage   `json:"ok"`   // as given: absent, false and not a boolean differ
+	Code         json.RawMessage   `json:"code"` // null when it has none
+	Passed       bool              `json:"passed"`
+	Steps        []json.RawMessage `json:"steps"`
+}
+
 func liveEvent(e *store.RunEvent, raw string) {
-	var v map[string]json.RawMessage
-	_ = json.Unmarshal([]byte(raw), &v)
+	var v eventFields
+	_ = json.Unmarshal([]byte(raw), &v) // a field of the wrong type is left empty, the rest read
 	if e.Name == "" {
-		_ = json.Unmarshal(v["event"], &e.Name)
-	}
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(v[k], &s)
-		return s
-	}
-	num := func(k string) int64 {
-		var n int64
-		_ = json.Unmarshal(v[k], &n)
-		return n
+		e.Name = v.Event
 	}
 	join := func(parts ...string) string {
 		var out []string
@@ -706,80 +735,76 @@ func liveEvent(e *store.RunEvent, raw string) {
 	e.Kind = store.LiveOther
 	switch e.Name {
 	case "started":
-		e.Kind, e.Text = store.LiveStarted, str("provider")
+		e.Kind, e.Text = store.LiveStarted, v.Provider
 	case "token":
-		e.Kind, e.Size = store.LiveModel, len(str("text"))
+		e.Kind, e.Size = store.LiveModel, len(v.Text)
 	case "reasoning":
-		e.Kind, e.Size, e.Text = store.LiveModel, len(str("text")), "thinking"
+		e.Kind, e.Size, e.Text = store.LiveModel, len(v.Text), "thinking"
 	case "tool_call":
-		e.Kind, e.Text = store.LiveTool, join(str("name"), str("target"))
+		e.Kind, e.Text = store.LiveTool, join(v.Name, v.Target)
 	case "server_tool_used":
-		e.Kind, e.Text = store.LiveModel, join(str("provider"), "ran", str("tool"))
+		e.Kind, e.Text = store.LiveModel, join(v.Provider, "ran", v.Tool)
 		var ok bool
-		if json.Unmarshal(v["ok"], &ok) == nil && !ok {
+		if json.Unmarshal(v.OK, &ok) == nil && !ok {
 			e.Text += " (failed)"
 		}
 	case "retry":
-		e.Kind, e.Text = store.LiveRetry, fmt.Sprintf("%s, attempt %d", str("kind"), num("attempt"))
-		e.Wait = time.Duration(num("delay_ms")) * time.Millisecond
+		e.Kind, e.Text = store.LiveRetry, fmt.Sprintf("%s, attempt %d", v.Kind, v.Attempt)
+		e.Wait = time.Duration(v.DelayMs) * time.Millisecond
 	case "approval_requested":
-		e.Kind, e.Text = store.LiveWaiting, join("approval:", str("act"), str("target"))
+		e.Kind, e.Text = store.LiveWaiting, join("approval:", v.Act, v.Target)
 	case "question_asked":
-		e.Kind, e.Text = store.LiveWaiting, join("question:", str("question"))
+		e.Kind, e.Text = store.LiveWaiting, join("question:", v.Question)
 	case "plan_proposed":
-		var steps []json.RawMessage
-		_ = json.Unmarshal(v["steps"], &steps)
-		e.Kind, e.Text = store.LiveWaiting, fmt.Sprintf("plan %d of %d step(s)", num("plan_id"), len(steps))
+		e.Kind, e.Text = store.LiveWaiting, fmt.Sprintf("plan %d of %d step(s)", v.PlanID, len(v.Steps))
 	case "recovery_paused":
-		e.Kind, e.Text = store.LiveWaiting, join("recovery:", str("tool"))
+		e.Kind, e.Text = store.LiveWaiting, join("recovery:", v.Tool)
 	case "approval_decided":
-		e.Kind, e.Text = store.LiveDecided, join(str("decision"), str("act"), str("target"))
+		e.Kind, e.Text = store.LiveDecided, join(v.Decision, v.Act, v.Target)
 	case "question_answered":
-		e.Kind, e.Text = store.LiveDecided, join("answered by", str("by"))
+		e.Kind, e.Text = store.LiveDecided, join("answered by", v.By)
 	case "plan_decided":
-		e.Kind, e.Text = store.LiveDecided, join(str("verdict"), "by", str("by"))
+		e.Kind, e.Text = store.LiveDecided, join(v.Verdict, "by", v.By)
 	case "spawned":
-		e.Kind, e.Text = store.LiveSpawned, join(fmt.Sprintf("#%d", num("child_run_id")), str("goal"))
+		e.Kind, e.Text = store.LiveSpawned, join(fmt.Sprintf("#%d", v.ChildRunID), v.Goal)
 	case "fleet":
-		e.Kind, e.Text = store.LiveSpawned, fmt.Sprintf("tier %d: %d working, %d queued, %d done", num("tier"), num("working"), num("queued"), num("done"))
+		e.Kind, e.Text = store.LiveSpawned, fmt.Sprintf("tier %d: %d working, %d queued, %d done", v.Tier, v.Working, v.Queued, v.Done)
 	case "handle_started":
-		e.Kind, e.Text = store.LiveProcess, str("line")
+		e.Kind, e.Text = store.LiveProcess, v.Line
 	case "handle_polled":
-		e.Kind, e.Text = store.LiveProcess, fmt.Sprintf("handle %d: %d bytes", num("handle"), num("bytes"))
+		e.Kind, e.Text = store.LiveProcess, fmt.Sprintf("handle %d: %d bytes", v.Handle, v.Bytes)
 	case "handle_exited":
-		e.Text = fmt.Sprintf("handle %d exited", num("handle"))
+		e.Text = fmt.Sprintf("handle %d exited", v.Handle)
 		var code *int64
-		if json.Unmarshal(v["code"], &code) == nil && code != nil {
+		if json.Unmarshal(v.Code, &code) == nil && code != nil {
 			e.Text += fmt.Sprintf(" (%d)", *code)
 		}
 	case "handle_killed":
-		e.Text = fmt.Sprintf("handle %d killed", num("handle"))
+		e.Text = fmt.Sprintf("handle %d killed", v.Handle)
 	case "handle_orphaned":
-		e.Text = fmt.Sprintf("handle %d orphaned", num("handle"))
+		e.Text = fmt.Sprintf("handle %d orphaned", v.Handle)
 	case "reviewed":
-		var passed bool
-		_ = json.Unmarshal(v["passed"], &passed)
 		e.Kind, e.Text = store.LiveGate, "review failed"
-		if passed {
+		if v.Passed {
 			e.Text = "review passed"
 		}
 	case "sandbox":
-		e.Text = join("sandbox", str("kind"))
-		if str("kind") == "gate_phase_failed" {
+		e.Text = join("sandbox", v.Kind)
+		if v.Kind == "gate_phase_failed" {
 			e.Kind = store.LiveGate
 		}
 	case "mcp":
-		e.Text = join("mcp", str("server"), str("tool"))
+		e.Text = join("mcp", v.Server, v.Tool)
 	case "refused":
-		e.Text = join("refused", str("act"), str("target"))
+		e.Text = join("refused", v.Act, v.Target)
 	case "fell_back_to":
-		e.Text = join("fell back to", str("provider"))
+		e.Text = join("fell back to", v.Provider)
 	case "compacted":
-		e.Text = fmt.Sprintf("compacted through step %d: %d → %d tokens", num("through_step"), num("before_tokens"), num("after_tokens"))
+		e.Text = fmt.Sprintf("compacted through step %d: %d → %d tokens", v.ThroughStep, v.BeforeTokens, v.AfterTokens)
 	case "step":
-		e.Kind, e.Text = store.LiveStep, str("decision")
+		e.Kind, e.Text = store.LiveStep, v.Decision
 	case "finished":
-		e.Kind, e.Text = store.LiveFinished, str("outcome")
+		e.Kind, e.Text = store.LiveFinished, v.Outcome
 	}
 }
 
