@@ -77,8 +77,7 @@ func treeIDs(n int) []string {
 	return ids
 }
 
-// perAgent is the answer of the per-agent path (one seek a run), the one
-// Activity takes for a tree of at most manyIDs agents.
+// perAgent is the answer of a seek per run (runEvents): the oracle.
 func perAgent(t *testing.T, s *Store, ids []string, after int64, n int) []store.RunEvent {
 	t.Helper()
 	var out []store.RunEvent
@@ -181,14 +180,17 @@ func TestBigTreeEventsExact(t *testing.T) {
 	if err != nil || len(c.Events) != 0 || c.Through != newest {
 		t.Fatalf("nothing new: %d events, through %d, %v", len(c.Events), c.Through, err)
 	}
-	// A few agents take the per-agent path: the same answer.
+	// A tree of a few agents (refreshes seek each one too): the same
+	// answers.
 	few := ids[:manyIDs]
-	d, err := s.Activity(ctx, store.ActivityQuery{RunIDs: few, PerRun: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := perAgent(t, s, few, 0, 64); !reflect.DeepEqual(d.Events, want) || d.Through != newest {
-		t.Fatalf("per-agent path: %d events, want %d; through %d", len(d.Events), len(want), d.Through)
+	for _, after := range []int64{0, cursor} {
+		d, err := s.Activity(ctx, store.ActivityQuery{RunIDs: few, After: after, PerRun: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := perAgent(t, s, few, after, 64); !reflect.DeepEqual(d.Events, want) || d.Through != newest {
+			t.Fatalf("a few agents after %d: %d events, want %d; through %d", after, len(d.Events), len(want), d.Through)
+		}
 	}
 }
 
