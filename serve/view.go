@@ -184,23 +184,13 @@ func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult
 	if a == nil {
 		return store.DecideResult{}, errors.New("no audit log: decisions are off")
 	}
-	intent := audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, store.DecideResult{}, nil, v.now())
-	intent.Outcome = "attempt"
-	if err := a.Append(intent); err != nil {
-		return store.DecideResult{}, fmt.Errorf("not decided: %w", err)
-	}
-	res, err := v.src.Decide(ctx, d)
-	rec := audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, res, err, v.now())
-	aerr := a.Append(rec)
-	if err == nil && res.Won {
+	res, rec, err := a.DecideAt(ctx, v.now, v.src.Path(), d, v.sess.Who, v.sess.Channel, v.src.Decide, nil)
+	if res.Won { // won in the store, even when the log's outcome line failed
 		v.hub.addWinner(rec)
 	}
 	v.hub.Poke()
 	if err == nil && !res.Won {
 		res.DecidedBy = v.hub.describe(d.Key, res.DecidedBy)
-	}
-	if aerr != nil && err == nil && res.Won {
-		return res, fmt.Errorf("decided in the store, but the audit log was not written: %w", aerr)
 	}
 	return res, err
 }

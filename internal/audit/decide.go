@@ -28,13 +28,21 @@ const (
 // outcome names the result (nil: Of's reading of res and err).
 func (l *Log) Decide(ctx context.Context, storePath string, d store.Decision, who Who, channel string,
 	decide func(context.Context, store.Decision) (store.DecideResult, error), outcome func(error) string) (store.DecideResult, error) {
-	intent := Of(storePath, d, "", who, channel, store.DecideResult{}, nil, time.Now())
+	res, _, err := l.DecideAt(ctx, time.Now, storePath, d, who, channel, decide, outcome)
+	return res, err
+}
+
+// DecideAt is Decide on the clock now, and returns the outcome's record
+// too (vigil serve names the winner from it).
+func (l *Log) DecideAt(ctx context.Context, now func() time.Time, storePath string, d store.Decision, who Who, channel string,
+	decide func(context.Context, store.Decision) (store.DecideResult, error), outcome func(error) string) (store.DecideResult, Record, error) {
+	intent := Of(storePath, d, "", who, channel, store.DecideResult{}, nil, now())
 	intent.Outcome = Attempt
 	if err := l.Append(intent); err != nil {
-		return store.DecideResult{}, fmt.Errorf("not decided: %w", err)
+		return store.DecideResult{}, Record{}, fmt.Errorf("not decided: %w", err)
 	}
 	res, err := decide(ctx, d)
-	rec := Of(storePath, d, "", who, channel, res, err, time.Now())
+	rec := Of(storePath, d, "", who, channel, res, err, now())
 	if outcome != nil {
 		if o := outcome(err); o != "" {
 			rec.Outcome, rec.Held = o, ""
@@ -42,9 +50,9 @@ func (l *Log) Decide(ctx context.Context, storePath string, d store.Decision, wh
 	}
 	aerr := l.Append(rec)
 	if aerr != nil && err == nil && res.Won {
-		return res, fmt.Errorf("decided in the store, but the audit log was not written: %w", aerr)
+		return res, rec, fmt.Errorf("decided in the store, but the audit log was not written: %w", aerr)
 	}
-	return res, err
+	return res, rec, err
 }
 
 // LocalWho is the person at this terminal: the login name and the
