@@ -454,10 +454,15 @@ func (s *Server) idleOut(sess ssh.Session, se *session) bool {
 	if se.prog != nil {
 		se.prog.Quit()
 	}
+	var out io.Writer = sess.Stderr()
 	if se.screen != nil {
 		se.screen.close() // the terminal back first: the line below is read on the user's own screen
+		// On the stream the reset went out on: a client copies the session's
+		// output and its error stream apart, so only one stream keeps the
+		// line after the reset.
+		out = se.screen.out
 	}
-	fmt.Fprintf(sess.Stderr(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	fmt.Fprintf(out, "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
 	sess.Exit(0)
 	sess.Close()
 	return true
