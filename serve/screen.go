@@ -114,6 +114,11 @@ func (s *lineScreen) draw(v tea.View) {
 	io.WriteString(s.out, b.String())
 }
 
+// terminalReset undoes every mode the explorer sets (the colours, focus
+// and mouse reporting, bracketed paste, the hidden cursor, the alternate
+// screen).
+const terminalReset = "\x1b[m\x1b[?1004l\x1b[?1006l\x1b[?1002l\x1b[?2004l\x1b[?25h\x1b[?1049l"
+
 // close puts the terminal back as the session found it (once: the idle
 // timeout does before its last line, the session's end after).
 func (s *lineScreen) close() {
@@ -124,5 +129,5 @@ func (s *lineScreen) close() {
 		return
 	}
 	s.closed = true
-	io.WriteString(s.out, "\x1b[m\x1b[?1004l\x1b[?1006l\x1b[?1002l\x1b[?2004l\x1b[?25h\x1b[?1049l")
+	io.WriteString(s.out, terminalReset)
 }

@@ -192,6 +192,13 @@ func TestIdleTimeout(t *testing.T) {
 	tm := openTerm(t, ts, ts.viewer, 80, 24)
 	tm.waitText("closed after 300ms without a key pressed", 5*time.Second)
 	waitLog(t, ts, "closed: idle for")
+	// A watching session gets its terminal back too, before the line: the
+	// main screen, the cursor, no mouse reporting.
+	out := tm.out.String()
+	back, line := strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "closed after 300ms")
+	if back < 0 || back > line || !strings.Contains(out[max(back-60, 0):line], "\x1b[?1002l") {
+		t.Fatalf("the watching session's terminal was not given back before the idle line: %q", tail(out, 300))
+	}
 }
 
 // The host key is generated once, mode 0600, and the same key is used on

@@ -377,8 +377,8 @@ watching:
 			s.leave(m, seat)
 			break watching
 		case <-idle.C:
-			if s.idleOut(sess, se) {
-				s.leave(m, seat)
+			// Off the mirror first, so no frame follows the reset.
+			if s.idleOut(sess, se, func() io.Writer { s.leave(m, seat); io.WriteString(sess, terminalReset); return sess }) {
 				return
 			}
 		}
@@ -424,7 +424,7 @@ watching:
 			case win := <-winCh:
 				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
 			case <-idle.C:
-				if s.idleOut(sess, se) {
+				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.out }) {
 					return
 				}
 			}
@@ -442,7 +442,11 @@ func (s *Server) idleEvery() time.Duration {
 }
 
 // idleOut ends a session nobody has typed in for the idle timeout.
-func (s *Server) idleOut(sess ssh.Session, se *session) bool {
+// giveBack puts the terminal back as the session found it and returns
+// where the last line goes: the stream the reset went out on, since a
+// client copies the session's output and its error stream apart, and a
+// line written before the reset would be lost with the alternate screen.
+func (s *Server) idleOut(sess ssh.Session, se *session, giveBack func() io.Writer) bool {
 	if s.cfg.IdleTimeout <= 0 {
 		return false
 	}
@@ -454,15 +458,7 @@ func (s *Server) idleOut(sess ssh.Session, se *session) bool {
 	if se.prog != nil {
 		se.prog.Quit()
 	}
-	var out io.Writer = sess.Stderr()
-	if se.screen != nil {
-		se.screen.close() // the terminal back first: the line below is read on the user's own screen
-		// On the stream the reset went out on: a client copies the session's
-		// output and its error stream apart, so only one stream keeps the
-		// line after the reset.
-		out = se.screen.out
-	}
-	fmt.Fprintf(out, "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	fmt.Fprintf(giveBack(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
 	sess.Exit(0)
 	sess.Close()
 	return true
