@@ -238,15 +238,14 @@ func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
 
 // session is one SSH session's explorer, as the gate admitted it.
 type session struct {
-	hub    *Hub
-	index  int    // which store
-	label  string // the store, in the status bar
-	who    string // the key's name and role, in the status bar
-	sess   Session
-	model  *tui.Model
-	input  *idleReader
-	prog   *tea.Program
-	screen *lineScreen // draws its own explorer (nil while it watches)
+	hub   *Hub
+	index int    // which store
+	label string // the store, in the status bar
+	who   string // the key's name and role, in the status bar
+	sess  Session
+	model *tui.Model
+	input *idleReader
+	prog  *tea.Program
 }
 
 type ctxKey string
@@ -401,7 +400,6 @@ watching:
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
 	own.screen = newLineScreen(sess, key.w, key.h)
-	se.screen = own.screen
 	defer own.screen.close()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
 		tea.WithOutput(own.screen.out), tea.WithoutRenderer(),
