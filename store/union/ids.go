@@ -187,43 +187,33 @@ func outFacts(p string, f store.RunFacts) store.RunFacts {
 }
 
 func outActivity(p string, a store.Activity) store.Activity {
-	out := store.Activity{Recorded: a.Recorded, Through: a.Through}
-	if a.Todos != nil {
-		out.Todos = map[string][]store.Todo{}
-		for id, v := range a.Todos {
-			out.Todos[join(p, id)] = v
-		}
-	}
-	if a.Queued != nil {
-		out.Queued = map[string][]store.QueuedAgent{}
-		for id, v := range a.Queued {
-			for i := range v {
-				v[i].ParentID = join(p, v[i].ParentID)
-			}
-			out.Queued[join(p, id)] = v
-		}
-	}
-	if a.Unread != nil {
-		out.Unread = map[string][]store.AgentMessage{}
-		for id, v := range a.Unread {
-			for i := range v {
-				v[i].FromID = join(p, v[i].FromID)
-			}
-			out.Unread[join(p, id)] = v
-		}
-	}
-	if a.Processes != nil {
-		out.Processes = map[string][]store.Process{}
-		for id, v := range a.Processes {
-			for i := range v {
-				v[i].RunID = join(p, v[i].RunID)
-			}
-			out.Processes[join(p, id)] = v
-		}
+	out := store.Activity{Recorded: a.Recorded, Through: a.Through,
+		Todos:     rekey(p, a.Todos, nil),
+		Queued:    rekey(p, a.Queued, func(q *store.QueuedAgent) { q.ParentID = join(p, q.ParentID) }),
+		Unread:    rekey(p, a.Unread, func(m *store.AgentMessage) { m.FromID = join(p, m.FromID) }),
+		Processes: rekey(p, a.Processes, func(x *store.Process) { x.RunID = join(p, x.RunID) }),
 	}
 	for _, e := range a.Events {
 		e.RunID = join(p, e.RunID)
 		out.Events = append(out.Events, e)
+	}
+	return out
+}
+
+// rekey is m with each run id given the store's prefix, and fix applied to
+// every value (the ids it holds); nil stays nil.
+func rekey[T any](p string, m map[string][]T, fix func(*T)) map[string][]T {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string][]T, len(m))
+	for id, v := range m {
+		if fix != nil {
+			for i := range v {
+				fix(&v[i])
+			}
+		}
+		out[join(p, id)] = v
 	}
 	return out
 }
