@@ -138,6 +138,9 @@ type ContextEvent struct {
 	Step   int
 	Kind   string
 	Detail string
+	// DetailBytes is the whole detail's length in bytes when Detail is cut
+	// to its head (MaxEventDetailBytes), else 0.
+	DetailBytes int64
 }
 
 // Marker is a checkpoint-lifecycle event other than a plain checkpoint: a

@@ -92,7 +92,8 @@ type TraceWriter interface {
 
 // FieldWriter is a source that writes one text field of a step row whole,
 // a piece at a time, however large: the fields StepDetail names in
-// FieldBytes ("result", "prompt", "tool call", "turn"). The bytes are the
+// FieldBytes ("result", "prompt", "tool call", "turn", an observation's
+// text as ObservationField names it, an edit's hunk as EditField). The bytes are the
 // store's, not made safe. Without it, a cut field stays cut.
 type FieldWriter interface {
 	WriteStepField(ctx context.Context, runID string, rowID int64, field string, w io.Writer) error

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // MaxDetailBytes caps each text field of a step detail; a field cut there is
 // named in StepDetail.Truncated so the view can say so.
@@ -9,6 +12,11 @@ const MaxDetailBytes = 256 << 10
 // MaxContentBytes caps the text a request carries into memory (a write's
 // payload can be megabytes); Request.ContentBytes tells the whole size.
 const MaxContentBytes = 1 << 20
+
+// MaxEventDetailBytes caps the detail of a context event or sample, a
+// one-line fact (ContextEvent.DetailBytes, ContextSample.DetailBytes say
+// the whole size of one cut there).
+const MaxEventDetailBytes = 4 << 10
 
 // The domain types below are what every view and CLI command sees. They are
 // format-neutral: a run id is the format's own id as a string (an io-harness
@@ -201,6 +209,10 @@ type ToolCall struct {
 
 // Observation is one ledger entry a step produced.
 type Observation struct {
+	// RowID is the entry's row in its store (0 where the format has none);
+	// a Text cut to its head is named ObservationField(RowID) in
+	// StepDetail.Truncated and FieldBytes.
+	RowID int64
 	// Step is the step the observation belongs to: its own, which is not
 	// always the step whose commit wrote it (io-harness writes everything
 	// observed since the last commit, each entry under its own step).
@@ -210,8 +222,15 @@ type Observation struct {
 	Text   string
 }
 
+// ObservationField is the StepDetail field name of an observation's text.
+func ObservationField(rowID int64) string { return fmt.Sprintf("observation %d", rowID) }
+
+// EditField is the StepDetail field name of an edit's hunk.
+func EditField(rowID int64) string { return fmt.Sprintf("edit %d", rowID) }
+
 // Edit is one file change a step made.
 type Edit struct {
+	RowID        int64 // its row (0: none); a cut Hunk is named EditField(RowID)
 	Tool         string
 	Path         string
 	LinesAdded   int
@@ -254,6 +273,9 @@ type ContextSample struct {
 	NoEstimate bool
 	Reported   *int64
 	Detail     string
+	// DetailBytes is the whole detail's length in bytes when Detail is cut
+	// to its head (MaxEventDetailBytes), else 0.
+	DetailBytes int64
 }
 
 // Request is something a run waits on a human for.

@@ -435,40 +435,67 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes,
 	}
 	// Provider counts that arrived for turns we saw without one.
 	if c.unreported.Len() > 0 {
-		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id, step, est_tokens, reported_tokens, detail FROM context_events
-			WHERE id IN (%s) AND reported_tokens IS NOT NULL`, sqlitex.IDList(slices.Sorted(c.unreported.Keys()))), nil, func(r *sql.Rows) error {
-			cs, _, _, err := scanSample(r)
+		var big []sampleRow
+		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id, step, est_tokens, reported_tokens, %s FROM context_events
+			WHERE id IN (%s) AND reported_tokens IS NOT NULL`, eventDetail, sqlitex.IDList(slices.Sorted(c.unreported.Keys()))), nil, func(r *sql.Rows) error {
+			x, err := scanSample(r)
 			if err != nil {
 				return err
 			}
-			c.unreported.Delete(cs.RowID)
-			ch.Context = append(ch.Context, cs)
+			c.unreported.Delete(x.c.RowID)
+			if x.detail.big(timelineSQLBytes) {
+				big = append(big, x)
+				return nil
+			}
+			ch.Context = append(ch.Context, x.c)
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		for _, x := range big {
+			if x.c.Detail, x.c.DetailBytes, err = s.detailHead(ctx, x.c.RowID, x.detail); err != nil {
+				return err
+			}
+			ch.Context = append(ch.Context, x.c)
 		}
 	}
 	if !grew {
 		return nil
 	}
 	n := 0
-	q := fmt.Sprintf("SELECT id, run_id, step, est_tokens, reported_tokens, detail, kind FROM context_events WHERE id > ? ORDER BY id LIMIT %d", sqlitex.ChangesPage)
+	type later struct {
+		i int // in ch.Context
+		c cappedText
+	}
+	var big []later // samples whose detail is read from the store, after the rows
+	// Only 'assembled' rows carry their detail (eventDetail) out of SQL:
+	// the others are counted past.
+	detail := fmt.Sprintf("CASE WHEN kind = '%[1]s' AND octet_length(detail) <= %[2]d THEN substr(detail, 1, %[3]d) END, "+
+		"CASE WHEN kind = '%[1]s' THEN octet_length(detail) END", ContextAssembled, timelineSQLBytes, store.MaxEventDetailBytes)
+	q := fmt.Sprintf("SELECT id, run_id, step, est_tokens, reported_tokens, %s, kind FROM context_events WHERE id > ? ORDER BY id LIMIT %d", detail, sqlitex.ChangesPage)
 	err := s.eachRow(ctx, q, []any{c.marks["context_events"]}, func(r *sql.Rows) error {
-		var cs store.ContextSample
-		var run int64
+		var x sampleRow
 		var est, rep sql.NullInt64
-		var detail sql.NullString
 		var kind string
-		if err := r.Scan(&cs.RowID, &run, &cs.Step, &est, &rep, &detail, &kind); err != nil {
+		if err := r.Scan(&x.c.RowID, &x.run, &x.c.Step, &est, &rep, &x.detail.v, &x.detail.n, &kind); err != nil {
 			return err
 		}
+		cs, run := x.c, x.run
 		n++
 		c.marks["context_events"] = cs.RowID
 		if kind != ContextAssembled {
 			return nil
 		}
-		cs.RunID, cs.Estimated, cs.NoEstimate, cs.Reported, cs.Detail = idStr(run), est.Int64, !est.Valid, nullInt(rep), detail.String
+		cs.RunID, cs.Estimated, cs.NoEstimate, cs.Reported = idStr(run), est.Int64, !est.Valid, nullInt(rep)
+		if x.detail.big(timelineSQLBytes) {
+			big = append(big, later{len(ch.Context), x.detail})
+		} else {
+			var err error
+			if cs.Detail, cs.DetailBytes, err = cutDetail(x.detail); err != nil {
+				return err
+			}
+		}
 		// A newer turn makes the run's older unreported turn final: its
 		// count is missing for good.
 		dropUnreported(c, run)
@@ -478,8 +505,17 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes,
 		ch.Context = append(ch.Context, cs)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, l := range big {
+		cs := &ch.Context[l.i]
+		if cs.Detail, cs.DetailBytes, err = s.detailHead(ctx, cs.RowID, l.c); err != nil {
+			return err
+		}
+	}
 	ch.More = ch.More || n == sqlitex.ChangesPage
-	return err
+	return nil
 }
 
 func (s *Store) newAgentEvents(ctx context.Context, c *SQLCursor, ch *store.Changes) error {

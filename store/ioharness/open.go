@@ -49,6 +49,7 @@ type Store struct {
 
 	stmts sqlitex.Stmts // prepared reads on the read connection
 	rows  rowBounds     // where each run's rows lie, for exact per-run reads (rows.go)
+	zones stepZones     // where a long run's steps lie in its side tables (stepzones.go)
 }
 
 // Open opens an existing store for browsing and deciding. It never changes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -24,7 +25,7 @@ func (s *Store) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyE
 // stepFilter narrows an exact read to one step, or leaves it whole.
 func stepFilter(sp runSpec, step int) runSpec {
 	if step != allSteps {
-		sp.where, sp.args = "step = ?", []any{step}
+		sp.oneStep, sp.step = true, step
 	}
 	return sp
 }
@@ -132,14 +133,17 @@ func (s *Store) providerCalls(ctx context.Context, run int64, step int) ([]store
 	if !s.si().has("provider_calls") {
 		return nil, nil
 	}
+	if step != allSteps {
+		// Its index is by run_id alone: one step of a long run is read
+		// from the blocks that may hold it (stepzones.go).
+		cols := strings.TrimPrefix(s.providerCallCols(), "id, run_id, step, ")
+		out, err := readRuns(ctx, s, stepFilter(runSpec{table: "provider_calls", cols: cols, runs: []int64{run}}, step), scanProviderCall)
+		return out, mapDriverErr(s.path, err)
+	}
 	// provider_calls has a run_id index (io-harness 0.37+); older stores
 	// scan a table that is small next to steps.
 	q := "SELECT " + s.providerCallCols() + " FROM provider_calls WHERE run_id = ?"
 	args := []any{run}
-	if step != allSteps {
-		q += " AND step = ?"
-		args = append(args, step)
-	}
 	var out []store.ProviderCall
 	err := s.eachRow(ctx, q+" ORDER BY id", args, func(r *sql.Rows) error {
 		c, err := scanProviderCall(r)

@@ -253,16 +253,30 @@ func (s *Store) factContextEvents(ctx context.Context, run int64, f *store.RunFa
 }
 
 func (s *Store) contextEvents(ctx context.Context, run int64, step int) ([]store.ContextEvent, error) {
-	sp := stepFilter(runSpec{table: "context_events", cols: "kind, detail", runs: []int64{run}}, step)
+	sp := stepFilter(runSpec{table: "context_events", cols: "kind, " + eventDetail, runs: []int64{run}}, step)
 	sp.where = strings.TrimPrefix(sp.where+" AND kind <> '"+ContextAssembled+"'", " AND ")
-	return readRuns(ctx, s, sp, func(r *sql.Rows) (store.ContextEvent, error) {
-		var e store.ContextEvent
+	type eventRow struct {
+		e      store.ContextEvent
+		detail cappedText
+	}
+	rows, err := readRuns(ctx, s, sp, func(r *sql.Rows) (eventRow, error) {
+		var x eventRow
 		var rn int64
-		var detail sql.NullString
-		err := r.Scan(&e.RowID, &rn, &e.Step, &e.Kind, &detail)
-		e.RunID, e.Detail = idStr(rn), detail.String
-		return e, err
+		err := r.Scan(&x.e.RowID, &rn, &x.e.Step, &x.e.Kind, &x.detail.v, &x.detail.n)
+		x.e.RunID = idStr(rn)
+		return x, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.ContextEvent, len(rows))
+	for i, x := range rows {
+		if x.e.Detail, x.e.DetailBytes, err = s.detailHead(ctx, x.e.RowID, x.detail); err != nil {
+			return nil, err
+		}
+		out[i] = x.e
+	}
+	return out, nil
 }
 
 // factFolds reads summaries (0.43), oldest first.

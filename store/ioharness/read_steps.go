@@ -235,6 +235,22 @@ type stepExtra struct {
 	// turnTools are the tool calls of each step's model turn.
 	turnTools map[int][]store.ToolCall
 	cutTurns  map[int]int64 // the whole length of turn texts cut to MaxDetailBytes
+	// cutSide are the observation texts and edit hunks cut to their
+	// heads, by step: each one's field name and whole length.
+	cutSide map[int][]sideCut
+}
+
+type sideCut struct {
+	name string
+	size int64
+}
+
+// cut notes a side field of step cut to its head.
+func (x *stepExtra) cut(step int, name string, size int64) {
+	if x.cutSide == nil {
+		x.cutSide = map[int][]sideCut{}
+	}
+	x.cutSide[step] = append(x.cutSide[step], sideCut{name, size})
 }
 
 // fill puts the extras of d's step into d.
@@ -247,6 +263,9 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 		}
 	}
 	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
+	for _, c := range x.cutSide[n] {
+		cutField(d, c.name, c.size)
+	}
 	d.Citations, d.ServerTools = x.cites[n], x.tools[n]
 	d.Tools = x.turnTools[n]
 }
@@ -290,43 +309,60 @@ func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, er
 		}
 	}
 	if s.si().has("ledger_observations") {
+		type obsRow struct {
+			o    store.Observation
+			text cappedText
+		}
 		obs, err := readRuns(ctx, s, stepFilter(runSpec{table: "ledger_observations",
-			cols: fmt.Sprintf("kind, target, substr(text, 1, %d)", store.MaxDetailBytes), runs: []int64{run}}, step),
-			func(r *sql.Rows) (store.Observation, error) {
-				var id, run int64
-				var o store.Observation
-				var target, text sql.NullString
-				err := r.Scan(&id, &run, &o.Step, &o.Kind, &target, &text)
-				o.Target, o.Text = target.String, text.String
-				return o, err
+			cols: "kind, target, " + headAt("text", store.MaxDetailBytes), runs: []int64{run}}, step),
+			func(r *sql.Rows) (obsRow, error) {
+				var run int64
+				var x obsRow
+				var target sql.NullString
+				err := r.Scan(&x.o.RowID, &run, &x.o.Step, &x.o.Kind, &target, &x.text.v, &x.text.n)
+				x.o.Target = target.String
+				return x, err
 			})
 		if err != nil {
 			return nil, mapDriverErr(s.path, err)
 		}
-		for _, o := range obs {
-			x.obs[o.Step] = append(x.obs[o.Step], o)
+		for _, ob := range obs {
+			var size int64
+			if ob.o.Text, size, err = s.headOf(ctx, "ledger_observations", "text", ob.o.RowID, ob.text, store.MaxDetailBytes); err != nil {
+				return nil, err
+			}
+			if size > 0 {
+				x.cut(ob.o.Step, store.ObservationField(ob.o.RowID), size)
+			}
+			x.obs[ob.o.Step] = append(x.obs[ob.o.Step], ob.o)
 		}
 	}
 	if s.si().has("edits") {
 		hunk := s.si().col("edits", "hunk", "NULL")
-		type stepEdit struct {
+		type editRow struct {
 			step int
 			e    store.Edit
+			hunk cappedText
 		}
 		edits, err := readRuns(ctx, s, stepFilter(runSpec{table: "edits",
-			cols: fmt.Sprintf("tool, path, lines_added, lines_removed, substr(%s, 1, %d)", hunk, store.MaxDetailBytes), runs: []int64{run}}, step),
-			func(r *sql.Rows) (stepEdit, error) {
-				var id, run int64
-				var se stepEdit
-				var h sql.NullString
-				err := r.Scan(&id, &run, &se.step, &se.e.Tool, &se.e.Path, &se.e.LinesAdded, &se.e.LinesRemoved, &h)
-				se.e.Hunk = h.String
-				return se, err
+			cols: "tool, path, lines_added, lines_removed, " + headAt(hunk, store.MaxDetailBytes), runs: []int64{run}}, step),
+			func(r *sql.Rows) (editRow, error) {
+				var run int64
+				var x editRow
+				err := r.Scan(&x.e.RowID, &run, &x.step, &x.e.Tool, &x.e.Path, &x.e.LinesAdded, &x.e.LinesRemoved, &x.hunk.v, &x.hunk.n)
+				return x, err
 			})
 		if err != nil {
 			return nil, mapDriverErr(s.path, err)
 		}
 		for _, se := range edits {
+			var size int64
+			if se.e.Hunk, size, err = s.headOf(ctx, "edits", "hunk", se.e.RowID, se.hunk, store.MaxDetailBytes); err != nil {
+				return nil, err
+			}
+			if size > 0 {
+				x.cut(se.step, store.EditField(se.e.RowID), size)
+			}
 			x.edits[se.step] = append(x.edits[se.step], se.e)
 		}
 	}
@@ -430,24 +466,71 @@ func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.Conte
 	if !s.si().has("context_events") {
 		return nil, nil
 	}
+	var big []int // samples whose detail is read from the store, after the rows
 	out, err := readRuns(ctx, s, runSpec{table: "context_events",
-		cols: "est_tokens, reported_tokens, detail", where: "kind = 'assembled'", runs: []int64{run}},
-		func(r *sql.Rows) (store.ContextSample, error) {
-			c, _, _, err := scanSample(r)
-			return c, err
+		cols: "est_tokens, reported_tokens, " + eventDetail, where: "kind = 'assembled'", runs: []int64{run}},
+		func(r *sql.Rows) (sampleRow, error) {
+			return scanSample(r)
 		})
 	if err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	return out, nil
+	samples := make([]store.ContextSample, len(out))
+	for i, x := range out {
+		samples[i] = x.c
+		if x.detail.big(timelineSQLBytes) {
+			big = append(big, i)
+		}
+	}
+	for _, i := range big {
+		c := &samples[i]
+		if c.Detail, c.DetailBytes, err = s.detailHead(ctx, c.RowID, out[i].detail); err != nil {
+			return nil, err
+		}
+	}
+	return samples, nil
 }
 
-func scanSample(r *sql.Rows) (store.ContextSample, int64, int, error) {
-	var c store.ContextSample
-	var run int64
+// eventDetail is a context event's detail, read for its head (headAt):
+// Store::record_context_event (src/state/trace.rs) writes whatever the
+// event carries — a question's text, an operator's answer.
+var eventDetail = headAt("detail", store.MaxEventDetailBytes)
+
+// detailHead is a context event's detail head and, when it is cut, its
+// whole length, from what eventDetail read. A detail too big for SQL is
+// read from the store: call it after the rows are let go.
+func (s *Store) detailHead(ctx context.Context, rowid int64, c cappedText) (string, int64, error) {
+	return s.headOf(ctx, "context_events", "detail", rowid, c, store.MaxEventDetailBytes)
+}
+
+// sampleRow is a context sample as read, with its detail as eventDetail
+// read it.
+type sampleRow struct {
+	c      store.ContextSample
+	run    int64
+	detail cappedText
+}
+
+// scanSample reads id, run_id, step, est_tokens, reported_tokens and
+// eventDetail. A detail SQL did read is set (cut to its head) here; one
+// it left out for its size (detail.big) is left to detailHead.
+func scanSample(r *sql.Rows) (sampleRow, error) {
+	var x sampleRow
 	var est, rep sql.NullInt64
-	var detail sql.NullString
-	err := r.Scan(&c.RowID, &run, &c.Step, &est, &rep, &detail)
-	c.RunID, c.Estimated, c.NoEstimate, c.Reported, c.Detail = idStr(run), est.Int64, !est.Valid, nullInt(rep), detail.String
-	return c, run, c.Step, err
+	err := r.Scan(&x.c.RowID, &x.run, &x.c.Step, &est, &rep, &x.detail.v, &x.detail.n)
+	c := &x.c
+	c.RunID, c.Estimated, c.NoEstimate, c.Reported = idStr(x.run), est.Int64, !est.Valid, nullInt(rep)
+	if err == nil && !x.detail.big(timelineSQLBytes) {
+		c.Detail, c.DetailBytes, err = cutDetail(x.detail)
+	}
+	return x, err
+}
+
+// cutDetail is what detailHead makes of a detail SQL read.
+func cutDetail(c cappedText) (string, int64, error) {
+	t := cutUTF8(c.v.String, store.MaxEventDetailBytes)
+	if c.n.Valid && int64(len(t)) < c.n.Int64 {
+		return t, c.n.Int64, nil
+	}
+	return t, 0, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
@@ -315,18 +316,41 @@ type runSpec struct {
 	where string // extra filter, ANDed; its parameters are args
 	args  []any
 	runs  []int64
+	// oneStep narrows the read to the rows under step; for a run whose
+	// rows are many, only the blocks that may hold it are read
+	// (stepzones.go).
+	oneStep bool
+	step    int
 }
 
 // readRuns reads every row of the runs in sp, in row-id order: exactly the
 // rows "WHERE run_id IN (…)" would return, without reading the table whole
 // after its bounds are learned. Each chunk is its own short read.
 func readRuns[T any](ctx context.Context, s *Store, sp runSpec, read func(*sql.Rows) (T, error)) ([]T, error) {
-	ranges, err := s.runRanges(ctx, sp.table, sp.runs)
-	if err != nil {
-		return nil, err
+	var ranges []span
+	narrowed := false
+	from := sp.table
+	if sp.oneStep {
+		sp.where = strings.TrimPrefix(sp.where+" AND step = ?", " AND ")
+		sp.args = append(append([]any(nil), sp.args...), sp.step)
+		// By the row id range alone: an index on run_id (provider_calls)
+		// would visit every row of the run.
+		from += " NOT INDEXED"
+		if len(sp.runs) == 1 {
+			var err error
+			if ranges, narrowed, err = s.stepRanges(ctx, sp.table, sp.runs[0], sp.step); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !narrowed {
+		var err error
+		if ranges, err = s.runRanges(ctx, sp.table, sp.runs); err != nil {
+			return nil, err
+		}
 	}
 	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id >= ? AND id <= ? AND run_id IN (%s)%s ORDER BY id",
-		prefixComma(sp.cols), sp.table, sqlitex.IDList(sp.runs), andClause(sp.where))
+		prefixComma(sp.cols), from, sqlitex.IDList(sp.runs), andClause(sp.where))
 	var out []T
 	for _, r := range ranges {
 		for lo := r.first; lo <= r.last; lo += readChunk {

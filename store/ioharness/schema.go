@@ -74,5 +74,6 @@ func (s *Store) refreshSchema(ctx context.Context, version int64) error {
 	si.version = version
 	s.setSchema(si)
 	s.rows.forget() // row bounds were learned over the old tables
+	s.zones.forget()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/store"
 )
 
 // CanonicalTrace is io-harness's comparable form of a run, byte for byte
@@ -104,19 +105,32 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 		}
 	}
 	if s.si().has("context_events") {
-		lines, err := readRuns(ctx, s, runSpec{table: "context_events", runs: []int64{run}, cols: "kind, detail"},
-			func(r *sql.Rows) (string, error) {
-				var id, run, step int64
-				var kind string
-				var detail sql.NullString
-				err := r.Scan(&id, &run, &step, &kind, &detail)
-				return fmt.Sprintf("context %d | %s | %s\n", uint32(step), kind, detail.String), err
+		// Each detail is written whole: a short one as SQL hands it over,
+		// one longer than MaxEventDetailBytes copied from the store a
+		// piece at a time (writeField), so the lines held stay small.
+		type line struct {
+			id, step int64
+			kind     string
+			detail   cappedText
+		}
+		lines, err := readRuns(ctx, s, runSpec{table: "context_events", runs: []int64{run}, cols: "kind, " + cappedAt("detail", store.MaxEventDetailBytes)},
+			func(r *sql.Rows) (line, error) {
+				var l line
+				var run int64
+				err := r.Scan(&l.id, &run, &l.step, &l.kind, &l.detail.v, &l.detail.n)
+				return l, err
 			})
 		if err != nil {
 			return mapDriverErr(s.path, err)
 		}
 		for _, l := range lines {
-			if _, err := bw.WriteString(l); err != nil {
+			if _, err := fmt.Fprintf(bw, "context %d | %s | ", uint32(l.step), l.kind); err != nil {
+				return err
+			}
+			if err := s.writeField(ctx, bw, "context_events", "detail", l.id, l.detail); err != nil {
+				return err
+			}
+			if err := bw.WriteByte('\n'); err != nil {
 				return err
 			}
 		}
@@ -127,7 +141,7 @@ func (s *Store) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writ
 // writeField writes a capped field whole: as read, or copied from the
 // store a piece at a time when it was left out for its size.
 func (s *Store) writeField(ctx context.Context, w io.Writer, table, col string, rowid int64, c cappedText) error {
-	if !c.big(timelineSQLBytes) {
+	if !c.leftOut() {
 		_, err := io.WriteString(w, c.v.String)
 		return err
 	}

@@ -1,0 +1,191 @@
+package ioharness
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// One step's rows of a long run.
+//
+// A step's detail reads the rows of other tables under its number
+// (ledger_observations, edits, policy_events, provider_calls), and none of
+// them is indexed by step: provider_calls by run_id alone, the others not
+// at all. Reading the run's row span (rows.go) with "step = ?" is exact
+// but visits every row of the run: a second or two for each step of a run
+// of a million steps. Nor can the rows' place be guessed from the step:
+// a resume writes rows for old steps late, anywhere above.
+//
+// So for a run whose span in a table is long, vigil learns once where each
+// step may lie: for each block of 1<<zoneShift row ids, the least and
+// greatest step of the run's rows in it. A step's rows are then read from
+// only the blocks whose range holds it, which is exact: every row of the
+// run at or below the learned end is in a block whose range holds its
+// step. Rows added later are learned before the next read, over the rows
+// added since (ids only grow), and what was learned is checked against
+// the row it ends at, like a span: a store whose rows were deleted from
+// under it is learned again. Rows deleted below only make a block's range
+// wider than it need be.
+
+// zoneShift sets a block's size: 4 096 row ids.
+const zoneShift = 12
+
+// stepRange is the least and greatest step of a run's rows in one block.
+type stepRange struct{ lo, hi int }
+
+// runZones is what is known of one run's rows in one table.
+type runZones struct {
+	from                int64 // learned over the ids in (from, through]
+	through, throughRun int64 // learned through this row id, whose run_id this was (-1: none)
+	throughStep         int   // and its step
+	blocks              map[int64]stepRange
+}
+
+type zoneKey struct {
+	table string
+	run   int64
+}
+
+type stepZones struct {
+	mu   sync.Mutex
+	runs map[zoneKey]*runZones
+}
+
+func (z *stepZones) forget() {
+	z.mu.Lock()
+	z.runs = nil
+	z.mu.Unlock()
+}
+
+// rowAt is the run_id and step of row id in table, run -1 when there is none.
+func rowAt(ctx context.Context, db *sql.DB, table string, id int64) (run int64, step int, err error) {
+	if id <= 0 {
+		return -1, 0, nil
+	}
+	err = db.QueryRowContext(ctx, "SELECT run_id, step FROM "+table+" WHERE id = ?", id).Scan(&run, &step)
+	if err == sql.ErrNoRows {
+		return -1, 0, nil
+	}
+	return run, step, err
+}
+
+// stepRanges returns the id ranges, ascending, that hold every row of run
+// in table under step, as of the table's end now. ok is false for a table
+// small enough to read whole in one go: the caller reads it so.
+//
+// A run met for the first time is learned from where its rows are known
+// to start (a span an earlier read learned, rows.go), else over the whole
+// table, a block a read: the one pass that finds its rows also learns
+// their steps.
+func (s *Store) stepRanges(ctx context.Context, table string, run int64, step int) (out []span, ok bool, err error) {
+	db := s.read
+	top, err := tableTop(ctx, db, table)
+	if err != nil || top <= smallTable {
+		return nil, false, err
+	}
+	s.zones.mu.Lock()
+	defer s.zones.mu.Unlock()
+	if s.zones.runs == nil {
+		s.zones.runs = map[zoneKey]*runZones{}
+	}
+	key := zoneKey{table, run}
+	z := s.zones.runs[key]
+	if z != nil {
+		r, st, err := rowAt(ctx, db, table, z.through)
+		if err != nil {
+			return nil, false, err
+		}
+		if r != z.throughRun || st != z.throughStep || z.through > top {
+			z = nil // rows were deleted from under it: learned again
+		}
+	}
+	if z == nil {
+		from, err := s.knownStart(ctx, table, run)
+		if err != nil {
+			return nil, false, err
+		}
+		z = &runZones{from: from, through: from, blocks: map[int64]stepRange{}}
+		if z.throughRun, z.throughStep, err = rowAt(ctx, db, table, from); err != nil {
+			return nil, false, err
+		}
+	}
+	if z.through < top {
+		if err := z.learn(ctx, db, table, run, top); err != nil {
+			delete(s.zones.runs, key)
+			return nil, false, err
+		}
+	}
+	s.zones.runs[key] = z
+	// The blocks whose range holds step, ascending, merged where they
+	// touch, clamped to what was learned.
+	blocks := make([]int64, 0, 4)
+	for b, r := range z.blocks {
+		if r.lo <= step && step <= r.hi {
+			blocks = append(blocks, b)
+		}
+	}
+	slices.Sort(blocks)
+	for _, b := range blocks {
+		lo, hi := max(b<<zoneShift, z.from+1), min((b+1)<<zoneShift-1, z.through)
+		if n := len(out); n > 0 && out[n-1].last+1 >= lo {
+			out[n-1].last = hi
+			continue
+		}
+		out = append(out, span{first: lo, last: hi})
+	}
+	return out, true, nil
+}
+
+// knownStart is a row id below which run has no rows in table, as far as
+// what the reads of its rows have learned (rows.go) says without reading
+// more: its span's first row, or how far a span that found none reaches;
+// else 0.
+func (s *Store) knownStart(ctx context.Context, table string, run int64) (int64, error) {
+	tb := s.rows.table(table)
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	sp, ok := tb.spans[run]
+	if !ok {
+		return 0, nil
+	}
+	r, err := rowRun(ctx, s.read, table, sp.through)
+	if err != nil || r != sp.throughRun {
+		return 0, err
+	}
+	if sp.first > 0 {
+		return sp.first - 1, nil
+	}
+	return sp.through, nil
+}
+
+// learn brings z up to top: the blocks of the run's rows in (through, top],
+// one block a read (an aggregate over one block's ids, which SQLite reads
+// by row id with no sort). A read that fails part way leaves z to be
+// dropped.
+func (z *runZones) learn(ctx context.Context, db *sql.DB, table string, run, top int64) error {
+	q := fmt.Sprintf("SELECT MIN(step), MAX(step) FROM %s NOT INDEXED WHERE id > ? AND id <= ? AND run_id = ?", table)
+	for lo := z.through; lo < top; {
+		b := (lo + 1) >> zoneShift
+		hi := min((b+1)<<zoneShift-1, top)
+		var mn, mx sql.NullInt64
+		if err := db.QueryRowContext(ctx, q, lo, hi, run).Scan(&mn, &mx); err != nil {
+			return err
+		}
+		if mn.Valid {
+			r := stepRange{int(mn.Int64), int(mx.Int64)}
+			if old, ok := z.blocks[b]; ok { // the block the last read ended inside
+				r.lo, r.hi = min(r.lo, old.lo), max(r.hi, old.hi)
+			}
+			z.blocks[b] = r
+		}
+		lo = hi
+	}
+	r, st, err := rowAt(ctx, db, table, top)
+	if err != nil {
+		return err
+	}
+	z.through, z.throughRun, z.throughStep = top, r, st
+	return nil
+}
