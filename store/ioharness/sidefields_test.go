@@ -1,0 +1,184 @@
+package ioharness
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"modernc.org/sqlite"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// sideBytes is how long each huge side value is: past the length the
+// reading connection is limited to in TestSideFieldsReadInPieces.
+const sideBytes = 3 << 20
+
+// sideFieldStore has python3's sqlite3 (a foreign writer) fill, for step 2
+// of run 1, every io-harness column outside steps that a harness fills with
+// a tool's output or a model's text and vigil shows, with sideBytes of
+// hostile multi-byte text each:
+//
+//   - ledger_observations.text (Store::record_observations, src/state/trace.rs)
+//   - edits.hunk (Store::record_edit, src/state/trace.rs)
+//   - context_events.detail, an 'assembled' row and a 'question_asked' one
+//     (Store::record_context_event, src/state/trace.rs; ContextEvent::question_asked
+//     carries the question's text)
+//
+// It writes each whole value to dir, named for its field, and the trace
+// as Store::canonical_trace prints it.
+func sideFieldStore(t *testing.T) (path, trace, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir = t.TempDir()
+	path = filepath.Join(dir, "runs.sqlite3")
+	script := `
+import sqlite3, sys
+path, schema, n, d = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), sys.argv[4]
+unit = "\n\n  \r\nhé ✂ 日本 \x1b[2J 🇫🇷 \u202e|"
+def text(n, first):
+    v = first + unit * (n // len(unit.encode()) + 1)
+    return v.encode()[:n].decode("utf-8", "ignore")
+db = sqlite3.connect(path)
+db.execute("PRAGMA journal_mode=WAL")
+db.executescript(schema)
+db.execute("INSERT INTO runs (id, goal, file) VALUES (1, 'big', 'f.rs')")
+db.execute("INSERT INTO steps (run_id, step, decision, result, prompt, tool_call, tokens) VALUES (1, 1, 'read', 'small', 'p', '{}', 5)")
+db.execute("INSERT INTO steps (run_id, step, decision, result, prompt, tool_call, tokens) VALUES (1, 2, 'edit', 'ok', 'p', '{}', 7)")
+vals = {"observation": text(n, "O"), "edit": text(n, "@@ -1 +1 @@\n"), "assembled": text(n, "carried="), "question": text(n, "Q: ")}
+db.execute("INSERT INTO ledger_observations (run_id, step, kind, target, text) VALUES (1, 2, 'read', 'a.rs', 'small one')")
+db.execute("INSERT INTO ledger_observations (run_id, step, kind, target, text) VALUES (1, 2, 'read', 'b.rs', ?)", (vals["observation"],))
+db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed, hunk) VALUES (1, 2, 'edit_file', 'b.rs', 1, 1, ?)", (vals["edit"],))
+db.execute("INSERT INTO context_events (run_id, step, kind, detail, est_tokens) VALUES (1, 2, 'assembled', ?, 10)", (vals["assembled"],))
+db.execute("INSERT INTO context_events (run_id, step, kind, detail) VALUES (1, 2, 'question_asked', ?)", (vals["question"],))
+db.commit()
+for k, v in vals.items():
+    open(d + "/" + k, "wb").write(v.encode())
+out = []
+for step, tokens, dec, tc, p, r in db.execute("SELECT step, tokens, decision, tool_call, prompt, result FROM steps WHERE run_id = 1 ORDER BY step, id"):
+    out.append("step %d | tokens %d | decision %s | tool_call %s | prompt %s | result %s\n" % (step, tokens, dec, tc, p, r))
+for step, kind, detail in db.execute("SELECT step, kind, detail FROM context_events WHERE run_id = 1 ORDER BY id"):
+    out.append("context %d | %s | %s\n" % (step, kind, detail or ""))
+sys.stdout.buffer.write("".join(out).encode())
+`
+	out, err := exec.Command("python3", "-c", script, path, "schema.sql", strconv.Itoa(sideBytes), dir).Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	return path, string(out), dir
+}
+
+
+// limitReads has every read of s go through one connection on which SQLite
+// refuses to load any value longer than n bytes (SQLITE_LIMIT_LENGTH: a
+// query that loads one fails "string or blob too big"). Reading a value's
+// length, or reading it in pieces through the blob calls, loads nothing.
+func limitReads(t *testing.T, s *Store, n int) {
+	t.Helper()
+	s.read.SetMaxOpenConns(1)
+	c, err := s.read.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const sqliteLimitLength = 0
+	if _, err := sqlite.Limit(c, sqliteLimitLength, n); err != nil {
+		t.Fatal(err)
+	}
+	var x sql.NullString
+	err = c.QueryRowContext(context.Background(), "SELECT text FROM ledger_observations WHERE length(text) > 100").Scan(&x)
+	if err == nil || !strings.Contains(err.Error(), "too big") {
+		t.Fatalf("the limit does not hold: %v", err)
+	}
+}
+
+// Every huge side value is read by its head, in pieces: on a connection
+// that cannot load any of them, the step's detail, the drift samples, the
+// run's context events and the trace all read, each cut field is named
+// with its whole size, and the pager's writer and the trace give it whole,
+// byte for byte what python3 wrote.
+func TestSideFieldsReadInPieces(t *testing.T) {
+	path, want, dir := sideFieldStore(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	limitReads(t, s, 1<<20)
+	ctx := context.Background()
+	whole := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	d, err := s.StepDetail(ctx, "1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Observations) != 2 || d.Observations[0].Text != "small one" || len(d.Edits) != 1 {
+		t.Fatalf("observations %d, edits %d", len(d.Observations), len(d.Edits))
+	}
+	small := store.ObservationField(d.Observations[0].RowID)
+	if slices.Contains(d.Truncated, small) {
+		t.Errorf("the small observation is named cut: %v", d.Truncated)
+	}
+	for _, f := range []struct{ name, field, head string }{
+		{"observation", store.ObservationField(d.Observations[1].RowID), d.Observations[1].Text},
+		{"edit", store.EditField(d.Edits[0].RowID), d.Edits[0].Hunk},
+	} {
+		w := whole(f.name)
+		if !slices.Contains(d.Truncated, f.field) || d.FieldBytes[f.field] != int64(len(w)) {
+			t.Errorf("%s: cut %v, FieldBytes %d, want %d", f.field, d.Truncated, d.FieldBytes[f.field], len(w))
+		}
+		if len(f.head) > store.MaxDetailBytes || len(f.head) < store.MaxDetailBytes-4 || !bytes.HasPrefix(w, []byte(f.head)) || !utf8Valid(f.head) {
+			t.Errorf("%s: a head of %d bytes that is not the value's", f.name, len(f.head))
+		}
+		var b bytes.Buffer
+		if err := s.WriteStepField(ctx, "1", 2, f.field, &b); err != nil || !bytes.Equal(b.Bytes(), w) {
+			t.Errorf("WriteStepField(%s): %d bytes of %d, %v", f.field, b.Len(), len(w), err)
+		}
+	}
+	// Another step's row, or a row of no table, is not written.
+	if err := s.WriteStepField(ctx, "1", 1, store.EditField(d.Edits[0].RowID), &bytes.Buffer{}); err == nil {
+		t.Error("step 1 wrote step 2's edit")
+	}
+	if err := s.WriteStepField(ctx, "1", 2, "edit x", &bytes.Buffer{}); err == nil {
+		t.Error("a field with no row was written")
+	}
+	ds, err := s.StepDetails(ctx, "1")
+	if err != nil || len(ds) != 2 || ds[1].FieldBytes[store.EditField(d.Edits[0].RowID)] != int64(len(whole("edit"))) {
+		t.Errorf("StepDetails: %d details, %v: %v", len(ds), ds[len(ds)-1].FieldBytes, err)
+	}
+	samples, err := s.ContextSamples(ctx, "1")
+	if err != nil || len(samples) != 1 {
+		t.Fatalf("samples %v, %v", len(samples), err)
+	}
+	evs, err := s.contextEvents(ctx, 1, allSteps)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events %v, %v", len(evs), err)
+	}
+	for _, c := range []struct {
+		name, head string
+		size       int64
+	}{{"assembled", samples[0].Detail, samples[0].DetailBytes}, {"question", evs[0].Detail, evs[0].DetailBytes}} {
+		w := whole(c.name)
+		if c.size != int64(len(w)) || len(c.head) > store.MaxEventDetailBytes || len(c.head) < store.MaxEventDetailBytes-4 || !bytes.HasPrefix(w, []byte(c.head)) {
+			t.Errorf("%s: a head of %d bytes, size %d, want the head of %d", c.name, len(c.head), c.size, len(w))
+		}
+	}
+	var b bytes.Buffer
+	if err := s.WriteCanonicalTrace(ctx, "1", &b); err != nil || b.String() != want {
+		t.Errorf("trace: %d bytes, want python's %d: %v", b.Len(), len(want), err)
+	}
+}

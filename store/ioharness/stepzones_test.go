@@ -1,0 +1,171 @@
+package ioharness
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+)
+
+// zoneSteps is run 1's length in zoneStore: its rows in each side table
+// span more than smallTable ids, so a step's rows are read by blocks.
+const zoneSteps = 12_000
+
+// python3 runs a script on the store as a foreign writer.
+func python3(t *testing.T, path, script string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("python3", append([]string{"-c", script, path}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3: %v: %s", err, out)
+	}
+}
+
+// zoneStore has python3's sqlite3 write run 1 of zoneSteps steps as
+// io-harness does, step by step, each with an observation, a policy event
+// and a provider attempt (an edit every seventh step), interleaved with
+// run 2's rows; then a resume's late rows under old steps, at the end of
+// every table.
+func zoneStore(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA journal_mode=WAL")
+db.executescript(open(sys.argv[2]).read())
+db.execute("INSERT INTO runs (id, goal, file) VALUES (1, 'long', 'f'), (2, 'other', 'f')")
+def step(run, n):
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (?, ?, 1, 'p', 5)", (run, n))
+    db.execute("INSERT INTO steps (run_id, step, decision, result) VALUES (?, ?, 'read', 'ok')", (run, n))
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (?, ?, 'read', 'seen')", (run, n))
+    db.execute("INSERT INTO policy_events (run_id, step, kind, act, target) VALUES (?, ?, 'decision', 'read', 'a')", (run, n))
+    if n % 7 == 0:
+        db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (?, ?, 'e', 'a', 1, 0)", (run, n))
+for n in range(1, int(sys.argv[3]) + 1):
+    step(1, n)
+    if n % 10 == 0:
+        step(2, n // 10)
+# A resume writes late rows under old steps.
+for n in (5, 7, 4000):
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'error', 'late')", (n,))
+    db.execute("INSERT INTO policy_events (run_id, step, kind, act, target) VALUES (1, ?, 'refusal', 'write', 'late')", (n,))
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 2, 'p', 5)", (n,))
+    db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (1, ?, 'e', 'late', 1, 0)", (n,))
+db.commit()
+`, "schema.sql", strconv.Itoa(zoneSteps))
+	return path
+}
+
+// checkSteps compares each step's side rows in its detail with what a
+// plain "WHERE run_id = 1 AND step = ?" finds, row for row.
+func checkSteps(t *testing.T, s *Store, steps ...int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, n := range steps {
+		var row int64
+		if err := s.read.QueryRow("SELECT id FROM steps WHERE run_id = 1 AND step = ?", n).Scan(&row); err != nil {
+			t.Fatalf("step %d: %v", n, err)
+		}
+		d, err := s.StepDetail(ctx, "1", row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got = map[string][]int64{}
+		for _, o := range d.Observations {
+			got["ledger_observations"] = append(got["ledger_observations"], o.RowID)
+		}
+		for _, e := range d.Edits {
+			got["edits"] = append(got["edits"], e.RowID)
+		}
+		for _, p := range d.Policy {
+			got["policy_events"] = append(got["policy_events"], p.RowID)
+		}
+		for _, c := range d.ProviderCalls {
+			got["provider_calls"] = append(got["provider_calls"], c.RowID)
+		}
+		for _, table := range []string{"ledger_observations", "edits", "policy_events", "provider_calls"} {
+			var want []int64
+			rows, err := s.read.Query("SELECT id FROM "+table+" WHERE run_id = 1 AND step = ? ORDER BY id", n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id int64
+				rows.Scan(&id)
+				want = append(want, id)
+			}
+			rows.Close()
+			if !slices.Equal(got[table], want) {
+				t.Errorf("step %d, %s: rows %v, want %v", n, table, got[table], want)
+			}
+		}
+	}
+}
+
+// A step's side rows are read from the blocks that may hold it, and that
+// misses none: not a resume's late rows under old steps, not rows written
+// after what was learned, not rows written over ids a rewind deleted.
+func TestStepZonesAreExact(t *testing.T) {
+	path := zoneStore(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	checkSteps(t, s, 1, 5, 7, 4000, 6000, zoneSteps)
+
+	// The read is bounded: an ordinary step's rows lie in a block or
+	// two, not the run's whole span.
+	for _, table := range []string{"ledger_observations", "policy_events", "provider_calls"} {
+		ranges, ok, err := s.stepRanges(ctx, table, 1, 6000)
+		var ids int64
+		for _, r := range ranges {
+			ids += r.last - r.first + 1
+		}
+		if err != nil || !ok || ids > 2<<zoneShift {
+			t.Errorf("%s: step 6000 reads %d ids in %d ranges (%v, %v)", table, ids, len(ranges), ok, err)
+		}
+	}
+
+	// New steps, and late rows for old ones, after the blocks were learned.
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for n in (6000, 5):
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'error', 'later')", (n,))
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 3, 'p', 5)", (n,))
+for n in range(12001, 12100):
+    db.execute("INSERT INTO steps (run_id, step, decision, result) VALUES (1, ?, 'read', 'ok')", (n,))
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'new')", (n,))
+db.commit()
+`)
+	checkSteps(t, s, 5, 6000, 12050)
+
+	// A rewind deletes the newest rows; new ones take their ids
+	// (ledger_observations' ids are not AUTOINCREMENT) under other steps.
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+top = db.execute("SELECT MAX(id) FROM ledger_observations").fetchone()[0]
+db.execute("DELETE FROM ledger_observations WHERE id > ?", (top - 150,))
+for n in (3, 9000, 12050):
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'after rewind')", (n,))
+db.commit()
+`)
+	checkSteps(t, s, 3, 5, 6000, 9000, 12050)
+
+	// The handle's view agrees with a fresh one's.
+	fresh, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	checkSteps(t, fresh, 3, 9000, 12050)
+}
