@@ -77,7 +77,6 @@ sys.stdout.buffer.write("".join(out).encode())
 	return path, string(out), dir
 }
 
-
 // limitReads has every read of s go through one connection on which SQLite
 // refuses to load any value longer than n bytes (SQLITE_LIMIT_LENGTH: a
 // query that loads one fails "string or blob too big"). Reading a value's

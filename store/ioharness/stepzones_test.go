@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-
 )
 
 // zoneSteps is run 1's length in zoneStore: its rows in each side table
