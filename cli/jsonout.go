@@ -109,10 +109,12 @@ type jsonStep struct {
 }
 
 type jsonObservation struct {
-	Step   int     `json:"step"`
-	Kind   string  `json:"kind"`
-	Target *string `json:"target"`
-	Text   string  `json:"text"`
+	Step          int     `json:"step"`
+	Kind          string  `json:"kind"`
+	Target        *string `json:"target"`
+	Text          string  `json:"text"`
+	TextTruncated bool    `json:"text_truncated"`
+	TextBytes     *int64  `json:"text_bytes"`
 }
 
 type jsonEdit struct {
@@ -121,6 +123,8 @@ type jsonEdit struct {
 	LinesAdded   int     `json:"lines_added"`
 	LinesRemoved int     `json:"lines_removed"`
 	Hunk         *string `json:"hunk"`
+	HunkCut      bool    `json:"hunk_truncated"`
+	HunkBytes    *int64  `json:"hunk_bytes"`
 }
 
 type jsonPolicyEvent struct {
@@ -171,6 +175,9 @@ type jsonSample struct {
 	Gap       *int64   `json:"gap"`
 	Drift     *float64 `json:"drift"`
 	Detail    *string  `json:"detail"`
+	DetailCut bool     `json:"detail_truncated"`
+	// DetailBytes is the whole detail's length when it is cut.
+	DetailBytes *int64 `json:"detail_bytes"`
 }
 
 type jsonDrift struct {
@@ -510,11 +517,29 @@ func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 		j.ModelText = ptr(d.TurnText)
 		j.ModelTextCut = slices.Contains(d.Truncated, "turn")
 	}
+	// A side field cut to its head is named in Truncated by its row
+	// (store.ObservationField, EditField), with its whole size when the
+	// store knows it; an uncut one is its own size.
+	cutSize := func(name string, shown int) (bool, *int64) {
+		if !slices.Contains(d.Truncated, name) {
+			return false, ptr(int64(shown))
+		}
+		if n, ok := d.FieldBytes[name]; ok {
+			return true, ptr(n)
+		}
+		return true, nil
+	}
 	for _, o := range d.Observations {
-		j.Observations = append(j.Observations, jsonObservation{Step: o.Step, Kind: o.Kind, Target: str(o.Target), Text: o.Text})
+		jo := jsonObservation{Step: o.Step, Kind: o.Kind, Target: str(o.Target), Text: o.Text}
+		jo.TextTruncated, jo.TextBytes = cutSize(store.ObservationField(o.RowID), len(o.Text))
+		j.Observations = append(j.Observations, jo)
 	}
 	for _, e := range d.Edits {
-		j.Edits = append(j.Edits, jsonEdit{Tool: e.Tool, Path: e.Path, LinesAdded: e.LinesAdded, LinesRemoved: e.LinesRemoved, Hunk: str(e.Hunk)})
+		je := jsonEdit{Tool: e.Tool, Path: e.Path, LinesAdded: e.LinesAdded, LinesRemoved: e.LinesRemoved, Hunk: str(e.Hunk)}
+		if je.HunkCut, je.HunkBytes = cutSize(store.EditField(e.RowID), len(e.Hunk)); je.Hunk == nil && !je.HunkCut {
+			je.HunkBytes = nil
+		}
+		j.Edits = append(j.Edits, je)
 	}
 	for _, p := range d.Policy {
 		j.PolicyEvents = append(j.PolicyEvents, jsonPolicyEvent{Kind: string(p.Kind), Act: p.Act, Target: p.Target, Rule: str(p.Rule),
@@ -538,6 +563,9 @@ func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 
 func sampleJSON(c store.ContextSample) jsonSample {
 	j := jsonSample{Step: c.Step, Reported: c.Reported, Detail: str(c.Detail)}
+	if c.DetailBytes > 0 {
+		j.DetailCut, j.DetailBytes = true, ptr(c.DetailBytes)
+	}
 	if !c.NoEstimate {
 		j.Estimated = ptr(c.Estimated)
 	}

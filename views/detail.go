@@ -202,8 +202,21 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 		}
 		out = append(out, one(plain, ""), styledLine{{roleHeading, label}, {roleFaint, strings.Repeat("─", max(w-textfmt.Width(label), 0))}})
 	}
-	text := func(name, s string, r role) {
+	// cutNote says under a field cut to its head (shown bytes of it) how
+	// much more the store holds, and how to see it whole.
+	cutNote := func(name string, shown int) {
 		size, whole := d.FieldBytes[name]
+		switch {
+		case cut[name] && whole && o.openKey != "":
+			add(roleWarning, fmt.Sprintf("… %s more — %s opens it whole in the pager", sizeText(size-int64(shown)), o.openKey))
+		case cut[name] && whole:
+			add(roleWarning, fmt.Sprintf("… %s more: the store holds %s", sizeText(size-int64(shown)), sizeText(size)))
+		case cut[name]:
+			add(roleWarning, fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10))
+		}
+	}
+	text := func(name, s string, r role) {
+		_, whole := d.FieldBytes[name]
 		if whole && cut[name] && o.wholeFields {
 			add(plain, fieldMark+name)
 			return
@@ -219,14 +232,7 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 		if more > 0 {
 			add(roleWarning, fmt.Sprintf("✂ %s more lines not shown", textfmt.Thousands(int64(more))))
 		}
-		switch {
-		case cut[name] && whole && o.openKey != "":
-			add(roleWarning, fmt.Sprintf("… %s more — %s opens it whole in the pager", sizeText(size-int64(len(s))), o.openKey))
-		case cut[name] && whole:
-			add(roleWarning, fmt.Sprintf("… %s more: the store holds %s", sizeText(size-int64(len(s))), sizeText(size)))
-		case cut[name]:
-			add(roleWarning, fmt.Sprintf("✂ cut at %d KB: the store holds more", store.MaxDetailBytes>>10))
-		}
+		cutNote(name, len(s))
 	}
 
 	head := fmt.Sprintf("step %d · %s tokens", d.Number, textfmt.Thousands(d.Tokens))
@@ -282,7 +288,11 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 		section("Observations", len(d.Observations))
 		for _, o := range d.Observations {
 			add(roleBold, textfmt.Cut(sanitize.Line(strings.TrimSpace(o.Kind+" "+o.Target)), w))
-			text("", strings.TrimSpace(o.Text), roleMuted)
+			name := ""
+			if o.RowID != 0 {
+				name = store.ObservationField(o.RowID)
+			}
+			text(name, strings.TrimSpace(o.Text), roleMuted)
 		}
 	}
 	if len(d.Edits) > 0 {
@@ -293,6 +303,14 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 				{roleGood, fmt.Sprintf(" +%d", e.LinesAdded)},
 				{roleBad, fmt.Sprintf(" −%d", e.LinesRemoved)},
 			})
+			name := ""
+			if e.RowID != 0 {
+				name = store.EditField(e.RowID)
+			}
+			if _, whole := d.FieldBytes[name]; whole && cut[name] && o.wholeFields {
+				add(plain, fieldMark+name)
+				continue
+			}
 			for _, l := range wrap(sanitize.Text(e.Hunk), w) {
 				switch {
 				case strings.HasPrefix(l, "+"):
@@ -303,6 +321,7 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 					add(roleMuted, l)
 				}
 			}
+			cutNote(name, len(e.Hunk))
 		}
 	}
 	if len(d.Policy) > 0 {

@@ -30,7 +30,7 @@ func StepText(d *store.StepDetail) string {
 // set) a field the store writes whole in its place.
 type StepPart struct {
 	Text  string
-	Field string // "result", "prompt", "tool call", "turn"
+	Field string // "result", "prompt", "tool call", "turn", an observation or edit (store.ObservationField, EditField)
 }
 
 // StepParts is StepText with each field cut to its head that the store can
