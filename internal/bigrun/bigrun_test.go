@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,64 @@ func TestBigField(t *testing.T) {
 	t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
 	if first > 2*time.Second || hwm > 200<<20 {
 		t.Errorf("explorer: rows after %v, %d MB", first, hwm>>20)
+	}
+}
+
+// TestBigSideFields: a step whose ledger observation text, edit hunk,
+// assembled context detail and a question's context event detail are
+// 100 MB each (the io-harness columns outside steps a harness fills with a
+// tool's output or a model's text: Store::record_observations,
+// Store::record_edit, Store::record_context_event in src/state/trace.rs),
+// written by python3's sqlite3: trace writes the details whole, show,
+// show --json and the explorer read heads, each in bounded memory.
+// (VIGIL_BIG=1)
+func TestBigSideFields(t *testing.T) {
+	Skip(t)
+	dir := CacheDir(t, "side-100m")
+	path := filepath.Join(dir, "runs.sqlite3")
+	if _, err := os.Stat(path + ".done"); err != nil {
+		os.Remove(path)
+		out, err := exec.Command("python3", "-c", `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA journal_mode=WAL")
+db.executescript(open(sys.argv[2]).read())
+big = lambda first: first + ("0123456789abcdef" * 64 + "\n") * ((100 << 20) // 1025)
+db.execute("INSERT INTO runs (id, goal, file) VALUES (1, 'Side fields of a hundred megabytes', 'f.rs')")
+db.execute("INSERT INTO steps (run_id, step, decision, result, prompt, tool_call, tokens) VALUES (1, 1, 'read big.log', 'read it', 'p', '{}', 5)")
+db.execute("INSERT INTO ledger_observations (run_id, step, kind, target, text) VALUES (1, 1, 'read', 'big.log', ?)", (big("OBS "),))
+db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed, hunk) VALUES (1, 1, 'edit_file', 'big.log', 1, 0, ?)", (big("@@ -1 +1 @@\n+"),))
+db.execute("INSERT INTO context_events (run_id, step, kind, detail, est_tokens) VALUES (1, 1, 'assembled', ?, 10)", (big("carried="),))
+db.execute("INSERT INTO context_events (run_id, step, kind, detail) VALUES (1, 1, 'question_asked', ?)", (big("Q: "),))
+db.commit()
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+`, path, "../../store/ioharness/schema.sql").CombinedOutput()
+		if err != nil {
+			t.Fatalf("python3: %v: %s", err, out)
+		}
+		os.WriteFile(path+".done", nil, 0o644)
+	}
+	r := Run(t, "trace", "1", "--raw", "--store", path)
+	if old := Old(); old != "" {
+		o := RunWith(t, old, "trace", "1", "--raw", "--store", path)
+		t.Logf("old trace: %d bytes, exit %d", o.OutBytes, o.Code)
+	}
+	if r.Code != 0 || r.OutBytes < 2*100<<20-4<<10 { // both details whole
+		t.Fatalf("trace wrote %d bytes, exit %d: %s", r.OutBytes, r.Code, r.Stderr)
+	}
+	for _, args := range [][]string{{"trace", "1"}, {"trace", "1", "--raw"}} {
+		measure(t, 10*time.Second, 200<<20, append(args, "--store", path)...)
+	}
+	for _, args := range [][]string{{"show", "1"}, {"show", "1", "--json"}} {
+		measure(t, 2*time.Second, 200<<20, append(args, "--store", path)...)
+	}
+	if old := Old(); old != "" {
+		first, hwm := ExploreWith(t, old, "Observations (1)", 2*time.Second, "--store", path, "--run", "1")
+		t.Logf("old   explorer: the step's detail after %.2fs, %d MB", first.Seconds(), hwm>>20)
+	}
+	first, hwm := Explore(t, "Observations (1)", 2*time.Second, "--store", path, "--run", "1")
+	t.Logf("explorer: the step's detail after %.2fs, %d MB", first.Seconds(), hwm>>20)
+	if hwm > 200<<20 {
+		t.Errorf("explorer: %d MB", hwm>>20)
 	}
 }
