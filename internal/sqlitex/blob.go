@@ -105,6 +105,33 @@ func FieldHead(ctx context.Context, db *sql.DB, table, column string, rowid int6
 	return b, size, err
 }
 
+// FieldTail is the last n bytes (at most FieldSession) of a value whose
+// length is size, read in one session; ErrFieldChanged when the value is
+// not that long any more.
+func FieldTail(ctx context.Context, db *sql.DB, table, column string, rowid, size int64, n int) ([]byte, error) {
+	n = min(n, FieldSession, int(max(size, 0)))
+	off := size - int64(n)
+	buf := make([]byte, n)
+	got, total, err := readSession(ctx, db, table, column, rowid, off, buf)
+	if errors.Is(err, errNoBlob) {
+		var b bytesWriter
+		if _, total, err = copyWhole(ctx, db, table, column, rowid, &b, -1); err != nil {
+			return nil, err
+		}
+		if total != size {
+			return nil, ErrFieldChanged
+		}
+		return b[off:], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if total != size || got != n {
+		return nil, ErrFieldChanged
+	}
+	return buf, nil
+}
+
 type bytesWriter []byte
 
 func (b *bytesWriter) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }

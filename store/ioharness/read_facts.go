@@ -450,21 +450,56 @@ func (s *Store) processes(ctx context.Context, runs []int64, runningOnly bool) (
 // with nothing between them (io-harness's handle_output), cut to
 // MaxProcessOutput bytes.
 func (s *Store) handleTail(ctx context.Context, run, handle int64) (string, error) {
-	var chunks []string
+	// A chunk is what one poll read (Store::record_handle_output,
+	// src/state/agents.rs): a process that printed a lot between polls
+	// leaves a huge one. SQL cuts a short chunk's end; a longer one's is
+	// read from the store, after the rows (sqlitex.FieldTail).
+	type chunk struct {
+		id   int64
+		text sql.NullString
+		size int64
+	}
+	var chunks []chunk
 	n := 0
-	q := fmt.Sprintf("SELECT substr(chunk, -%d) FROM handle_output WHERE run_id = ? AND handle = ? ORDER BY id DESC", store.MaxProcessOutput)
+	q := fmt.Sprintf("SELECT id, CASE WHEN octet_length(chunk) <= %d THEN substr(chunk, -%d) END, octet_length(chunk) FROM handle_output WHERE run_id = ? AND handle = ? ORDER BY id DESC",
+		timelineSQLBytes, store.MaxProcessOutput)
 	err := s.eachRow(ctx, q, []any{run, handle}, func(r *sql.Rows) error {
 		if n >= store.MaxProcessOutput {
 			return nil
 		}
-		var c string
-		err := r.Scan(&c)
+		var c chunk
+		var size sql.NullInt64
+		err := r.Scan(&c.id, &c.text, &size)
+		c.size = size.Int64
 		chunks = append(chunks, c)
-		n += len(c)
+		n += min(len(c.text.String), int(c.size))
+		if !c.text.Valid {
+			n += store.MaxProcessOutput
+		}
 		return err
 	})
+	if err != nil {
+		return "", err
+	}
 	reverse(chunks)
-	out := strings.Join(chunks, "")
+	var b strings.Builder
+	for _, c := range chunks {
+		if c.text.Valid || c.size == 0 {
+			b.WriteString(c.text.String)
+			continue
+		}
+		tail, err := sqlitex.FieldTail(ctx, s.read, "handle_output", "chunk", c.id, c.size, store.MaxProcessOutput)
+		if err != nil {
+			return "", mapDriverErr(s.path, err)
+		}
+		b.Write(tail)
+	}
+	out := b.String()
+	if len(chunks) > 0 && !chunks[0].text.Valid && chunks[0].size > 0 {
+		for len(out) > 0 && out[0]&0xC0 == 0x80 {
+			out = out[1:] // a character the tail cut in two
+		}
+	}
 	if len(out) > store.MaxProcessOutput {
 		cut := len(out) - store.MaxProcessOutput
 		for cut < len(out) && out[cut]&0xC0 == 0x80 {
@@ -472,7 +507,7 @@ func (s *Store) handleTail(ctx context.Context, run, handle int64) (string, erro
 		}
 		out = out[cut:]
 	}
-	return out, err
+	return out, nil
 }
 
 // defaultPerRun is how many stream events per run an Activity read

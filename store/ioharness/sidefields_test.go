@@ -181,3 +181,36 @@ func TestSideFieldsReadInPieces(t *testing.T) {
 		t.Errorf("trace: %d bytes, want python's %d: %v", b.Len(), len(want), err)
 	}
 }
+
+// A process's output chunk (what one poll read, Store::record_handle_output
+// in src/state/agents.rs) past the reading connection's length limit: its
+// end is read in pieces, and it ends the process's output as python3 wrote it.
+func TestHandleOutputTailReadInPieces(t *testing.T) {
+	path, _, _ := sideFieldStore(t)
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO process_handles (run_id, handle, step, line, state) VALUES (1, 1, 2, 'make', 'running')")
+big = "é" + ("build line ✂ 日本\n" * ((4 << 20) // 20))
+db.execute("INSERT INTO handle_output (run_id, handle, step, chunk) VALUES (1, 1, 2, 'first poll\n')")
+db.execute("INSERT INTO handle_output (run_id, handle, step, chunk) VALUES (1, 1, 2, ?)", (big,))
+db.execute("INSERT INTO handle_output (run_id, handle, step, chunk) VALUES (1, 1, 2, 'done\n')")
+db.commit()
+open(sys.argv[2], "wb").write((big + "done\n").encode())
+`, filepath.Join(filepath.Dir(path), "output"))
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	limitReads(t, s, 1<<20)
+	procs, err := s.processes(context.Background(), []int64{1}, false)
+	if err != nil || len(procs["1"]) != 1 {
+		t.Fatalf("processes: %v, %v", procs, err)
+	}
+	whole, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "output"))
+	got := procs["1"][0].Output
+	if len(got) > store.MaxProcessOutput || len(got) < store.MaxProcessOutput-4 || !bytes.HasSuffix(whole, []byte(got)) || !utf8Valid(got) {
+		t.Errorf("output: %d bytes, not the end of the %d python wrote", len(got), len(whole))
+	}
+}
