@@ -624,7 +624,10 @@ func (s *Store) newRequests(ctx context.Context, c *SQLCursor, ch *store.Changes
 func requestCols(kind store.RequestKind) string {
 	switch kind {
 	case store.Approval:
-		return fmt.Sprintf("id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved", store.MaxContentBytes)
+		// The content's length without loading it; the content itself only
+		// when SQL may load it (contentHeads reads a longer one's head).
+		return fmt.Sprintf("id, run_id, step, act, target, CASE WHEN octet_length(content) <= %d THEN substr(content, 1, %d) END, octet_length(content), resolved",
+			timelineSQLBytes, store.MaxContentBytes)
 	case store.Question:
 		return "id, run_id, step, question, context, choices, answer, answered_by, resolved, asked_at"
 	}
@@ -640,7 +643,10 @@ func (s *Store) requestsWhere(ctx context.Context, kind store.RequestKind, tail 
 		out = append(out, req)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, s.contentHeads(ctx, out)
 }
 
 // changedRuns reports open runs whose row changed, runs touched by a lease

@@ -83,7 +83,7 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 	var where []string
 	switch kind {
 	case store.Approval:
-		q = fmt.Sprintf("SELECT id, run_id, step, act, target, substr(content, 1, %d), length(CAST(content AS BLOB)), resolved FROM pending_approvals", store.MaxContentBytes)
+		q = "SELECT " + requestCols(store.Approval) + " FROM pending_approvals"
 		if unresolved {
 			where = append(where, "resolved IS NULL")
 		}
@@ -135,7 +135,28 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 		out = append(out, req)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, s.contentHeads(ctx, out)
+}
+
+// contentHeads reads the heads of the approvals' contents requestCols left
+// out for their size (a write's whole file, Store::put_pending in
+// src/state/approvals.rs), a piece at a time.
+func (s *Store) contentHeads(ctx context.Context, reqs []store.Request) error {
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Kind != store.Approval || !r.HasContent || r.Content != "" || r.ContentBytes == 0 {
+			continue
+		}
+		h, _, err := s.head(ctx, "pending_approvals", "content", runNum(r.ID), store.MaxContentBytes)
+		if err != nil {
+			return err
+		}
+		r.Content = h
+	}
+	return nil
 }
 
 func scanRequest(kind store.RequestKind, r *sql.Rows) (store.Request, error) {
@@ -148,7 +169,9 @@ func scanRequest(kind store.RequestKind, r *sql.Rows) (store.Request, error) {
 		if err := r.Scan(&id, &run, &req.Step, &req.Act, &req.Target, &content, &size, &resolved); err != nil {
 			return req, err
 		}
-		req.Content, req.HasContent = content.String, content.Valid
+		// A content too long for SQL reads NULL with its size: its head is
+		// read after the rows (contentHeads).
+		req.Content, req.HasContent = content.String, content.Valid || size.Valid
 		req.ContentBytes = size.Int64
 		req.Resolved, req.Decision = resolved.Valid, resolved.String
 	case store.Question:

@@ -214,3 +214,56 @@ open(sys.argv[2], "wb").write((big + "done\n").encode())
 		t.Errorf("output: %d bytes, not the end of the %d python wrote", len(got), len(whole))
 	}
 }
+
+// A write awaiting approval whose content (Store::put_pending,
+// src/state/approvals.rs: the whole file the write would leave) is past
+// the reading connection's length limit: the queue and the change feed
+// read its head in pieces, with its whole size.
+func TestApprovalContentReadInPieces(t *testing.T) {
+	path, _, _ := sideFieldStore(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	limitReads(t, s, 1<<20)
+	ctx := context.Background()
+	cur, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+big = "replicas: 4\n" + ("é✂ line\n" * ((3 << 20) // 12))
+db.execute("INSERT INTO pending_approvals (run_id, step, act, target, content) VALUES (1, 2, 'write', 'big.yaml', ?)", (big,))
+db.execute("INSERT INTO pending_approvals (run_id, step, act, target, content) VALUES (1, 2, 'write', 'small.yaml', 'x: 1')")
+db.commit()
+`)
+	reqs, err := s.Requests(ctx, true)
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("requests: %d, %v", len(reqs), err)
+	}
+	ch, _, err := s.Changes(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range [][]store.Request{reqs, ch.Requests} {
+		var big, small *store.Request
+		for i := range rs {
+			switch rs[i].Target {
+			case "big.yaml":
+				big = &rs[i]
+			case "small.yaml":
+				small = &rs[i]
+			}
+		}
+		if big == nil || small == nil || small.Content != "x: 1" || !small.HasContent {
+			t.Fatalf("requests %+v", rs)
+		}
+		if !big.HasContent || !strings.HasPrefix(big.Content, "replicas: 4\n") || len(big.Content) > store.MaxContentBytes ||
+			len(big.Content) < store.MaxContentBytes-4 || big.ContentBytes < 2<<20 || !utf8Valid(big.Content) {
+			t.Errorf("big content: %d bytes of %d", len(big.Content), big.ContentBytes)
+		}
+	}
+}
