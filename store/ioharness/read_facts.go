@@ -281,15 +281,32 @@ func (s *Store) contextEvents(ctx context.Context, run int64, step int) ([]store
 
 // factFolds reads summaries (0.43), oldest first.
 func (s *Store) factFolds(ctx context.Context, run int64, f *store.RunFacts) error {
-	q := fmt.Sprintf("SELECT through_step, folded, substr(text, 1, %d), est_tokens, at FROM summaries WHERE run_id = ? ORDER BY id", store.MaxDetailBytes)
-	return s.eachRow(ctx, q, []any{run}, func(r *sql.Rows) error {
+	// A summary is the model's text (Store::put_summary, src/state/memory.rs):
+	// its head only, one too long for SQL read in pieces after the rows.
+	q := "SELECT id, through_step, folded, " + headAt("text", store.MaxDetailBytes) + ", est_tokens, at FROM summaries WHERE run_id = ? ORDER BY id"
+	type fold struct {
+		id   int64
+		text cappedText
+	}
+	var rows []fold
+	err := s.eachRow(ctx, q, []any{run}, func(r *sql.Rows) error {
 		var x store.Fold
+		var fr fold
 		var at string
-		err := r.Scan(&x.Step, &x.Folded, &x.Text, &x.EstTokens, &at)
+		err := r.Scan(&fr.id, &x.Step, &x.Folded, &fr.text.v, &fr.text.n, &x.EstTokens, &at)
 		x.At = parseTime(at)
-		f.Folds = append(f.Folds, x)
+		f.Folds, rows = append(f.Folds, x), append(rows, fr)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	for i, fr := range rows {
+		if f.Folds[i].Text, _, err = s.headOf(ctx, "summaries", "text", fr.id, fr.text, store.MaxDetailBytes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // citations reads what the provider cited (0.22), of the run or one step.
@@ -381,27 +398,50 @@ func (s *Store) queued(ctx context.Context, parents []int64) (map[string][]store
 func (s *Store) messages(ctx context.Context, to []int64, unreadOnly bool) (map[string][]store.AgentMessage, error) {
 	out := map[string][]store.AgentMessage{}
 	in, keep := runFilter("to_run_id", to)
-	q := fmt.Sprintf("SELECT id, from_run_id, to_run_id, from_name, step, substr(body, 1, %d), sent_at, read_at FROM agent_messages WHERE %s",
-		store.MaxDetailBytes, in)
+	// A body is what one agent sent another (Store::send_message,
+	// src/state/agents.rs): its head only, one too long for SQL read in
+	// pieces after the rows.
+	q := fmt.Sprintf("SELECT id, from_run_id, to_run_id, from_name, step, %s, sent_at, read_at FROM agent_messages WHERE %s",
+		headAt("body", store.MaxDetailBytes), in)
 	if unreadOnly {
 		q += " AND read_at IS NULL"
 	}
+	type later struct {
+		to string
+		i  int
+		id int64
+		c  cappedText
+	}
+	var big []later
 	err := s.eachRow(ctx, q+" ORDER BY id", nil, func(r *sql.Rows) error {
 		var id, from, dest int64
 		var m store.AgentMessage
 		var sent string
 		var read sql.NullString
-		err := r.Scan(&id, &from, &dest, &m.FromName, &m.Step, &m.Body, &sent, &read)
+		var body cappedText
+		err := r.Scan(&id, &from, &dest, &m.FromName, &m.Step, &body.v, &body.n, &sent, &read)
 		m.ID, m.FromID, m.ToID, m.SentAt, m.ReadAt = idStr(id), idStr(from), idStr(dest), parseTime(sent), nullTime(read)
+		m.Body = cutUTF8(body.v.String, store.MaxDetailBytes)
 		if read.Valid && m.ReadAt.IsZero() {
 			m.ReadAt = time.Unix(0, 0).UTC() // delivered, at a time vigil cannot read
 		}
 		if keep(dest) {
+			if body.leftOut() {
+				big = append(big, later{m.ToID, len(out[m.ToID]), id, body})
+			}
 			out[m.ToID] = append(out[m.ToID], m)
 		}
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range big {
+		if out[l.to][l.i].Body, _, err = s.headOf(ctx, "agent_messages", "body", l.id, l.c, store.MaxDetailBytes); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // processes reads the runs' process handles (record_handle_started and
@@ -589,17 +629,20 @@ func (s *Store) streamEvents(ctx context.Context, runs []int64, after int64, n i
 	return evs, through, err
 }
 
-const eventCols = "id, run_id, step, kind, substr(json, 1, %d), at"
+// (An event's JSON longer than maxEventJSON reads NULL, never loaded: cut
+// JSON would not parse either, and a tool's output in one can be huge.)
+const eventCols = "id, run_id, step, kind, CASE WHEN octet_length(json) <= %d THEN json END, at"
 
 func scanEvent(r *sql.Rows) (store.RunEvent, error) {
 	var e store.RunEvent
 	var rn int64
-	var raw, at string
+	var raw sql.NullString
+	var at string
 	if err := r.Scan(&e.ID, &rn, &e.Step, &e.Name, &raw, &at); err != nil {
 		return e, err
 	}
 	e.RunID, e.At = idStr(rn), parseTime(at)
-	liveEvent(&e, raw)
+	liveEvent(&e, raw.String)
 	return e, nil
 }
 
@@ -708,7 +751,7 @@ func (s *Store) newestOfEach(ctx context.Context, runs []int64, after, through i
 		ids.WriteString(strconv.FormatInt(r, 10))
 	}
 	ids.WriteByte(']')
-	q := fmt.Sprintf(`SELECT e.id, e.run_id, e.step, e.kind, substr(e.json, 1, %d), e.at
+	q := fmt.Sprintf(`SELECT e.id, e.run_id, e.step, e.kind, CASE WHEN octet_length(e.json) <= %d THEN e.json END, e.at
 FROM json_each(?1) AS w CROSS JOIN run_events AS e INDEXED BY run_events_run
 WHERE e.run_id = w.value AND e.id > ?3 AND e.id <= ?2 AND e.id >= COALESCE(
 	(SELECT x.id FROM run_events AS x INDEXED BY run_events_run WHERE x.run_id = w.value AND x.id <= ?2 ORDER BY x.id DESC LIMIT 1 OFFSET %d), 0)`,

@@ -267,3 +267,45 @@ db.commit()
 		}
 	}
 }
+
+// A summary (Store::put_summary, src/state/memory.rs), a message between
+// agents (Store::send_message, src/state/agents.rs) and a stream event
+// (Store::put_event, src/state/trace.rs) past the reading connection's
+// length limit: the run's facts and activity read, the text ones by their
+// heads, the event by its kind alone.
+func TestRunFactsTextsReadInPieces(t *testing.T) {
+	path, _, _ := sideFieldStore(t)
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+big = lambda first: first + ("é✂ words\n" * ((3 << 20) // 12))
+db.execute("INSERT INTO summaries (run_id, through_step, folded, text, est_tokens) VALUES (1, 2, 2, ?, 10)", (big("SUMMARY "),))
+db.execute("INSERT INTO agent_messages (from_run_id, to_run_id, from_name, step, body) VALUES (1, 1, 'self', 2, ?)", (big("MSG "),))
+db.execute("INSERT INTO run_events (run_id, step, depth, kind, json) VALUES (1, 2, 0, 'tool_result', ?)", ('{"event":"tool_result","output":"' + "x" * (3 << 20) + '"}',))
+db.commit()
+`)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	limitReads(t, s, 1<<20)
+	ctx := context.Background()
+	var f store.RunFacts
+	if err := s.factFolds(ctx, 1, &f); err != nil || len(f.Folds) != 1 {
+		t.Fatalf("folds: %v, %v", f.Folds, err)
+	}
+	msgs, err := s.messages(ctx, []int64{1}, false)
+	if err != nil || len(msgs["1"]) != 1 {
+		t.Fatalf("messages: %v, %v", msgs, err)
+	}
+	for name, v := range map[string]string{"SUMMARY ": f.Folds[0].Text, "MSG ": msgs["1"][0].Body} {
+		if !strings.HasPrefix(v, name) || len(v) > store.MaxDetailBytes || len(v) < store.MaxDetailBytes-4 || !utf8Valid(v) {
+			t.Errorf("%s: a head of %d bytes", name, len(v))
+		}
+	}
+	evs, err := s.runEvents(ctx, 1, 0, 1<<40, 10)
+	if err != nil || len(evs) != 1 || evs[0].Name != "tool_result" {
+		t.Errorf("events: %v, %v", evs, err)
+	}
+}
