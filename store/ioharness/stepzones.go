@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 )
@@ -73,7 +74,8 @@ func rowAt(ctx context.Context, db *sql.DB, table string, id int64) (run int64, 
 
 // stepRanges returns the id ranges, ascending, that hold every row of run
 // in table under step, as of the table's end now. ok is false for a table
-// small enough to read whole in one go: the caller reads it so.
+// small enough to read whole in one go, or a run short enough to read by
+// its span: the caller reads it so.
 //
 // A run met for the first time is learned from where its rows are known
 // to start (a span an earlier read learned, rows.go), else over the whole
@@ -102,6 +104,11 @@ func (s *Store) stepRanges(ctx context.Context, table string, run int64, step in
 		}
 	}
 	if z == nil {
+		// Only a long run is worth it: a short one's rows are read by its
+		// span, whose learning is shared with every other run's (rows.go).
+		if long, err := s.longRun(ctx, run); err != nil || !long {
+			return nil, false, err
+		}
 		from, err := s.knownStart(ctx, table, run)
 		if err != nil {
 			return nil, false, err
@@ -136,6 +143,27 @@ func (s *Store) stepRanges(ctx context.Context, table string, run int64, step in
 		out = append(out, span{first: lo, last: hi})
 	}
 	return out, true, nil
+}
+
+// zoneMinSpan is how long a run's span of steps rows is before its side
+// rows are read by blocks: below it, reading its span is about as cheap.
+const zoneMinSpan = 4 * readChunk
+
+// longRun reports whether run's steps rows span zoneMinSpan ids or more
+// (the span the timeline's reads learn, rows.go).
+func (s *Store) longRun(ctx context.Context, run int64) (bool, error) {
+	ranges, err := s.runRanges(ctx, "steps", []int64{run})
+	if err != nil {
+		return false, err
+	}
+	var n int64
+	for _, r := range ranges {
+		if r.first == math.MinInt64 {
+			return false, nil // a small table
+		}
+		n += r.last - r.first + 1
+	}
+	return n >= zoneMinSpan, nil
 }
 
 // knownStart is a row id below which run has no rows in table, as far as

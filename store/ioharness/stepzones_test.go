@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// zoneSteps is run 1's length in zoneStore: its rows in each side table
-// span more than smallTable ids, so a step's rows are read by blocks.
-const zoneSteps = 12_000
+// zoneSteps is run 1's length in zoneStore: its steps rows span more than
+// zoneMinSpan ids, so a step's side rows are read by blocks.
+const zoneSteps = 36_000
 
 // python3 runs a script on the store as a foreign writer.
 func python3(t *testing.T, path, script string, args ...string) {
@@ -140,12 +140,12 @@ db = sqlite3.connect(sys.argv[1])
 for n in (6000, 5):
     db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'error', 'later')", (n,))
     db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 3, 'p', 5)", (n,))
-for n in range(12001, 12100):
+for n in range(36001, 36100):
     db.execute("INSERT INTO steps (run_id, step, decision, result) VALUES (1, ?, 'read', 'ok')", (n,))
     db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'new')", (n,))
 db.commit()
 `)
-	checkSteps(t, s, 5, 6000, 12050)
+	checkSteps(t, s, 5, 6000, 36050)
 
 	// A rewind deletes the newest rows; new ones take their ids
 	// (ledger_observations' ids are not AUTOINCREMENT) under other steps.
@@ -154,11 +154,11 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 top = db.execute("SELECT MAX(id) FROM ledger_observations").fetchone()[0]
 db.execute("DELETE FROM ledger_observations WHERE id > ?", (top - 150,))
-for n in (3, 9000, 12050):
+for n in (3, 9000, 36050):
     db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'after rewind')", (n,))
 db.commit()
 `)
-	checkSteps(t, s, 3, 5, 6000, 9000, 12050)
+	checkSteps(t, s, 3, 5, 6000, 9000, 36050)
 
 	// The handle's view agrees with a fresh one's.
 	fresh, err := Open(path)
@@ -166,5 +166,5 @@ db.commit()
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	checkSteps(t, fresh, 3, 9000, 12050)
+	checkSteps(t, fresh, 3, 9000, 36050)
 }
