@@ -132,3 +132,56 @@ sys.stdout.write(v if n == 1 else "")`, path).Output()
 		t.Fatal("the pager file holds what a terminal acts on")
 	}
 }
+
+// A ledger observation and an edit hunk far larger than the step pane
+// reads (Store::record_observations, Store::record_edit in io-harness's
+// src/state/trace.rs): the pane shows each one's head and says how much
+// more there is; o writes both whole, made safe, read a piece at a time.
+func TestOpenWritesHugeSideFieldsWhole(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	path, err := fixture.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("python3", "-c", `
+import sqlite3, sys
+unit = "line é 日本 \x1b]0;pwned\x07 🇫🇷\r\n"
+big = lambda first, last: first + (unit * (3 * 2**20 // len(unit.encode()) + 1)) + last
+obs, hunk = big("OBSERVED ", "OBS END"), big("@@ -1 +1 @@\n+", "HUNK END")
+db = sqlite3.connect(sys.argv[1])
+run, step = db.execute("SELECT run_id, step FROM steps WHERE tool_call LIKE '%release-dry-run%'").fetchone()
+db.execute("INSERT INTO ledger_observations (run_id, step, kind, target, text) VALUES (?, ?, 'exec', 'make', ?)", (run, step, obs))
+db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed, hunk) VALUES (?, ?, 'edit_file', 'big.txt', 1, 0, ?)", (run, step, hunk))
+db.commit()
+sys.stdout.write(obs + "\0" + hunk)`, path).Output()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("python3: %v (%d bytes)", err, len(out))
+	}
+	obs, hunk, _ := strings.Cut(string(out), "\x00")
+	d := openDriver(t, path, 120, 32)
+	d.press("3", "4")
+	d.press("/")
+	d.typeText("OBSERVED")
+	d.press("enter")
+	d.contains("OBSERVED line é")
+	ready, ok := d.m.open(false, false)().(openReadyMsg)
+	if !ok || ready.err != nil {
+		t.Fatalf("open: %#v", ready)
+	}
+	defer os.Remove(ready.path)
+	b, err := os.ReadFile(ready.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for name, v := range map[string]string{"observation": obs, "hunk": hunk} {
+		if !strings.Contains(got, sanitize.Text(v)+"\n") {
+			t.Errorf("the pager file (%d bytes) lacks the whole %s (%d bytes)", len(got), name, len(v))
+		}
+	}
+	if strings.Contains(got, "opens it whole") || !sanitize.Safe(got) {
+		t.Error("the pager file keeps a cut, or holds what a terminal acts on")
+	}
+}
