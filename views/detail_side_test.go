@@ -11,8 +11,8 @@ import (
 // the store holds and which key opens it.
 func TestStepPaneSaysSideFieldsAreCut(t *testing.T) {
 	d := &store.StepDetail{Observations: []store.Observation{{RowID: 7, Kind: "exec", Text: "head of it"}},
-		Edits:     []store.Edit{{RowID: 9, Tool: "edit_file", Path: "a", Hunk: "+head"}},
-		Truncated: []string{store.ObservationField(7), store.EditField(9)},
+		Edits:      []store.Edit{{RowID: 9, Tool: "edit_file", Path: "a", Hunk: "+head"}},
+		Truncated:  []string{store.ObservationField(7), store.EditField(9)},
 		FieldBytes: map[string]int64{store.ObservationField(7): 3 << 20, store.EditField(9): 5 << 20}}
 	var parts []string
 	for _, p := range StepParts(d) {
