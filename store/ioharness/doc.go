@@ -25,10 +25,14 @@
 // every row of the run through row-id bounds learned once per table and
 // run (rows.go): a run created after the table was first read needs no
 // learning, any other is learned by one filtered pass, and afterwards each
-// read visits only the range the run's rows occupy. A backward scan that
+// read visits only the range the run's rows occupy. One step's rows of a
+// long run are read from the blocks of ids that may hold its step, learned
+// once per table and run (stepzones.go). A backward scan that
 // stops near a run's first step (scan.go) is kept only for counts it cannot
 // get wrong (RunStats: the rows it may miss are step-1 retries, which carry
-// no tokens). Every read is its own short chunk, so none pins the WAL.
+// no tokens). Every read is its own short chunk, so none pins the WAL, and
+// no value that may be huge is handed to SQL: its head is read in pieces
+// (bigfields.go).
 //
 // The schema is learned at open and learned again whenever PRAGMA
 // schema_version changes (a newer io-harness's open adds run_leases,
