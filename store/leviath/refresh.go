@@ -43,9 +43,11 @@ func (s *Store) refreshLocked() error {
 				continue // a run directory the CLI has made but not filled yet
 			}
 			rs = newRunState(n, dir)
+			rs.prefix = s.idPrefix(n)
 			s.runs[n] = rs
 			s.order = append(s.order, rs)
 			s.note(evRun, rs, 0) // before any of its rows
+			rs.born = s.seq
 		}
 		s.syncRun(rs)
 	}
@@ -77,6 +79,7 @@ func (s *Store) dropRun(rs *runState) {
 // reloadRun reads a run again from scratch (its journal was replaced).
 func (s *Store) reloadRun(rs *runState) *runState {
 	nr := newRunState(rs.id, rs.dir)
+	nr.prefix, nr.born = rs.prefix, rs.born
 	s.runs[rs.id] = nr
 	for i, r := range s.order {
 		if r == rs {
@@ -178,7 +181,7 @@ func (s *Store) syncRun(rs *runState) {
 	sig := s.runSig(rs)
 	if sig != rs.loggedSig {
 		if rs.loggedSig != "" {
-			s.note(evRun, rs, 0)
+			s.noteUpdate(evRun, rs, 0)
 		}
 		rs.loggedSig = sig
 	}
@@ -310,11 +313,11 @@ func (s *Store) readJournal(rs *runState) *runState {
 			rs.scanFrom = max(rs.off+9, size-int64(len(restartMarker))+1)
 			if st == tailBad && !rs.badNoted {
 				rs.badNoted = true
-				rs.addNote(&s.ledger, rowJournal, 0, fmt.Sprintf("journal: the frame at byte %d is damaged; nothing after it can be read until the daemon restarts the run", rs.off))
+				rs.addSlotNote(&s.ledger, slotDamaged, fmt.Sprintf("journal: the frame at byte %d is damaged; nothing after it can be read until the daemon restarts the run", rs.off))
 			}
 			break
 		}
-		rs.addNote(&s.ledger, rowJournal, 0, fmt.Sprintf("journal: bytes %d to %d are a frame a crash tore; reading resumes at the daemon's restart", rs.off, at))
+		rs.addSlotNote(&s.ledger, slotResumed, fmt.Sprintf("journal: bytes %d to %d are a frame a crash tore; reading resumes at the daemon's restart", rs.off, at))
 		rs.off, rs.tornAt = at, -1
 	}
 	rs.lvr = sig
@@ -345,7 +348,7 @@ func (s *Store) readInteractions(rs *runState) {
 	}
 	rs.inter, rs.interSig = parseInteractions(b), sig
 	if n := len(rs.episodes); n > 0 && !rs.episodes[n-1].resolved {
-		s.note(evRequest, rs, n-1)
+		s.noteUpdate(evRequest, rs, n-1)
 	}
 }
 

@@ -29,7 +29,7 @@ func (rs *runState) trackWaiting(l *ledger, status string, at int64) {
 	case status != "waiting_input" && status != "" && open:
 		e := &rs.episodes[last]
 		e.resolved, e.endStatus, e.resolvedAt = true, status, at
-		l.note(evRequest, rs, last)
+		l.noteUpdate(evRequest, rs, last)
 	}
 }
 

@@ -45,7 +45,9 @@ type Store struct {
 	parents   map[string]string // single mode: sibling run → its parent_run_id
 	machineID string            // this machine's Leviath machine id, "" when unknown
 	ledger
-	resetAt int64 // cursors older than this must reload
+	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
+	prefixTaken map[int64]bool
+	resetAt     int64 // cursors older than this must reload
 	closed  bool
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
@@ -83,7 +85,8 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if err != nil {
 		return nil, statErr(abs, err)
 	}
-	s := &Store{path: abs, runs: map[string]*runState{}, childOf: map[string]string{}, parents: map[string]string{}}
+	s := &Store{path: abs, runs: map[string]*runState{}, childOf: map[string]string{}, parents: map[string]string{},
+		prefixOf: map[string]int64{}, prefixTaken: map[int64]bool{}}
 	switch {
 	case !fi.IsDir() && filepath.Base(abs) == "run.lvr":
 		s.root, s.single = filepath.Dir(filepath.Dir(abs)), filepath.Base(filepath.Dir(abs))
