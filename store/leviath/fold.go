@@ -260,7 +260,6 @@ func (l *ledger) note(kind evKind, rs *runState, idx int) {
 	}
 }
 
-
 // noteUpdate logs that an item already handed out changed.
 func (l *ledger) noteUpdate(kind evKind, rs *runState, idx int) {
 	if l.logging {

@@ -48,7 +48,7 @@ type Store struct {
 	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
 	prefixTaken map[int64]bool
 	resetAt     int64 // cursors older than this must reload
-	closed  bool
+	closed      bool
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
 }
