@@ -183,6 +183,10 @@ type runState struct {
 
 	loggedSig string
 
+	pending bool          // the journal is left to the background fold (folding.go)
+	done    chan struct{} // closed when that fold is in place (nil: never pending)
+	foldTo  int64         // the background fold reads no further: the size at open
+
 	prefix  int64 // the high bits of every id of the run (idPrefix)
 	ordRows int   // ordinary rows so far (rowID)
 	born    int64 // the log position of the run's first event

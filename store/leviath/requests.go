@@ -238,6 +238,13 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	if !unresolvedOnly {
+		// Only a folded journal knows its waiting stretches; an unfolded
+		// one has no open prompt (its meta.json said so).
+		if err := s.settle(ctx, runIDs...); err != nil {
+			return nil, err
+		}
+	}
 	want := map[string]bool{}
 	for _, id := range runIDs {
 		want[id] = true

@@ -1,6 +1,7 @@
 package leviath
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ type Store struct {
 	ledger
 	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
 	prefixTaken map[int64]bool
+	deferred    []*runState // runs whose journal Open left to the background fold
 	resetAt     int64 // cursors older than this must reload
 	closed      bool
 
@@ -130,6 +132,9 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 		}
 	}
 	s.logging = true
+	if len(s.deferred) > 0 {
+		go s.foldDeferred(append([]*runState(nil), s.deferred...), foldGate)
+	}
 	return s, nil
 }
 
@@ -294,6 +299,9 @@ func (s *Store) usable() error {
 func (s *Store) Problems() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.settle(context.Background()); err != nil {
+		return []error{err}
+	}
 	var out []error
 	for _, rs := range s.order {
 		switch {
