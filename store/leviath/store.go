@@ -49,7 +49,7 @@ type Store struct {
 	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
 	prefixTaken map[int64]bool
 	deferred    []*runState // runs whose journal Open left to the background fold
-	resetAt     int64 // cursors older than this must reload
+	resetAt     int64       // cursors older than this must reload
 	closed      bool
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
