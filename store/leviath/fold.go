@@ -187,9 +187,11 @@ type runState struct {
 	done    chan struct{} // closed when that fold is in place (nil: never pending)
 	foldTo  int64         // the background fold reads no further: the size at open
 
-	prefix  int64 // the high bits of every id of the run (idPrefix)
-	ordRows int   // ordinary rows so far (rowID)
-	born    int64 // the log position of the run's first event
+	prefix   int64 // the high bits of every id of the run (idPrefix)
+	printOff int64 // the journal fingerprint below (journalPrint) covers this many bytes
+	print    string
+	ordRows  int   // ordinary rows so far (rowID)
+	born     int64 // the log position of the run's first event
 }
 
 func newRunState(id, dir string) *runState {
