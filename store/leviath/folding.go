@@ -29,9 +29,9 @@ import (
 //   - Steps, StepDetail, ContextSamples, ProviderCalls, RunStats, RunFacts,
 //     Requests of every episode and Problems wait for the run's fold;
 //   - Head and Changes do not wait. When a fold is put in place, Changes
-//     gives the run again (with its Summary, once finished) and the open
-//     prompt the journal ends in; its rows were in the store before any
-//     cursor, and the reads above return them.
+//     gives the run again if it reads otherwise (with its Summary, once
+//     finished) and the open prompt the journal ends in; its rows were in
+//     the store before any cursor, and the reads above return them.
 //
 // Nothing is guessed: a value the fold has not reached is absent.
 
@@ -112,8 +112,12 @@ func (s *Store) install(rs, nr *runState) {
 		if m, ok := nr.meta(); ok {
 			nr.trackWaiting(&s.ledger, m.Status, m.UpdatedAt)
 		}
-		nr.loggedSig = s.runSig(nr)
-		s.noteUpdate(evRun, nr, 0)
+		// The run again, if it reads otherwise now (a finished run's
+		// Summary, a newer journaled meta): its counts are RunStats'.
+		if sig := s.runSig(nr); sig != nr.loggedSig {
+			nr.loggedSig = sig
+			s.noteUpdate(evRun, nr, 0)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -153,7 +154,6 @@ func TestBackgroundFoldAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameText(t, "folded in the background, and at open", everything(t, s), everything(t, want))
-	// Changes gives each folded run again, as it now reads.
 	ch, _, err := s.Changes(bg, cur)
 	if err != nil || ch.Reset {
 		t.Fatalf("Changes: %+v %v", ch, err)
@@ -162,12 +162,70 @@ func TestBackgroundFoldAgrees(t *testing.T) {
 	for _, r := range ch.Runs {
 		again[r.ID] = r
 	}
+	// Changes gives each folded run again that reads otherwise now.
+	pageOf := map[string]store.Run{}
+	for _, r := range page {
+		pageOf[r.ID] = r
+	}
 	for id := range deferred {
-		if r, ok := again[id]; !ok || !reflect.DeepEqual(r, byID[id]) {
+		r, ok := again[id]
+		switch {
+		case ok && !reflect.DeepEqual(r, byID[id]):
 			t.Errorf("Changes after the fold of %s: %+v (want %+v)", id, r, byID[id])
+		case !ok && !reflect.DeepEqual(pageOf[id], byID[id]):
+			t.Errorf("Changes after the fold of %s does not give it again, though it read %+v before, %+v now", id, pageOf[id], byID[id])
 		}
 	}
 	if len(ch.Steps) != 0 {
 		t.Errorf("the fold's rows came through Changes: %d", len(ch.Steps))
+	}
+}
+
+// The explorer over a store whose journals are still being folded draws
+// its runs at once, their counts shown as not known yet ("…", never a
+// guessed 0), and once the folds are in place the screen is exactly the
+// screen of a store folded at open.
+func TestExplorerBeforeAndAfterTheFold(t *testing.T) {
+	fx := buildFixture(t, t.TempDir())
+	now := time.Unix(t0+600, 0)
+	want, err := Open(fx.runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	w := startExplorer(t, want, 200, 60, now, true)
+	w.waitFor("8 steps")
+
+	s, release := openDeferred(t, fx.runs)
+	e := startExplorer(t, s, 200, 60, now, true)
+	e.waitFor("Coordinate the 2.4.0 r", "#changelo…e5f6 Draft the 2.4.0 CHANGELOG", "loading steps…")
+	before := e.screen()
+	if strings.Contains(before, "8 steps") {
+		t.Fatalf("the timeline before the fold:\n%s", before)
+	}
+	lines := 0
+	for _, l := range strings.Split(before, "\n") {
+		if strings.Contains(l, "#changelo…e5f6 Draft") && strings.HasSuffix(strings.TrimRight(strings.SplitN(l, "│", 3)[1], " "), "…") {
+			lines++
+		}
+	}
+	if lines == 0 {
+		t.Fatalf("a run not folded yet shows counts:\n%s", before)
+	}
+	release()
+	e.waitFor("8 steps")
+	// (The status bar's "updated … ago" says when the reader last got
+	// changes: the runs given again when their folds were put in place.)
+	ago := regexp.MustCompile(`updated \S+ ago`)
+	same := func() (string, string) {
+		return ago.ReplaceAllString(e.screen(), "updated …"), ago.ReplaceAllString(w.screen(), "updated …")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for g, x := same(); g != x && time.Now().Before(deadline); g, x = same() {
+		e.pump()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g, x := same(); g != x {
+		t.Fatalf("after the fold:\n%s\nfolded at open:\n%s", g, x)
 	}
 }
