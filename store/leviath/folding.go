@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -20,7 +21,8 @@ import (
 // frames' first bytes finds. So at open a journal of deferBytes or more,
 // whose meta.json decodes and does not say waiting_input (an open prompt's
 // number counts the journal's waiting stretches), is left to one
-// background pass, and its run reads as not counted yet meanwhile:
+// background pass (started by the first read that waits for it, or
+// foldDelay after Open), and its run reads as not counted yet meanwhile:
 //
 //   - Runs, RecentRuns: no Summary and StatsKnown false (counts "not yet
 //     known"), the status and lease from meta.json and the skim; Runs waits
@@ -38,6 +40,10 @@ import (
 // deferBytes is the journal size from which the fold runs in the
 // background (tests lower it).
 var deferBytes int64 = 32 << 20
+
+// foldDelay is how long after Open the background fold starts when no
+// read asks for it first: the first screen is drawn without it beside.
+const foldDelay = 250 * time.Millisecond
 
 // foldGate, when set, holds the background fold until it is closed
 // (tests: to see the store before a fold is in place).
@@ -143,6 +149,7 @@ func (s *Store) settle(ctx context.Context, ids ...string) error {
 		if wait == nil {
 			return nil
 		}
+		s.startFold()
 		s.mu.Unlock()
 		select {
 		case <-wait.done:

@@ -49,6 +49,7 @@ type Store struct {
 	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
 	prefixTaken map[int64]bool
 	deferred    []*runState // runs whose journal Open left to the background fold
+	startFold   func()      // starts that fold (once): on the first read that waits for it, or after foldDelay
 	resetAt     int64       // cursors older than this must reload
 	closed      bool
 
@@ -133,7 +134,9 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	}
 	s.logging = true
 	if len(s.deferred) > 0 {
-		go s.foldDeferred(append([]*runState(nil), s.deferred...), foldGate)
+		list, gate := append([]*runState(nil), s.deferred...), foldGate
+		s.startFold = sync.OnceFunc(func() { go s.foldDeferred(list, gate) })
+		time.AfterFunc(foldDelay, s.startFold)
 	}
 	return s, nil
 }
