@@ -95,7 +95,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	}
 	if c.seq < s.resetAt || c.seq < s.cut {
 		ch.Reset = true
-		why := "a run was deleted or a journal replaced or shortened after the cursor"
+		why := "a run was deleted, or a journal replaced, shortened or written over, after the cursor"
 		if c.seq >= s.resetAt {
 			why = "the cursor is older than the change log keeps"
 		}

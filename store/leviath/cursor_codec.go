@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -248,11 +249,31 @@ func (s *Store) journalPrint(rs *runState, off int64) string {
 	if rs.printOff == off && rs.print != "" {
 		return rs.print
 	}
-	f, err := openFile(filepath.Join(rs.dir, "run.lvr"))
+	p := journalPrintAt(filepath.Join(rs.dir, "run.lvr"), off)
+	if p != "" {
+		rs.printOff, rs.print = off, p
+	}
+	return p
+}
+
+// journalPrintAt is printOf the journal at path.
+func journalPrintAt(path string, off int64) string {
+	f, err := openFile(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	return printOf(f, off)
+}
+
+// printOf fingerprints f's first printBytes and the printBytes before off
+// ("" when they cannot be read: the file is shorter). Two small reads,
+// whatever the journal's length: they are not counted as journal bytes
+// read (journalBytes counts frames).
+func printOf(f *os.File, off int64) string {
+	if off <= 0 {
+		return ""
+	}
 	h := fnv.New64a()
 	buf := make([]byte, printBytes)
 	n, _ := f.ReadAt(buf[:min(off, printBytes)], 0)
@@ -260,13 +281,10 @@ func (s *Store) journalPrint(rs *runState, off int64) string {
 	from := max(0, off-printBytes)
 	m, _ := f.ReadAt(buf[:off-from], from)
 	h.Write(buf[:m])
-	s.journalBytes.Add(int64(n + m))
 	if int64(n) < min(off, printBytes) || int64(m) < off-from {
-		return "" // shorter than off: not the bytes the marks cover
+		return "" // shorter than off: not the bytes read
 	}
-	p := strconv.FormatInt(off, 10) + ":" + strconv.FormatUint(h.Sum64(), 16)
-	rs.printOff, rs.print = off, p
-	return p
+	return strconv.FormatInt(off, 10) + ":" + strconv.FormatUint(h.Sum64(), 16)
 }
 
 // changesSince is Changes after a written-down cursor (s.mu held, store

@@ -153,7 +153,9 @@
 // folded in the background after Open (folding.go). Changes returns new runs before their rows, rows in
 // order, new and newly reported samples, new provider calls, and requests
 // opened or resolved; Reset when a run directory was deleted or a journal
-// replaced or shortened.
+// replaced, shortened or written over in place (other bytes under what was
+// read: a fingerprint of its first 4 KiB and of the 4 KiB before the read
+// offset, taken at each read, no longer matches).
 //
 // Watch is directory mode on the runs directory, counting run.lvr,
 // meta.json and interactions.json events, with a Version that hashes the

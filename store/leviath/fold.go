@@ -190,6 +190,9 @@ type runState struct {
 	prefix   int64 // the high bits of every id of the run (idPrefix)
 	printOff int64 // the journal fingerprint below (journalPrint) covers this many bytes
 	print    string
+	// readPrint fingerprints the bytes read so far (printOf at off): a
+	// journal whose bytes under it changed was written over in place.
+	readPrint string
 	ordRows  int   // ordinary rows so far (rowID)
 	born     int64 // the log position of the run's first event
 }

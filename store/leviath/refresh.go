@@ -248,6 +248,9 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 	if rs.lvr.exists && (sig.ino != rs.lvr.ino || sig.size < rs.lvr.size) {
 		rs = s.reloadRun(rs) // replaced or shortened: start over
 		s.readMeta(rs)
+	} else if rs.lvr.exists && sig != rs.lvr && rs.readPrint != "" && journalPrintAt(p, rs.off) != rs.readPrint {
+		rs = s.reloadRun(rs) // written over in place: other bytes under what was read
+		s.readMeta(rs)
 	}
 	if sig == rs.lvr && (rs.jerr != nil || rs.off > 0) {
 		return rs // nothing new
@@ -338,6 +341,7 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 		rs.off, rs.tornAt = at, -1
 	}
 	rs.lvr = sig
+	rs.readPrint = printOf(f, rs.off)
 	return rs
 }
 
