@@ -193,8 +193,8 @@ type runState struct {
 	// readPrint fingerprints the bytes read so far (printOf at off): a
 	// journal whose bytes under it changed was written over in place.
 	readPrint string
-	ordRows  int   // ordinary rows so far (rowID)
-	born     int64 // the log position of the run's first event
+	ordRows   int   // ordinary rows so far (rowID)
+	born      int64 // the log position of the run's first event
 }
 
 func newRunState(id, dir string) *runState {
