@@ -32,6 +32,7 @@ func (m *Model) refreshItems() {
 		items = append(items, it)
 	}
 	m.runs.SetItems(items)
+	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()
 	m.showSummary() // its state, lease and ages move with the clock too
@@ -42,6 +43,7 @@ func (m *Model) refreshItems() {
 // the shared budget.
 func (m *Model) refreshTree() {
 	md, root := m.st.model, m.st.root
+	m.touch(paneAgents)
 	if _, ok := md.Run(root); !ok {
 		m.tree.SetTree(nil, nil)
 		return
@@ -88,7 +90,9 @@ func (m *Model) refreshTree() {
 	} else {
 		m.tree.SetTree(c.lines, budget)
 	}
-	m.tree.SetLive(m.doings())
+	live := m.doings()
+	m.treeLive = len(live) > 0
+	m.tree.SetLive(live)
 }
 
 // treeLines are the open tree's lines as last laid out from the model's
@@ -125,7 +129,7 @@ func (m *Model) refreshApprovals() {
 		it.Delivery, it.Why = md.Delivery(m.src, r.Request, now)
 		items = append(items, it)
 	}
-	m.approvals.SetItems(items, now)
+	m.approvals.SetItems(items, now) // the pane says whether that changed it (its Rev)
 }
 
 // asker names the chain of agents from the root down to a run.

@@ -51,9 +51,10 @@ func (m *Model) render() string {
 		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
 		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(textfmt.Cut(msg, w)))
 	}
+	m.frames++
 	var drawn [paneCount][]string
 	for _, p := range m.order {
-		drawn[p] = strings.Split(m.panes[p].View(p == m.focus), "\n")
+		drawn[p] = m.paneLines(p)
 	}
 	screen := m.stitch(drawn, w, h-1)
 	screen = append(screen, m.statusBar(w))
@@ -290,6 +291,7 @@ func shortPath(p string, n int) string {
 func (m *Model) RenderPane(i, w, h int) string {
 	p := m.panes[i]
 	p.SetSize(w, h)
+	m.touch(pane(i))
 	defer m.relayout()
 	return sanitize.Frame(p.View(true))
 }
