@@ -259,6 +259,12 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		m.hold(&r)
 		m.shapeStale, c.Tree = true, true
 	} else {
+		if *old == r {
+			// The row was written again with nothing in it changed that a
+			// reader keeps (io-harness rewrites a run's updated_at with every
+			// step): its steps count through Changes.Steps, as Counts.
+			return
+		}
 		if old.ParentID != r.ParentID || !old.StartedAt.Equal(r.StartedAt) {
 			m.shapeStale, c.Tree = true, true // a move, or a new place in the age order
 		}

@@ -3,6 +3,7 @@ package tui
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
@@ -130,6 +131,32 @@ func (m *Model) refreshApprovals() {
 		items = append(items, it)
 	}
 	m.approvals.SetItems(items, now) // the pane says whether that changed it (its Rev)
+	m.queue = items
+}
+
+// queueMoves reports whether a refresh that only moved counts (steps
+// committed, leases renewed) changed whether a request in the queue can
+// be decided: the run list and the queue wait for the next rebuild
+// (countsEvery) only when it did not. A step committed can orphan the
+// request its run asked at it.
+func (m *Model) queueMoves(ch *store.Changes, now time.Time) bool {
+	if len(m.queue) == 0 {
+		return false
+	}
+	moved := map[string]bool{}
+	for _, row := range ch.Steps {
+		moved[row.RunID] = true
+	}
+	md := m.st.model
+	for _, it := range m.queue {
+		if !ch.LeasesChanged && !moved[it.Req.RunID] {
+			continue
+		}
+		if d, _ := md.Delivery(m.src, it.Req, now); d != it.Delivery {
+			return true
+		}
+	}
+	return false
 }
 
 // asker names the chain of agents from the root down to a run.

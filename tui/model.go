@@ -143,6 +143,7 @@ type Model struct {
 	paneDraws [paneCount]int       // how many times each was drawn (tests)
 	frames    int                  // how many frames were drawn (tests)
 	treeLive  bool                 // the tree shows a live strip (its countdowns move)
+	queue     []views.ApprovalItem // the queue as last handed to its pane (queueMoves)
 
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
@@ -702,7 +703,7 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		// agent's steps: both moved in place (the drift pane's samples
 		// are handed to it again when they move: applyChanged).
 		m.touch(paneAgents, paneTimeline)
-		m.applyChanged(c)
+		m.applyChanged(c, ch)
 		if len(ch.Reloaded) > 0 {
 			m.notice("%s read whole again (another store at its path, or back under a cursor it could not resume); the other stores were not",
 				strings.Join(ch.Reloaded, ", "))
@@ -754,7 +755,7 @@ func (m *Model) wantDetailIfFollowing() tea.Cmd {
 // to move its counts (a rebuild walks every run; state changes do it at once).
 const countsEvery = 250 * time.Millisecond
 
-func (m *Model) applyChanged(c changed) {
+func (m *Model) applyChanged(c changed, ch *store.Changes) {
 	if c.steps {
 		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
@@ -765,6 +766,8 @@ func (m *Model) applyChanged(c changed) {
 	switch now := m.now(); {
 	case c.Runs || c.Requests:
 		m.refreshItems()
+	case c.Counts && m.queueMoves(ch, now):
+		m.refreshItems() // what may be decided moved with the counts: at once
 	case c.Counts && now.Sub(m.itemsAt) >= countsEvery:
 		m.refreshItems()
 	case c.Counts:

@@ -3,9 +3,12 @@ package tui
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
@@ -34,13 +37,14 @@ func TestACommitRedrawsOnlyThePanesItMoves(t *testing.T) {
 	if d.m.frames-frames < 3 {
 		t.Fatalf("%d frames for a commit: the test sees nothing kept", d.m.frames-frames)
 	}
-	for _, p := range []pane{paneTimeline, paneStep, paneAgents, paneRuns} {
+	for _, p := range []pane{paneTimeline, paneStep, paneAgents} {
 		if after[p] == before[p] {
 			t.Errorf("pane %d was not drawn again after the commit that moved it", p)
 		}
 	}
-	// The queue moves with the run (an orphan's reason names the step the
-	// run is at) once; the drift pane not at all (no sample came).
+	// The run list and the queue move with the counts, a few times a
+	// second at most (countsEvery); the drift pane not at all (no sample
+	// came).
 	for p, most := range map[pane]int{paneApprovals: 1, paneRuns: 1, paneDrift: 0} {
 		if n := after[p] - before[p]; n > most {
 			t.Errorf("pane %d drawn %d times over %d frames of a commit; want at most %d", p, n, d.m.frames-frames, most)
@@ -82,4 +86,66 @@ func TestAKeyIsDrawnAtOnce(t *testing.T) {
 		t.Fatal("the cursor's move is not on screen")
 	}
 	var _ views.Pane = d.m.panes[paneTimeline]
+}
+
+// A step committed that orphans the request its run asked at it changes
+// what may be decided: the queue says so with that refresh, not with the
+// next rebuild of the counts (the clock does not move here).
+func TestAStepThatOrphansARequestMovesTheQueueAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
+	w.AcquireLease(ctx, run, time.Hour)
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
+	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := openDriver(t, path, 120, 40)
+	if dl, why := d.item("approval " + req); dl != store.Deliverable {
+		t.Fatalf("before the step: %v (%s)", dl, why)
+	}
+	d.screen()
+	// The driver moves on without reading the decision: step 2 commits.
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "wrote anyway", Result: "r", Tokens: 10})
+	d.refresh()
+	d.contains("wrote anyway", "1 orphaned")
+	if it, _ := d.m.approvals.Current(); it.Delivery != store.Orphaned {
+		t.Fatalf("after the step: %v (%s)", it.Delivery, it.Why)
+	}
+}
+
+// A lease let go of is a counts-only refresh too (leases are renewed with
+// every step), but it changes whether the run's request can be decided:
+// the queue says so with that refresh.
+func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
+	w.AcquireLease(ctx, run, time.Hour)
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
+	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := openDriver(t, path, 120, 40)
+	if dl, why := d.item("approval " + req); dl != store.Deliverable {
+		t.Fatalf("before: %v (%s)", dl, why)
+	}
+	d.screen()
+	w.ReleaseLease(ctx, run)
+	d.refresh()
+	if it, _ := d.m.approvals.Current(); it.Delivery == store.Deliverable {
+		t.Fatalf("the lease is gone, the queue still says %v (%s)", it.Delivery, it.Why)
+	}
 }
