@@ -135,8 +135,8 @@ func (m *Model) refreshApprovals() {
 }
 
 // queueMoves reports whether a refresh that only moved counts (steps
-// committed, leases renewed) changed whether a request in the queue can
-// be decided: the run list and the queue wait for the next rebuild
+// committed, leases renewed, a request's reason reworded) changed whether
+// a request in the queue can be decided: the run list and the queue wait for the next rebuild
 // (countsEvery) only when it did not. A step committed can orphan the
 // request its run asked at it.
 func (m *Model) queueMoves(ch *store.Changes, now time.Time) bool {
@@ -146,6 +146,9 @@ func (m *Model) queueMoves(ch *store.Changes, now time.Time) bool {
 	moved := map[string]bool{}
 	for _, row := range ch.Steps {
 		moved[row.RunID] = true
+	}
+	for _, q := range ch.Requests {
+		moved[q.RunID] = true
 	}
 	md := m.st.model
 	for _, it := range m.queue {

@@ -766,11 +766,11 @@ func (m *Model) applyChanged(c changed, ch *store.Changes) {
 	switch now := m.now(); {
 	case c.Runs || c.Requests:
 		m.refreshItems()
-	case c.Counts && m.queueMoves(ch, now):
+	case (c.Counts || c.Reworded) && m.queueMoves(ch, now):
 		m.refreshItems() // what may be decided moved with the counts: at once
-	case c.Counts && now.Sub(m.itemsAt) >= countsEvery:
+	case (c.Counts || c.Reworded) && now.Sub(m.itemsAt) >= countsEvery:
 		m.refreshItems()
-	case c.Counts:
+	case c.Counts || c.Reworded:
 		// Shown by the next rebuild: the clock tick's at the latest.
 	case c.Tree:
 		m.refreshTree()
