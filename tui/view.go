@@ -223,12 +223,21 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 	left := strings.Join(kept, t.Faint.Render(" · "))
 	help := km.Help.Help()
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
-	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	gap := w - barWidth(left) - barWidth(right)
 	if gap < 1 {
 		// The help key stays on screen: it is how every other key is found.
-		return textfmt.Fit(left, max(w-lipgloss.Width(right)-1, 0)) + " " + right, false
+		return textfmt.Fit(left, max(w-barWidth(right)-1, 0)) + " " + right, false
 	}
 	return left + strings.Repeat(" ", gap) + right, true
+}
+
+// barWidth is lipgloss.Width: of one line (what the bar is made of), it is
+// textfmt's, remembered across frames and sessions.
+func barWidth(s string) int {
+	if strings.IndexByte(s, '\n') >= 0 {
+		return lipgloss.Width(s)
+	}
+	return textfmt.Width(s)
 }
 
 // liveness says in words what the lease says about a run.
