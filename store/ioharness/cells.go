@@ -58,21 +58,29 @@ func (x rawCells) nullStr(c *colConv, i int) sql.NullString {
 	case sqlitex.Null:
 		return sql.NullString{}
 	case sqlitex.Text:
-		b := x.r.Bytes(i)
-		if x.shared&(1<<i) != 0 {
-			return sql.NullString{String: x.in.str(b), Valid: true}
-		}
-		return sql.NullString{String: string(b), Valid: true}
+		return x.text(i)
 	}
 	return c.nullStr(x.r.Value(i))
 }
 
+// text is a column known to be text, kept.
+func (x rawCells) text(i int) sql.NullString {
+	b := x.r.Text(i)
+	if x.shared&(1<<i) != 0 {
+		return sql.NullString{String: x.in.str(b), Valid: true}
+	}
+	return sql.NullString{String: string(b), Valid: true}
+}
+
 func (x rawCells) peekStr(c *colConv, i int) sql.NullString {
-	if x.r.Type(i) == sqlitex.Text {
-		b := x.r.Bytes(i)
+	switch x.r.Type(i) {
+	case sqlitex.Null:
+		return sql.NullString{}
+	case sqlitex.Text:
+		b := x.r.Text(i)
 		return sql.NullString{String: unsafe.String(unsafe.SliceData(b), len(b)), Valid: true}
 	}
-	return x.nullStr(c, i)
+	return c.nullStr(x.r.Value(i))
 }
 
 func (x rawCells) nullInt(c *colConv, i int) sql.NullInt64 {

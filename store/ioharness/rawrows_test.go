@@ -141,6 +141,21 @@ db.execute("INSERT INTO runs (id, goal, file, provider, parent_run_id, depth, st
 				t.Errorf("%s read %d differs:\nraw %+v\nsql %+v", filepath.Base(c.path), i, raw[i], viaSQL[i])
 			}
 		}
+		var sigs [2]map[int64]string
+		var sigErr [2]error
+		for i, on := range []bool{true, false} {
+			rawRunRows = on
+			s, err := OpenReadOnly(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sigs[i], sigErr[i] = s.runSigs(context.Background(), "")
+			s.Close()
+		}
+		rawRunRows = true
+		if !reflect.DeepEqual(sigs[0], sigs[1]) || (sigErr[0] == nil) != (sigErr[1] == nil) {
+			t.Errorf("%s: run signatures differ: raw %v, %v; database/sql %v, %v", filepath.Base(c.path), sigs[0], sigErr[0], sigs[1], sigErr[1])
+		}
 		if c.wantErr != (rawErr[0] != nil) {
 			t.Errorf("%s: Runs error %v, want an error: %t", filepath.Base(c.path), rawErr[0], c.wantErr)
 		}
