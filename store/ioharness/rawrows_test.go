@@ -70,6 +70,8 @@ rows = [
 ]
 db.executemany("INSERT INTO runs (id, goal, file, outcome, provider, parent_run_id, depth, status, started_at, turn_kind) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 db.execute("INSERT INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at) VALUES (2, 'success', 1, 3, 40, 1200, '2026-11-29T12:00:09.000Z')")
+db.execute("INSERT INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at) VALUES (6, 'success', '1', '7', 3.0, NULL, 'not a time')")
+db.execute("INSERT INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at) VALUES (4, X'6661696c6564', 0, 1, 2, '15', CAST('2026-11-29T12:00:09.000Z' AS BLOB))")
 `)
 	bad := filepath.Join(dir, "bad.sqlite3")
 	s, err = Create(bad)

@@ -108,10 +108,18 @@ func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
 	if err := rows.Scan(p[:]...); err != nil {
 		return 0, nil, err
 	}
+	return cellsOutcome(anyCells(v[:]))
+}
+
+// outcomeShared: the outcome column repeats (a raw read interns it).
+const outcomeShared = 1 << 1
+
+// cellsOutcome makes a summary of outcomeCols.
+func cellsOutcome(x cells) (int64, *store.Summary, error) {
 	var c colConv
-	run := c.int64(v[0])
-	oOutcome, oSuccess, oSteps := c.nullStr(v[1]), c.nullInt(v[2]), c.nullInt(v[3])
-	oTokens, oDur, oFinished := c.nullInt(v[4]), c.nullInt(v[5]), c.nullStr(v[6])
+	run := cellInt(x, &c, 0)
+	oOutcome, oSuccess, oSteps := x.nullStr(&c, 1), x.nullInt(&c, 2), x.nullInt(&c, 3)
+	oTokens, oDur, oFinished := x.nullInt(&c, 4), x.nullInt(&c, 5), x.peekStr(&c, 6)
 	if c.err != nil {
 		return 0, nil, c.err
 	}
@@ -120,7 +128,7 @@ func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
 		Success:    oSuccess.Int64 != 0,
 		Steps:      int(oSteps.Int64),
 		Tokens:     oTokens.Int64,
-		FinishedAt: nullTime(oFinished),
+		FinishedAt: nullTime(oFinished), // parsed, not kept
 	}
 	if oDur.Valid {
 		sum.Duration, sum.HasDuration = time.Duration(oDur.Int64)*time.Millisecond, true
@@ -151,9 +159,9 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 	if len(ids) <= manyIDs {
 		q += " WHERE run_id IN (" + sqlitex.IDList(ids) + ")"
 	}
+	q += " ORDER BY run_id DESC"
 	i := 0
-	return s.eachRow(ctx, q+" ORDER BY run_id DESC", nil, func(rows *sql.Rows) error {
-		run, sum, err := scanOutcome(rows)
+	take := func(run int64, sum *store.Summary, err error) error {
 		if err != nil {
 			return err
 		}
@@ -164,7 +172,23 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 			summarize(&runs[i], sum)
 		}
 		return nil
-	})
+	}
+	if rawRunRows {
+		in := &interner{}
+		err := sqlitex.EachRawRow(ctx, s.read, q, nil, func(r *sqlitex.RawRow) error {
+			return take(cellsOutcome(rawCells{r: r, shared: outcomeShared, in: in}))
+		})
+		if !errors.Is(err, sqlitex.ErrNoRaw) {
+			return mapDriverErr(s.path, err)
+		}
+		// Read again whole: a summary given before the raw read gave up is
+		// given again, the same one (summarize keeps the first).
+		for j := range runs {
+			runs[j].Summary, runs[j].Steps, runs[j].Tokens, runs[j].StatsKnown = nil, 0, 0, false
+		}
+		i = 0
+	}
+	return s.eachRow(ctx, q, nil, func(rows *sql.Rows) error { return take(scanOutcome(rows)) })
 }
 
 // Runs returns every run in the store, roots and children, newest first.
