@@ -54,6 +54,9 @@ func (a *agent) tokenChanges(ctx context.Context, src store.Source, token json.R
 		return changesResult{}, err
 	}
 	if ch.Reset {
+		if r, ok := next.(store.ResetReason); ok && r.ResetReason() != "" {
+			return reset("the store at " + src.Path() + " is not the one the cursor was made on: " + r.ResetReason())
+		}
 		return reset("the store at " + src.Path() + " is not the one the cursor was made on (replaced or rewritten)")
 	}
 	nc, err := a.tokenCursor(codec, next)

@@ -46,6 +46,11 @@ type Changed struct {
 	Tree     bool // a run joined or moved in the forest
 	Counts   bool // steps or tokens counted, leases renewed
 	Requests bool // a request arrived or was decided
+	// Reworded: a request was read again with only its standing's reason
+	// changed (io-harness's reason for an orphan names the step its run
+	// has reached, so it moves with every commit): shown a moment late,
+	// as counts are.
+	Reworded bool
 	// Recount are runs whose counts came from a summary that no longer
 	// holds (a resume reopened the run: store.Run.Reopened): ask RunStats
 	// for them again.
@@ -219,8 +224,11 @@ func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
 		}
 	}
 	for _, q := range ch.Requests {
-		if m.applyRequest(q, now) {
+		switch m.applyRequest(q, now) {
+		case requestChanged:
 			m.sumsStale, c.Requests = true, true
+		case requestReworded:
+			c.Reworded = true
 		}
 	}
 	return c
@@ -259,6 +267,12 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		m.hold(&r)
 		m.shapeStale, c.Tree = true, true
 	} else {
+		if *old == r {
+			// The row was written again with nothing in it changed that a
+			// reader keeps (io-harness rewrites a run's updated_at with every
+			// step): its steps count through Changes.Steps, as Counts.
+			return
+		}
 		if old.ParentID != r.ParentID || !old.StartedAt.Equal(r.StartedAt) {
 			m.shapeStale, c.Tree = true, true // a move, or a new place in the age order
 		}
@@ -286,21 +300,37 @@ func (m *Model) applyLeases(leases map[string]store.Lease) {
 	m.leasesStale = true
 }
 
-// applyRequest folds one request and reports whether anything changed.
-func (m *Model) applyRequest(q store.Request, now time.Time) bool {
+// requestChange is what folding a request changed.
+type requestChange int
+
+const (
+	requestSame     requestChange = iota
+	requestReworded               // only its standing's reason
+	requestChanged
+)
+
+// applyRequest folds one request and reports what changed.
+func (m *Model) applyRequest(q store.Request, now time.Time) requestChange {
 	key := q.Key()
 	known, ok := m.requests[key]
 	switch {
 	case q.Resolved && !ok:
-		return false
+		return requestSame
 	case q.Resolved:
 		delete(m.requests, key)
 	case ok:
+		was := known.Request
 		known.Request = q // a source may re-send a request with more to say
+		if was.Equal(q) {
+			return requestSame
+		}
+		if was.StandingReason = q.StandingReason; was.Equal(q) {
+			return requestReworded
+		}
 	default:
 		m.requests[key] = &Request{Request: q, FirstSeen: firstSeen(q, now)}
 	}
-	return true
+	return requestChanged
 }
 
 // Decided drops a request a decision has just settled, before the store's

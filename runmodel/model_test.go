@@ -220,3 +220,38 @@ func TestDriftStats(t *testing.T) {
 		t.Fatal("sums added in parts differ from sums added at once")
 	}
 }
+
+// What a refresh says changed when a source sends again what the model
+// holds: a run row or a request the same as before changes nothing, a
+// request whose standing's reason alone was reworded is Reworded (shown
+// with the counts), one whose standing moved is a request change.
+func TestResentRowsChangeOnlyWhatMoved(t *testing.T) {
+	m := modelOf(t, chain(3)...)
+	run, _ := m.Run("2")
+	if c := m.Apply(&store.Changes{Runs: []store.Run{run}}, t0); c.Runs || c.Tree {
+		t.Fatalf("a run row sent again unchanged: %+v", c)
+	}
+	run.Status = store.StatusPaused
+	if c := m.Apply(&store.Changes{Runs: []store.Run{run}}, t0); !c.Runs {
+		t.Fatalf("a run row whose status moved: %+v", c)
+	}
+	q := store.Request{Kind: store.Approval, ID: "9", RunID: "2", Step: 1, Act: "write", Target: "a",
+		Standing: store.StandingOrphaned, StandingReason: "rows up to step 1"}
+	if c := m.Apply(&store.Changes{Requests: []store.Request{q}}, t0); !c.Requests {
+		t.Fatalf("a new request: %+v", c)
+	}
+	if c := m.Apply(&store.Changes{Requests: []store.Request{q}}, t0); c.Requests || c.Reworded {
+		t.Fatalf("a request sent again unchanged: %+v", c)
+	}
+	q.StandingReason = "rows up to step 2"
+	if c := m.Apply(&store.Changes{Requests: []store.Request{q}}, t0); c.Requests || !c.Reworded {
+		t.Fatalf("a request whose reason alone moved: %+v", c)
+	}
+	if got := m.Requests(); len(got) != 1 || got[0].StandingReason != "rows up to step 2" {
+		t.Fatalf("the reworded request is not what the model holds: %+v", got)
+	}
+	q.Standing, q.StandingReason = store.StandingOpen, ""
+	if c := m.Apply(&store.Changes{Requests: []store.Request{q}}, t0); !c.Requests {
+		t.Fatalf("a request whose standing moved: %+v", c)
+	}
+}

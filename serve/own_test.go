@@ -83,3 +83,57 @@ func TestIdleTimeoutGivesTheTerminalBack(t *testing.T) {
 		t.Fatalf("the terminal was not given back before the idle line: %q", tail(out, 300))
 	}
 }
+
+// Fifty sessions of one store share what a commit brings them (one tail,
+// one read of each step's detail), never what is a session's own: two
+// sessions whose cursors are on different steps show, after the same
+// commit, each the detail of its own step, and a filter typed in one
+// filters that one's run list alone.
+func TestOwnSessionsShareNoSelection(t *testing.T) {
+	ts := startServer(t, nil)
+	a := openTerm(t, ts, ts.viewer, 120, 40)
+	b := openTerm(t, ts, ts.approve, 120, 40)
+	for _, tm := range []*term{a, b} {
+		tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
+		tm.typ("3")
+	}
+	a.waitFor("vera@laptop (viewer)", 5*time.Second)
+	b.waitFor("alice@desk (approver)", 5*time.Second)
+	b.waitFor("4 Step 4 ", 2*time.Second)
+	a.typ("k")
+	a.waitFor("4 Step 3 ", 2*time.Second)
+	a.waitFor("the tree already has its 4 agents", 2*time.Second) // step 3's result, in its detail
+
+	w, err := ioharness.OpenWriter(ts.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "detail-of-step-five", Tokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("detail-of-step-five", 2*time.Second) // following: the new step's detail
+	a.waitFor("probe-step-five", 2*time.Second)
+	time.Sleep(3 * frameEvery)
+	if scr := a.scr.String(); strings.Contains(scr, "detail-of-step-five") || !strings.Contains(scr, "the tree already has its 4 agents") {
+		t.Fatalf("the session on step 3 shows another session's detail; its screen:\n%s", scr)
+	}
+	if scr := b.scr.String(); strings.Contains(scr, "the tree already has its 4 agents") {
+		t.Fatalf("the following session shows another session's detail; its screen:\n%s", scr)
+	}
+
+	// A filter typed in one session's run list is that session's.
+	a.typ("1/zzz-no-such-run")
+	a.waitFor("no run matches the filter", 2*time.Second)
+	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 6, Decision: "probe-step-six", Result: "ok", Tokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("probe-step-six", 2*time.Second)
+	time.Sleep(3 * frameEvery)
+	if scr := b.scr.String(); strings.Contains(scr, "no run matches the filter") || !strings.Contains(scr, "Coordinate the v2.0 release") {
+		t.Fatalf("another session's filter reached this one's run list; its screen:\n%s", scr)
+	}
+	if scr := a.scr.String(); !strings.Contains(scr, "no run matches the filter") {
+		t.Fatalf("a commit undid the session's own filter; its screen:\n%s", scr)
+	}
+}

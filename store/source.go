@@ -160,3 +160,11 @@ type CursorCodec interface {
 	EncodeCursor(Cursor) ([]byte, error)
 	DecodeCursor([]byte) (Cursor, error)
 }
+
+// ResetReason is a cursor Changes returned with Reset that says, in a
+// line, why the cursor before it could not be followed ("the journal of
+// run X was written over"). Without it, a reader says the store is not
+// the one the cursor was made on.
+type ResetReason interface {
+	ResetReason() string
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -155,5 +156,9 @@ func TestMain(m *testing.M) {
 		n, _ := strconv.Atoi(os.Getenv("VIGIL_BURST_N"))
 		os.Exit(burstWriter(os.Getenv("VIGIL_BURST_PATH"), os.Getenv("VIGIL_BURST_RUN"), n))
 	}
+	// Every frame of every test checks the panes drawn from the cache
+	// (pane_cache.go); benchmarks time the frames as they are drawn.
+	flag.Parse()
+	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
 	os.Exit(m.Run())
 }

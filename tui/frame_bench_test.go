@@ -15,7 +15,8 @@ import (
 // the fixture store at 120×40 with the timeline focused, in colour and
 // without (the bench's NO_COLOR). "cursor" moves the timeline's cursor
 // before each frame, as a user browsing; "idle" draws again with nothing
-// changed, as a session whose frame a commit elsewhere woke.
+// changed, as a session whose frame a commit elsewhere woke (each pane's
+// drawing is kept: pane_cache.go).
 //
 //	go test ./tui -run '^$' -bench ExplorerFrame -benchmem
 func BenchmarkExplorerFrame(b *testing.B) {
@@ -44,6 +45,7 @@ func BenchmarkExplorerFrame(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				m.timeline.Key(keyMsg([]string{"k", "j"}[i%2]))
+				m.touchAll() // as a key through Update does: every pane is drawn again
 				if len(m.Render()) == 0 {
 					b.Fatal("empty frame")
 				}

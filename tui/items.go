@@ -3,6 +3,7 @@ package tui
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
@@ -32,6 +33,7 @@ func (m *Model) refreshItems() {
 		items = append(items, it)
 	}
 	m.runs.SetItems(items)
+	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()
 	m.showSummary() // its state, lease and ages move with the clock too
@@ -42,6 +44,7 @@ func (m *Model) refreshItems() {
 // the shared budget.
 func (m *Model) refreshTree() {
 	md, root := m.st.model, m.st.root
+	m.touch(paneAgents)
 	if _, ok := md.Run(root); !ok {
 		m.tree.SetTree(nil, nil)
 		return
@@ -88,7 +91,9 @@ func (m *Model) refreshTree() {
 	} else {
 		m.tree.SetTree(c.lines, budget)
 	}
-	m.tree.SetLive(m.doings())
+	live := m.doings()
+	m.treeLive = len(live) > 0
+	m.tree.SetLive(live)
 }
 
 // treeLines are the open tree's lines as last laid out from the model's
@@ -125,7 +130,36 @@ func (m *Model) refreshApprovals() {
 		it.Delivery, it.Why = md.Delivery(m.src, r.Request, now)
 		items = append(items, it)
 	}
-	m.approvals.SetItems(items, now)
+	m.approvals.SetItems(items, now) // the pane says whether that changed it (its Rev)
+	m.queue = items
+}
+
+// queueMoves reports whether a refresh that only moved counts (steps
+// committed, leases renewed, a request's reason reworded) changed whether
+// a request in the queue can be decided: the run list and the queue wait for the next rebuild
+// (countsEvery) only when it did not. A step committed can orphan the
+// request its run asked at it.
+func (m *Model) queueMoves(ch *store.Changes, now time.Time) bool {
+	if len(m.queue) == 0 {
+		return false
+	}
+	moved := map[string]bool{}
+	for _, row := range ch.Steps {
+		moved[row.RunID] = true
+	}
+	for _, q := range ch.Requests {
+		moved[q.RunID] = true
+	}
+	md := m.st.model
+	for _, it := range m.queue {
+		if !ch.LeasesChanged && !moved[it.Req.RunID] {
+			continue
+		}
+		if d, _ := md.Delivery(m.src, it.Req, now); d != it.Delivery {
+			return true
+		}
+	}
+	return false
 }
 
 // asker names the chain of agents from the root down to a run.

@@ -138,6 +138,13 @@ type Model struct {
 
 	itemsAt time.Time // when the run list was last rebuilt
 
+	paneRev   [paneCount]uint64    // each pane's inputs' revision (pane_cache.go)
+	drawn     [paneCount]paneDrawn // each pane's last drawing
+	paneDraws [paneCount]int       // how many times each was drawn (tests)
+	frames    int                  // how many frames were drawn (tests)
+	treeLive  bool                 // the tree shows a live strip (its countdowns move)
+	queue     []views.ApprovalItem // the queue as last handed to its pane (queueMoves)
+
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
@@ -221,11 +228,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if work := m.stepWork(); work != nil {
 		cmd = tea.Batch(cmd, work)
 	}
+	if checkPaneCache {
+		m.render() // a frame after every message, as a terminal gets: the next checks what it kept
+	}
 	return m, cmd
 }
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
+	if !narrowMsg(msg) {
+		m.touchAll()
+	}
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
@@ -279,6 +292,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case agentMsg:
 		return m, m.onAgent(msg)
 	case treeEventsMsg:
+		if msg.err != nil && msg.root == m.st.root {
+			m.fail(fmt.Errorf("the tree's live activity: %w", msg.err)) // never an empty strip that looks quiet
+		}
 		if msg.err == nil && msg.root == m.st.root {
 			for _, id := range m.st.model.Subtree(msg.root) {
 				m.st.events[id] = nil
@@ -300,6 +316,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case detailMsg:
 		if msg.rowID == m.detailWant {
+			m.touch(paneStep)
 			if msg.err != nil {
 				m.detail.Fail(msg.err.Error())
 			} else {
@@ -525,6 +542,7 @@ func (m *Model) openRun(id string) tea.Cmd {
 	root := m.st.model.RootOf(id)
 	m.st.root = root
 	m.tree.Select(id)
+	m.touch(paneAgents)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
 	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
@@ -536,6 +554,7 @@ func (m *Model) selectAgent(id string) tea.Cmd {
 		return nil
 	}
 	m.st.agent.want(id)
+	m.touch(paneTimeline, paneDrift, paneStep)
 	m.timeline.Loading(id, m.agentTitle(id))
 	m.drift.Set(m.agentTitle(id), nil)
 	m.detail.Set(nil)
@@ -547,6 +566,7 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 	if msg.runID != m.st.agent.id {
 		return nil // the user moved on
 	}
+	m.touch(paneTimeline, paneDrift, paneStep)
 	if msg.err != nil {
 		m.fail(msg.err)
 		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
@@ -575,6 +595,7 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	if !ok {
 		m.detailWant = 0
 		m.detail.Set(nil)
+		m.touch(paneStep)
 		return nil
 	}
 	rev := m.stepRev(st)
@@ -583,6 +604,7 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	}
 	m.detailWant, m.detailRev = st.RowID, rev
 	m.detail.Loading()
+	m.touch(paneStep)
 	if now {
 		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
 	}
@@ -680,7 +702,11 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		// upgrade) is learned by the source as it tails: ask again.
 		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
-		m.applyChanged(c)
+		// The tree draws from the run model, the timeline from the open
+		// agent's steps: both moved in place (the drift pane's samples
+		// are handed to it again when they move: applyChanged).
+		m.touch(paneAgents, paneTimeline)
+		m.applyChanged(c, ch)
 		if len(ch.Reloaded) > 0 {
 			m.notice("%s read whole again (another store at its path, or back under a cursor it could not resume); the other stores were not",
 				strings.Join(ch.Reloaded, ", "))
@@ -732,19 +758,22 @@ func (m *Model) wantDetailIfFollowing() tea.Cmd {
 // to move its counts (a rebuild walks every run; state changes do it at once).
 const countsEvery = 250 * time.Millisecond
 
-func (m *Model) applyChanged(c changed) {
+func (m *Model) applyChanged(c changed, ch *store.Changes) {
 	if c.steps {
 		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
 	if c.samples {
+		m.touch(paneDrift)
 		m.drift.SetSamples(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {
 	case c.Runs || c.Requests:
 		m.refreshItems()
-	case c.Counts && now.Sub(m.itemsAt) >= countsEvery:
+	case (c.Counts || c.Reworded) && m.queueMoves(ch, now):
+		m.refreshItems() // what may be decided moved with the counts: at once
+	case (c.Counts || c.Reworded) && now.Sub(m.itemsAt) >= countsEvery:
 		m.refreshItems()
-	case c.Counts:
+	case c.Counts || c.Reworded:
 		// Shown by the next rebuild: the clock tick's at the latest.
 	case c.Tree:
 		m.refreshTree()

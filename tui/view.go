@@ -51,9 +51,10 @@ func (m *Model) render() string {
 		msg := fmt.Sprintf("vigil needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, w, h)
 		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, m.env.Theme.Warning.Render(textfmt.Cut(msg, w)))
 	}
+	m.frames++
 	var drawn [paneCount][]string
 	for _, p := range m.order {
-		drawn[p] = strings.Split(m.panes[p].View(p == m.focus), "\n")
+		drawn[p] = m.paneLines(p)
 	}
 	screen := m.stitch(drawn, w, h-1)
 	screen = append(screen, m.statusBar(w))
@@ -222,12 +223,21 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 	left := strings.Join(kept, t.Faint.Render(" · "))
 	help := km.Help.Help()
 	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
-	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	gap := w - barWidth(left) - barWidth(right)
 	if gap < 1 {
 		// The help key stays on screen: it is how every other key is found.
-		return textfmt.Fit(left, max(w-lipgloss.Width(right)-1, 0)) + " " + right, false
+		return textfmt.Fit(left, max(w-barWidth(right)-1, 0)) + " " + right, false
 	}
 	return left + strings.Repeat(" ", gap) + right, true
+}
+
+// barWidth is lipgloss.Width: of one line (what the bar is made of), it is
+// textfmt's, remembered across frames and sessions.
+func barWidth(s string) int {
+	if strings.IndexByte(s, '\n') >= 0 {
+		return lipgloss.Width(s)
+	}
+	return textfmt.Width(s)
 }
 
 // liveness says in words what the lease says about a run.
@@ -290,6 +300,7 @@ func shortPath(p string, n int) string {
 func (m *Model) RenderPane(i, w, h int) string {
 	p := m.panes[i]
 	p.SetSize(w, h)
+	m.touch(pane(i))
 	defer m.relayout()
 	return sanitize.Frame(p.View(true))
 }

@@ -67,6 +67,8 @@ type Approvals struct {
 	laidW    int
 	laidHead []styledLine
 	laidBody []styledLine
+
+	rev uint64 // bumped when SetItems changed what the pane draws (Rev)
 }
 
 // NewApprovals makes an empty queue.
@@ -115,6 +117,14 @@ func (p *Approvals) SetReadOnly(why string) { p.readOnly = why }
 // SetItems replaces the queue. A request not seen before arms the misfire
 // guard; the cursor stays on the same request.
 func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
+	before, had := p.look(), p.items
+	p.setItems(items, now)
+	if p.look() != before || !sameApprovalItems(had, p.items) {
+		p.rev++
+	}
+}
+
+func (p *Approvals) setItems(items []ApprovalItem, now time.Time) {
 	known := map[store.RequestKey]bool{}
 	for _, it := range p.items {
 		known[it.Req.Key()] = true

@@ -72,19 +72,30 @@ func TestBigJournal(t *testing.T) {
 func bigJournalBounds(t *testing.T, size, entry int) {
 	t.Logf("a %d MB journal of %d KB entries", size>>20, entry>>10)
 	runs, id := bigJournal(t, size, entry)
+	bins := [][2]string{{"", bigrun.Binary(t)}}
+	if old := bigrun.Old(); old != "" {
+		bins = append(bins, [2]string{"old ", old}) // VIGIL_BIG_OLD: the build before, beside
+	}
 	for _, args := range [][]string{{"runs"}, {"runs", "--json"}, {"show", id}, {"show", id, "--json"}} {
-		r := bigrun.Run(t, append(args, "--store", runs)...)
-		t.Logf("vigil %-16s %6.2fs  %4d MB RSS  exit %d  %d bytes out", strings.Join(args, " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code, r.OutBytes)
-		if r.Code != 0 {
-			t.Errorf("exit %d: %s", r.Code, r.Stderr)
-		}
-		if r.MaxRSS > 200<<20 {
-			t.Errorf("vigil %s: %d MB resident", strings.Join(args, " "), r.MaxRSS>>20)
+		for _, b := range bins {
+			r := bigrun.RunWith(t, b[1], append(args, "--store", runs)...)
+			t.Logf("%svigil %-16s %6.2fs wall %6.2fs cpu  %4d MB RSS  exit %d  %d bytes out", b[0], strings.Join(args, " "), r.Took.Seconds(), r.CPU.Seconds(), r.MaxRSS>>20, r.Code, r.OutBytes)
+			if b[0] != "" {
+				continue
+			}
+			if r.Code != 0 {
+				t.Errorf("exit %d: %s", r.Code, r.Stderr)
+			}
+			if r.MaxRSS > 200<<20 {
+				t.Errorf("vigil %s: %d MB resident", strings.Join(args, " "), r.MaxRSS>>20)
+			}
 		}
 	}
-	first, hwm := bigrun.Explore(t, "A run with a very long", 2*time.Second, "--store", runs)
-	t.Logf("explorer: rows after %.2fs, %d MB RSS", first.Seconds(), hwm>>20)
-	if first > time.Second || hwm > 200<<20 {
-		t.Errorf("explorer: rows after %v, %d MB resident", first, hwm>>20)
+	for _, b := range bins {
+		first, hwm := bigrun.ExploreWith(t, b[1], "A run with a very long", 2*time.Second, "--store", runs)
+		t.Logf("%sexplorer: rows after %.2fs, %d MB RSS", b[0], first.Seconds(), hwm>>20)
+		if b[0] == "" && (first > time.Second || hwm > 200<<20) {
+			t.Errorf("explorer: rows after %v, %d MB resident", first, hwm>>20)
+		}
 	}
 }

@@ -19,9 +19,15 @@ var changesPage = ChangesPage
 // log, never changed once returned. Every row, replay point and provider
 // call gets its id from the same sequence as the log, so "what came after
 // the cursor" is a binary search and a slice: O(new data).
+//
+// A cursor read back from its written form (CursorCodec) is marks
+// instead: how far the reader has each run (cursor_codec.go).
 type Cursor struct {
-	src *Store
-	seq int64
+	src   *Store
+	seq   int64
+	marks map[string]*runMarks // a written cursor read back (src nil), or a page of one
+	why   string               // with Reset: why the cursor before could not be followed
+	dead  string               // a written cursor that could not be followed when written, and why
 }
 
 // CursorFormat names the source kind the cursor belongs to.
@@ -70,6 +76,16 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		return nil, cur, err
 	}
 	ch := &store.Changes{}
+	if c.marks != nil || c.dead != "" {
+		if err := s.refreshLocked(); err != nil {
+			return nil, cur, err
+		}
+		if err := s.settle(ctx); err != nil {
+			return nil, cur, err
+		}
+		ch, next := s.changesSince(c)
+		return ch, next, nil
+	}
 	if c.src != s {
 		ch.Reset = true
 		return ch, cur, nil
@@ -79,7 +95,11 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	}
 	if c.seq < s.resetAt || c.seq < s.cut {
 		ch.Reset = true
-		return ch, &Cursor{src: s, seq: s.seq}, nil
+		why := "a run was deleted, or a journal replaced, shortened or written over, after the cursor"
+		if c.seq >= s.resetAt {
+			why = "the cursor is older than the change log keeps"
+		}
+		return ch, &Cursor{src: s, seq: s.seq, why: why}, nil
 	}
 	i := sort.Search(len(s.log), func(i int) bool { return s.log[i].seq > c.seq })
 	end := len(s.log)

@@ -30,7 +30,7 @@ import (
 func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, err := s.find(runID)
+	rs, err := s.findFolded(ctx, runID)
 	if err != nil {
 		return store.StepDetail{}, err
 	}

@@ -90,9 +90,10 @@
 //   - Decision is one line ("user: …", "assistant: …", "result bash",
 //     "error http_get", "status: …"); ResultHead is a tool result's first
 //     line.
-//   - RowIDs come from one store-wide sequence in the order frames are
-//     read: increasing within a run, unique across runs, stable across
-//     refreshes (and across opens of the same bytes).
+//   - RowIDs are derived from the journal (ids.go): increasing within a
+//     run, unique across runs, stable across refreshes, opens and
+//     processes, so a written cursor (CursorCodec) resumes in another
+//     process.
 //
 // StepDetail reads the entry back from its frame (the text is not kept in
 // memory): a user message is the Prompt; an assistant turn is TurnText,
@@ -145,12 +146,16 @@
 // # Changes, Watch, tail
 //
 // Head and Changes refresh from disk (a ReadDir, a few stats per run, the
-// appended bytes) and answer from an in-memory change log whose positions
-// are the same sequence as the row ids: "after the cursor" is a binary
-// search, O(new data). Changes returns new runs before their rows, rows in
+// appended bytes) and answer from an in-memory change log: "after the
+// cursor" is a binary search, O(new data). A cursor written down and read
+// back by another process (CursorCodec) is marks per run, compared with
+// what that process read (cursor_codec.go). A journal of 32 MiB or more is
+// folded in the background after Open (folding.go). Changes returns new runs before their rows, rows in
 // order, new and newly reported samples, new provider calls, and requests
 // opened or resolved; Reset when a run directory was deleted or a journal
-// replaced or shortened.
+// replaced, shortened or written over in place (other bytes under what was
+// read: a fingerprint of its first 4 KiB and of the 4 KiB before the read
+// offset, taken at each read, no longer matches).
 //
 // Watch is directory mode on the runs directory, counting run.lvr,
 // meta.json and interactions.json events, with a Version that hashes the

@@ -29,7 +29,7 @@ var (
 func (s *Store) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, err := s.find(runID)
+	rs, err := s.findFolded(ctx, runID)
 	if err != nil {
 		return store.RunFacts{}, err
 	}

@@ -30,9 +30,10 @@ type entryLoc struct {
 	entry  int32
 }
 
-// row is one timeline entry. Its id (the Step's RowID) comes from the
-// store-wide sequence, so ids increase within a run, are unique across runs
-// and follow the order vigil read things in.
+// row is one timeline entry. Its id (the Step's RowID) is derived from the
+// journal itself (see rowID), so every process that reads the same bytes
+// numbers them the same: ids increase within a run and are unique across
+// runs.
 type row struct {
 	id       int64
 	number   int // the assistant turn it belongs to (0 before the first)
@@ -181,6 +182,19 @@ type runState struct {
 	episodes []episode
 
 	loggedSig string
+
+	pending bool          // the journal is left to the background fold (folding.go)
+	done    chan struct{} // closed when that fold is in place (nil: never pending)
+	foldTo  int64         // the background fold reads no further: the size at open
+
+	prefix   int64 // the high bits of every id of the run (idPrefix)
+	printOff int64 // the journal fingerprint below (journalPrint) covers this many bytes
+	print    string
+	// readPrint fingerprints the bytes read so far (printOf at off): a
+	// journal whose bytes under it changed was written over in place.
+	readPrint string
+	ordRows   int   // ordinary rows so far (rowID)
+	born      int64 // the log position of the run's first event
 }
 
 func newRunState(id, dir string) *runState {
@@ -213,8 +227,9 @@ func (rs *runState) status() string {
 	return ""
 }
 
-// ledger hands out the store-wide sequence (row ids, sample ids, call ids,
-// change-log positions) and keeps the change log.
+// ledger hands out change-log positions and keeps the change log. Ids of
+// rows, samples and calls are not positions: they come from the journal
+// (rowID), the same in every process.
 type ledger struct {
 	seq     int64
 	log     []event
@@ -234,10 +249,11 @@ const (
 
 // event is one entry of the change log: something a cursor has not seen.
 type event struct {
-	seq  int64
-	kind evKind
-	run  *runState
-	idx  int32
+	seq    int64
+	kind   evKind
+	update bool // an item handed out before changed (a sample's count), not a new one
+	run    *runState
+	idx    int32
 }
 
 func (l *ledger) next() int64 { l.seq++; return l.seq }
@@ -253,10 +269,10 @@ func (l *ledger) note(kind evKind, rs *runState, idx int) {
 	}
 }
 
-// noteAt logs an event for a new item whose id is already its position.
-func (l *ledger) noteAt(id int64, kind evKind, rs *runState, idx int) {
+// noteUpdate logs that an item already handed out changed.
+func (l *ledger) noteUpdate(kind evKind, rs *runState, idx int) {
 	if l.logging {
-		l.add(event{seq: id, kind: kind, run: rs, idx: int32(idx)})
+		l.add(event{seq: l.next(), kind: kind, update: true, run: rs, idx: int32(idx)})
 	}
 }
 
@@ -388,10 +404,24 @@ func (rs *runState) addNote(l *ledger, kind rowKind, at int64, text string) {
 }
 
 func (rs *runState) addRow(l *ledger, r row) int32 {
-	r.id = l.next()
+	rs.ordRows++
+	r.id = rs.id64(int64(rs.ordRows) * rowSlots)
+	return rs.keepRow(l, r)
+}
+
+// addSlotNote adds a journal note whose presence depends on when the
+// journal was read (a damaged frame seen before or with its restart): it
+// takes a slot after the ordinary row before it, so it moves no other id.
+func (rs *runState) addSlotNote(l *ledger, slot int64, text string) {
+	r := row{kind: rowJournal, number: rs.turns, at: rs.lastAt, decision: firstLine(text), note: text, loc: entryLoc{off: -1}}
+	r.id = rs.id64(int64(rs.ordRows)*rowSlots + slot)
+	rs.keepRow(l, r)
+}
+
+func (rs *runState) keepRow(l *ledger, r row) int32 {
 	rs.rows = append(rs.rows, r)
 	rs.rowTokens += r.tokens
-	l.noteAt(r.id, evStep, rs, len(rs.rows)-1)
+	l.note(evStep, rs, len(rs.rows)-1)
 	return int32(len(rs.rows) - 1)
 }
 
@@ -406,28 +436,28 @@ func (rs *runState) addCall(l *ledger, u usageRecord) {
 	for i := len(rs.calls) - 1; i >= 0 && rs.calls[i].step == step; i-- {
 		attempt++
 	}
-	c := call{id: l.next(), step: step, attempt: attempt, u: u}
+	c := call{id: rs.id64(int64(len(rs.calls) + 1)), step: step, attempt: attempt, u: u}
 	rs.calls = append(rs.calls, c)
-	l.noteAt(c.id, evCall, rs, len(rs.calls)-1)
+	l.note(evCall, rs, len(rs.calls)-1)
 	if u.Kind == "stage" && len(rs.samples) > 0 && !rs.paired {
 		i := len(rs.samples) - 1
 		uu := u
 		rs.samples[i].usage = &uu
 		rs.paired = true
-		l.note(evSample, rs, i) // a point already handed out now has its count
+		l.noteUpdate(evSample, rs, i) // a point already handed out now has its count
 	}
 }
 
 // point records a replay point with the meta in force.
 func (rs *runState) point(l *ledger, at int64) {
-	sm := sample{id: l.next(), step: rs.turns + 1, at: at, stage: rs.win.stage, total: rs.win.total, max: rs.win.max,
+	sm := sample{id: rs.id64(int64(len(rs.samples) + 1)), step: rs.turns + 1, at: at, stage: rs.win.stage, total: rs.win.total, max: rs.win.max,
 		regions: len(rs.win.regions), restart: rs.restart}
 	if rs.hasJMeta {
 		sm.iteration, sm.status = rs.jmeta.Iteration, rs.jmeta.Status
 	}
 	rs.restart, rs.paired = false, false
 	rs.samples = append(rs.samples, sm)
-	l.noteAt(sm.id, evSample, rs, len(rs.samples)-1)
+	l.note(evSample, rs, len(rs.samples)-1)
 }
 
 // replaceWindow takes a whole window (ContextCheckpoint, Checkpoint).

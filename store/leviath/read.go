@@ -84,6 +84,9 @@ func (s *Store) runOf(rs *runState) store.Run {
 	}
 	status, outcome, finished := mapStatus(m.Status)
 	r.Status, r.Outcome = status, outcome
+	if finished && rs.pending {
+		return r // its counts (the Summary's) wait for the fold: not known yet
+	}
 	if finished {
 		sum := &store.Summary{Outcome: outcome, Success: outcome.Succeeded(),
 			Steps: rs.turns, Tokens: m.spend(), FinishedAt: unixTime(m.UpdatedAt)}
@@ -144,6 +147,17 @@ func (s *Store) runSig(rs *runState) string {
 	return sig
 }
 
+// findFolded is find once the run's journal is folded (s.mu held).
+func (s *Store) findFolded(ctx context.Context, id string) (*runState, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if err := s.settle(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.find(id)
+}
+
 func (s *Store) find(id string) (*runState, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
@@ -162,6 +176,14 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
+	return s.listRuns(), nil
+}
+
+// listRuns is every run as it reads now, newest first (s.mu held).
+func (s *Store) listRuns() []store.Run {
 	out := make([]store.Run, 0, len(s.order))
 	for _, rs := range s.order {
 		out = append(out, s.runOf(rs))
@@ -173,7 +195,7 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		}
 		return out[i].ID > out[j].ID
 	})
-	return out, nil
+	return out
 }
 
 // RunStats counts what the timeline rows of unfinished runs add up to:
@@ -184,6 +206,9 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	if err := s.settle(ctx, ids...); err != nil {
+		return nil, err
+	}
 	out := map[string]store.RunStats{}
 	for _, id := range ids {
 		rs := s.runs[id]
@@ -191,6 +216,11 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 			continue
 		}
 		st := store.RunStats{Steps: rs.turns, Tokens: rs.rowTokens}
+		if m, ok := rs.meta(); ok {
+			if _, _, finished := mapStatus(m.Status); finished {
+				st.Tokens = m.spend() // what its Summary says
+			}
+		}
 		if n := len(rs.rows); n > 0 {
 			st.Through = rs.rows[n-1].id
 		}
@@ -205,7 +235,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, err := s.find(runID)
+	rs, err := s.findFolded(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +266,7 @@ func stepRowOf(rs *runState, r *row) store.StepRow {
 func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, err := s.find(runID)
+	rs, err := s.findFolded(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +311,7 @@ func sampleDetail(sm *sample) string {
 func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, err := s.find(runID)
+	rs, err := s.findFolded(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

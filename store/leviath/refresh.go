@@ -43,9 +43,11 @@ func (s *Store) refreshLocked() error {
 				continue // a run directory the CLI has made but not filled yet
 			}
 			rs = newRunState(n, dir)
+			rs.prefix = s.idPrefix(n)
 			s.runs[n] = rs
 			s.order = append(s.order, rs)
 			s.note(evRun, rs, 0) // before any of its rows
+			rs.born = s.seq
 		}
 		s.syncRun(rs)
 	}
@@ -77,6 +79,7 @@ func (s *Store) dropRun(rs *runState) {
 // reloadRun reads a run again from scratch (its journal was replaced).
 func (s *Store) reloadRun(rs *runState) *runState {
 	nr := newRunState(rs.id, rs.dir)
+	nr.prefix, nr.born = rs.prefix, rs.born
 	s.runs[rs.id] = nr
 	for i, r := range s.order {
 		if r == rs {
@@ -162,12 +165,14 @@ func readHeader(p string) *struct {
 func (s *Store) syncRun(rs *runState) {
 	before := rs.state()
 	s.readMeta(rs)
-	rs = s.readJournal(rs)
+	rs = s.readJournal(&s.ledger, rs, !s.logging)
 	s.readInteractions(rs)
 	if rs.state() == before && rs.loggedSig != "" {
 		return // nothing new: skip rebuilding the run's signature
 	}
-	if m, ok := rs.meta(); ok {
+	if m, ok := rs.meta(); ok && !rs.pending {
+		// (A run whose journal is not folded yet numbers no waiting
+		// stretch: the journal's come first.)
 		rs.trackWaiting(&s.ledger, m.Status, m.UpdatedAt)
 		for _, c := range m.Children {
 			if c != "" && c != rs.id {
@@ -178,7 +183,7 @@ func (s *Store) syncRun(rs *runState) {
 	sig := s.runSig(rs)
 	if sig != rs.loggedSig {
 		if rs.loggedSig != "" {
-			s.note(evRun, rs, 0)
+			s.noteUpdate(evRun, rs, 0)
 		}
 		rs.loggedSig = sig
 	}
@@ -218,7 +223,14 @@ func (s *Store) readMeta(rs *runState) {
 // readJournal reads the frames appended to run.lvr since the last read,
 // from the last good offset. It returns the run's state (a new one when the
 // journal was replaced and had to be read again from the start).
-func (s *Store) readJournal(rs *runState) *runState {
+//
+// l is the ledger rows are logged in: the store's, or (the background fold
+// of a long journal, off the lock) one of its own that logs nothing.
+// mayDefer lets a long journal at open be left to that fold (deferFold).
+func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
+	if rs.pending {
+		return rs // the background fold reads it (folding.go)
+	}
 	p := filepath.Join(rs.dir, "run.lvr")
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -235,6 +247,9 @@ func (s *Store) readJournal(rs *runState) *runState {
 	sig := sigOf(fi)
 	if rs.lvr.exists && (sig.ino != rs.lvr.ino || sig.size < rs.lvr.size) {
 		rs = s.reloadRun(rs) // replaced or shortened: start over
+		s.readMeta(rs)
+	} else if rs.lvr.exists && sig != rs.lvr && rs.readPrint != "" && journalPrintAt(p, rs.off) != rs.readPrint {
+		rs = s.reloadRun(rs) // written over in place: other bytes under what was read
 		s.readMeta(rs)
 	}
 	if sig == rs.lvr && (rs.jerr != nil || rs.off > 0) {
@@ -254,6 +269,11 @@ func (s *Store) readJournal(rs *runState) *runState {
 	}
 	defer f.Close()
 	size := sig.size
+	if rs.foldTo > 0 && rs.foldTo < size {
+		// The background fold stops where the journal ended at open: what
+		// came after is read once it is in place, and logged for cursors.
+		size, sig.size, sig.mtime = rs.foldTo, rs.foldTo, 0
+	}
 	if rs.off == 0 {
 		v, ok, n, err := readPreamble(f, size)
 		s.journalBytes.Add(n)
@@ -274,16 +294,19 @@ func (s *Store) readJournal(rs *runState) *runState {
 			rs.lvr = sig
 			return rs
 		}
+		if mayDefer && s.deferFold(rs, f, size) {
+			return rs
+		}
 	}
 	var rec runRecord
 	fold := func(off int64, payload []byte) bool {
 		switch v, err := decodeFrame(payload, &rec); v {
 		case frameOK:
-			rs.apply(&s.ledger, off, &rec)
+			rs.apply(l, off, &rec)
 		case frameUnknown:
 			rs.skipped++
 		case frameBadShape:
-			rs.addNote(&s.ledger, rowJournal, 0, fmt.Sprintf("journal: skipped a %s record at byte %d that does not decode (%s)",
+			rs.addNote(l, rowJournal, 0, fmt.Sprintf("journal: skipped a %s record at byte %d that does not decode (%s)",
 				rec.name(), off, decodeWhy(err)))
 		case frameInvalid:
 			return false
@@ -310,14 +333,15 @@ func (s *Store) readJournal(rs *runState) *runState {
 			rs.scanFrom = max(rs.off+9, size-int64(len(restartMarker))+1)
 			if st == tailBad && !rs.badNoted {
 				rs.badNoted = true
-				rs.addNote(&s.ledger, rowJournal, 0, fmt.Sprintf("journal: the frame at byte %d is damaged; nothing after it can be read until the daemon restarts the run", rs.off))
+				rs.addSlotNote(l, slotDamaged, fmt.Sprintf("journal: the frame at byte %d is damaged; nothing after it can be read until the daemon restarts the run", rs.off))
 			}
 			break
 		}
-		rs.addNote(&s.ledger, rowJournal, 0, fmt.Sprintf("journal: bytes %d to %d are a frame a crash tore; reading resumes at the daemon's restart", rs.off, at))
+		rs.addSlotNote(l, slotResumed, fmt.Sprintf("journal: bytes %d to %d are a frame a crash tore; reading resumes at the daemon's restart", rs.off, at))
 		rs.off, rs.tornAt = at, -1
 	}
 	rs.lvr = sig
+	rs.readPrint = printOf(f, rs.off)
 	return rs
 }
 
@@ -345,7 +369,7 @@ func (s *Store) readInteractions(rs *runState) {
 	}
 	rs.inter, rs.interSig = parseInteractions(b), sig
 	if n := len(rs.episodes); n > 0 && !rs.episodes[n-1].resolved {
-		s.note(evRequest, rs, n-1)
+		s.noteUpdate(evRequest, rs, n-1)
 	}
 }
 

@@ -29,7 +29,7 @@ func (rs *runState) trackWaiting(l *ledger, status string, at int64) {
 	case status != "waiting_input" && status != "" && open:
 		e := &rs.episodes[last]
 		e.resolved, e.endStatus, e.resolvedAt = true, status, at
-		l.note(evRequest, rs, last)
+		l.noteUpdate(evRequest, rs, last)
 	}
 }
 
@@ -237,6 +237,13 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
 		return nil, err
+	}
+	if !unresolvedOnly {
+		// Only a folded journal knows its waiting stretches; an unfolded
+		// one has no open prompt (its meta.json said so).
+		if err := s.settle(ctx, runIDs...); err != nil {
+			return nil, err
+		}
 	}
 	want := map[string]bool{}
 	for _, id := range runIDs {

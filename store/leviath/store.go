@@ -1,6 +1,7 @@
 package leviath
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,8 +46,12 @@ type Store struct {
 	parents   map[string]string // single mode: sibling run → its parent_run_id
 	machineID string            // this machine's Leviath machine id, "" when unknown
 	ledger
-	resetAt int64 // cursors older than this must reload
-	closed  bool
+	prefixOf    map[string]int64 // run → the high bits of its ids (idPrefix)
+	prefixTaken map[int64]bool
+	deferred    []*runState // runs whose journal Open left to the background fold
+	startFold   func()      // starts that fold (once): on the first read that waits for it, or after foldDelay
+	resetAt     int64       // cursors older than this must reload
+	closed      bool
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
 }
@@ -83,7 +88,8 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if err != nil {
 		return nil, statErr(abs, err)
 	}
-	s := &Store{path: abs, runs: map[string]*runState{}, childOf: map[string]string{}, parents: map[string]string{}}
+	s := &Store{path: abs, runs: map[string]*runState{}, childOf: map[string]string{}, parents: map[string]string{},
+		prefixOf: map[string]int64{}, prefixTaken: map[int64]bool{}}
 	switch {
 	case !fi.IsDir() && filepath.Base(abs) == "run.lvr":
 		s.root, s.single = filepath.Dir(filepath.Dir(abs)), filepath.Base(filepath.Dir(abs))
@@ -127,6 +133,11 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 		}
 	}
 	s.logging = true
+	if len(s.deferred) > 0 {
+		list, gate := append([]*runState(nil), s.deferred...), foldGate
+		s.startFold = sync.OnceFunc(func() { go s.foldDeferred(list, gate) })
+		time.AfterFunc(foldDelay, s.startFold)
+	}
 	return s, nil
 }
 
@@ -291,6 +302,9 @@ func (s *Store) usable() error {
 func (s *Store) Problems() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.settle(context.Background()); err != nil {
+		return []error{err}
+	}
 	var out []error
 	for _, rs := range s.order {
 		switch {

@@ -1,0 +1,151 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/views"
+)
+
+// A commit redraws the panes it moves and keeps the drawing of the others,
+// and the frame is the one drawn whole.
+func TestACommitRedrawsOnlyThePanesItMoves(t *testing.T) {
+	d := newDriver(t, 120, 40)
+	d.press("3") // the timeline, following the newest step
+	w := d.writer()
+	commit := func(n int) {
+		t.Helper()
+		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 4 + n, Decision: fmt.Sprintf("tagged v2.0.0-rc%d", n), Result: "ok", Tokens: 10}); err != nil {
+			t.Fatal(err)
+		}
+		d.refresh()
+		d.contains(fmt.Sprintf("tagged v2.0.0-rc%d", n))
+	}
+	commit(1)
+	before, frames := d.m.paneDraws, d.m.frames
+	commit(2)
+	after := d.m.paneDraws
+	// The driver draws a frame after every message, as a terminal is
+	// drawn; a commit brings several (its changes, the step's detail, the
+	// counts).
+	if d.m.frames-frames < 3 {
+		t.Fatalf("%d frames for a commit: the test sees nothing kept", d.m.frames-frames)
+	}
+	for _, p := range []pane{paneTimeline, paneStep, paneAgents} {
+		if after[p] == before[p] {
+			t.Errorf("pane %d was not drawn again after the commit that moved it", p)
+		}
+	}
+	// The run list and the queue move with the counts, a few times a
+	// second at most (countsEvery); the drift pane not at all (no sample
+	// came).
+	for p, most := range map[pane]int{paneApprovals: 1, paneRuns: 1, paneDrift: 0} {
+		if n := after[p] - before[p]; n > most {
+			t.Errorf("pane %d drawn %d times over %d frames of a commit; want at most %d", p, n, d.m.frames-frames, most)
+		}
+	}
+	kept := d.screen()
+	d.m.touchAll()
+	if whole := d.screen(); whole != kept {
+		t.Fatalf("the frame from kept panes differs from the frame drawn whole:\nkept:\n%s\nwhole:\n%s", kept, whole)
+	}
+}
+
+// The check the tests run with catches a pane changed behind the cache's
+// back: it is what makes every other test of this package a test of the
+// cache.
+func TestPaneCacheCheckCatchesAnUntouchedChange(t *testing.T) {
+	d := newDriver(t, 120, 40)
+	d.screen()
+	d.m.runs.SetItems(nil) // not through the model: no touch
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatal("a pane changed untouched was drawn from the cache unnoticed")
+		}
+		if !strings.Contains(r.(string), "inputs changed untouched") {
+			t.Fatalf("panic: %v", r)
+		}
+	}()
+	d.screen()
+}
+
+// A key moves what it moves at once (every pane is drawn again after one).
+func TestAKeyIsDrawnAtOnce(t *testing.T) {
+	d := newDriver(t, 120, 40)
+	d.press("3")
+	first := d.screen()
+	d.press("k")
+	if d.screen() == first {
+		t.Fatal("the cursor's move is not on screen")
+	}
+	var _ views.Pane = d.m.panes[paneTimeline]
+}
+
+// A step committed that orphans the request its run asked at it changes
+// what may be decided: the queue says so with that refresh, not with the
+// next rebuild of the counts (the clock does not move here).
+func TestAStepThatOrphansARequestMovesTheQueueAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
+	w.AcquireLease(ctx, run, time.Hour)
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
+	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := openDriver(t, path, 120, 40)
+	if dl, why := d.item("approval " + req); dl != store.Deliverable {
+		t.Fatalf("before the step: %v (%s)", dl, why)
+	}
+	d.screen()
+	// The driver moves on without reading the decision: step 2 commits.
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "wrote anyway", Result: "r", Tokens: 10})
+	d.refresh()
+	d.contains("wrote anyway", "1 orphaned")
+	if it, _ := d.m.approvals.Current(); it.Delivery != store.Orphaned {
+		t.Fatalf("after the step: %v (%s)", it.Delivery, it.Why)
+	}
+}
+
+// A lease let go of is a counts-only refresh too (leases are renewed with
+// every step), but it changes whether the run's request can be decided:
+// the queue says so with that refresh.
+func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
+	w.AcquireLease(ctx, run, time.Hour)
+	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
+	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := openDriver(t, path, 120, 40)
+	if dl, why := d.item("approval " + req); dl != store.Deliverable {
+		t.Fatalf("before: %v (%s)", dl, why)
+	}
+	d.screen()
+	w.ReleaseLease(ctx, run)
+	d.refresh()
+	if it, _ := d.m.approvals.Current(); it.Delivery == store.Deliverable {
+		t.Fatalf("the lease is gone, the queue still says %v (%s)", it.Delivery, it.Why)
+	}
+}
