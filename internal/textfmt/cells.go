@@ -11,6 +11,9 @@ func Width(s string) int {
 	if plainASCII(s) {
 		return len(s) // one cell a byte: most of what a table holds
 	}
+	if n, ok := treeWidth(s); ok {
+		return n
+	}
 	if len(s) < memoMin {
 		return ansi.StringWidth(s)
 	}
@@ -31,6 +34,24 @@ func plainASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// treeWidth measures printable ASCII with box drawing (U+2500–U+257F)
+// and the ellipses (U+2026, U+22EF) that tree lines are drawn with: each
+// is one cell and none joins a neighbour into one grapheme, so the width
+// is the count of runes (a 100 k-agent tree's lines went through the
+// grapheme walk one by one: most of writing them). ok is false for
+// anything else.
+func treeWidth(s string) (n int, ok bool) {
+	for _, r := range s {
+		switch {
+		case r >= 0x20 && r <= 0x7e, r >= 0x2500 && r <= 0x257f, r == 0x2026, r == 0x22ef:
+			n++
+		default:
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // Fit cuts or pads a (possibly styled) line to exactly w cells.

@@ -3,6 +3,7 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -79,9 +80,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	for id, sig := range sigs {
-		c.open.Set(id, sig)
-	}
+	c.open = cow.Of(sigs) // the cursor's own: 100 k entries copied once fewer
 	// Standings and lifecycle readings are not worked out here: the cursor
 	// takes requests as open and runs as plain, and the first refresh that
 	// touches one works it out and tells it (again, if the load already did).
@@ -111,9 +110,9 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if s.si().has("context_events") && c.open.Len() > 0 {
 		// Past manyIDs open runs the rows of every run are read and the
 		// open ones kept: SQLite parsing 100 k literals cost more.
-		in := "AND run_id IN (" + sqlitex.IDList(slices.Sorted(c.open.Keys())) + ")"
-		if c.open.Len() > manyIDs {
-			in = ""
+		in := ""
+		if c.open.Len() <= manyIDs {
+			in = "AND run_id IN (" + sqlitex.IDList(slices.Sorted(c.open.Keys())) + ")"
 		}
 		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
 			WHERE id > ? AND kind = 'assembled' %s GROUP BY run_id) AND reported_tokens IS NULL`, in),
@@ -189,14 +188,13 @@ func (s *Store) runSigSelect(where string) string {
 func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int64]string, error) {
 	out := map[int64]string{}
 	var b []byte
-	err := s.eachRow(ctx, s.runSigSelect(where), args, func(r *sql.Rows) error {
-		var v [5]any
-		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
-			return err
-		}
+	// Many open runs share one signature ("running||provider|"): one
+	// string for them all, not one each for the cursor to hold.
+	in := &interner{}
+	sig := func(x cells) error {
 		var c colConv
-		id := c.int64(v[0])
-		status, outcome, provider, fin := c.nullStr(v[1]).String, c.nullStr(v[2]).String, c.nullStr(v[3]).String, c.nullStr(v[4]).String
+		id := cellInt(x, &c, 0)
+		status, outcome, provider, fin := x.peekStr(&c, 1).String, x.peekStr(&c, 2).String, x.peekStr(&c, 3).String, x.peekStr(&c, 4).String
 		if c.err != nil {
 			return c.err
 		}
@@ -204,10 +202,25 @@ func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int
 			fin = "" // only an ended run's finish time tells
 		}
 		b = append(append(append(append(append(append(append(b[:0], status...), '|'), outcome...), '|'), provider...), '|'), fin...)
-		out[id] = string(b)
+		out[id] = in.str(b)
 		return nil
-	})
-	return out, err
+	}
+	q := s.runSigSelect(where)
+	var err error
+	if rawRunRows {
+		err = sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error { return sig(rawCells{r: r, in: in}) })
+	}
+	if !rawRunRows || errors.Is(err, sqlitex.ErrNoRaw) {
+		clear(out)
+		return out, s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+			var v [5]any
+			if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+				return err
+			}
+			return sig(anyCells(v[:]))
+		})
+	}
+	return out, mapDriverErr(s.path, err)
 }
 
 // Changes returns what was added or changed since cur, and the cursor that

@@ -3,6 +3,7 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -50,13 +51,23 @@ func scanRun(rows *sql.Rows) (store.Run, int64, error) {
 	if err := rows.Scan(p[:]...); err != nil {
 		return store.Run{}, 0, err
 	}
+	return cellsRun(anyCells(v[:]))
+}
+
+// runShared are runSelect's columns whose values repeat from run to run
+// (file, outcome, provider, status, turn_kind): a raw read interns them.
+const runShared = 1<<2 | 1<<3 | 1<<4 | 1<<7 | 1<<9
+
+// cellsRun makes a run of runSelect's columns.
+func cellsRun(x cells) (store.Run, int64, error) {
 	var c colConv
-	id := c.int64(v[0])
-	goal, file := c.str(v[1]), c.str(v[2])
-	outcome, provider := c.nullStr(v[3]), c.nullStr(v[4])
-	parent := c.nullInt(v[5])
-	depth := int(c.int64(v[6]))
-	status, started, kind := c.nullStr(v[7]), c.nullStr(v[8]), c.nullStr(v[9])
+	id := cellInt(x, &c, 0)
+	goal, file := cellStr(x, &c, 1), cellStr(x, &c, 2)
+	outcome, provider := x.nullStr(&c, 3), x.nullStr(&c, 4)
+	parent := x.nullInt(&c, 5)
+	depth := int(cellInt(x, &c, 6))
+	status, kind := x.nullStr(&c, 7), x.nullStr(&c, 9)
+	started := nullTime(x.peekStr(&c, 8)) // parsed, not kept
 	if c.err != nil {
 		return store.Run{}, 0, c.err
 	}
@@ -70,7 +81,7 @@ func scanRun(rows *sql.Rows) (store.Run, int64, error) {
 		Status:    store.Status(nullStr(status)),
 		Outcome:   store.Outcome(nullStr(outcome)),
 		TurnKind:  nullStr(kind),
-		StartedAt: nullTime(started),
+		StartedAt: started,
 	}
 	r.Resumable = resumable(r.Status, r.Outcome)
 	return r, id, nil
@@ -97,10 +108,18 @@ func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
 	if err := rows.Scan(p[:]...); err != nil {
 		return 0, nil, err
 	}
+	return cellsOutcome(anyCells(v[:]))
+}
+
+// outcomeShared: the outcome column repeats (a raw read interns it).
+const outcomeShared = 1 << 1
+
+// cellsOutcome makes a summary of outcomeCols.
+func cellsOutcome(x cells) (int64, *store.Summary, error) {
 	var c colConv
-	run := c.int64(v[0])
-	oOutcome, oSuccess, oSteps := c.nullStr(v[1]), c.nullInt(v[2]), c.nullInt(v[3])
-	oTokens, oDur, oFinished := c.nullInt(v[4]), c.nullInt(v[5]), c.nullStr(v[6])
+	run := cellInt(x, &c, 0)
+	oOutcome, oSuccess, oSteps := x.nullStr(&c, 1), x.nullInt(&c, 2), x.nullInt(&c, 3)
+	oTokens, oDur, oFinished := x.nullInt(&c, 4), x.nullInt(&c, 5), x.peekStr(&c, 6)
 	if c.err != nil {
 		return 0, nil, c.err
 	}
@@ -109,7 +128,7 @@ func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
 		Success:    oSuccess.Int64 != 0,
 		Steps:      int(oSteps.Int64),
 		Tokens:     oTokens.Int64,
-		FinishedAt: nullTime(oFinished),
+		FinishedAt: nullTime(oFinished), // parsed, not kept
 	}
 	if oDur.Valid {
 		sum.Duration, sum.HasDuration = time.Duration(oDur.Int64)*time.Millisecond, true
@@ -140,9 +159,9 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 	if len(ids) <= manyIDs {
 		q += " WHERE run_id IN (" + sqlitex.IDList(ids) + ")"
 	}
+	q += " ORDER BY run_id DESC"
 	i := 0
-	return s.eachRow(ctx, q+" ORDER BY run_id DESC", nil, func(rows *sql.Rows) error {
-		run, sum, err := scanOutcome(rows)
+	take := func(run int64, sum *store.Summary, err error) error {
 		if err != nil {
 			return err
 		}
@@ -153,7 +172,23 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 			summarize(&runs[i], sum)
 		}
 		return nil
-	})
+	}
+	if rawRunRows {
+		in := &interner{}
+		err := sqlitex.EachRawRow(ctx, s.read, q, nil, func(r *sqlitex.RawRow) error {
+			return take(cellsOutcome(rawCells{r: r, shared: outcomeShared, in: in}))
+		})
+		if !errors.Is(err, sqlitex.ErrNoRaw) {
+			return mapDriverErr(s.path, err)
+		}
+		// Read again whole: a summary given before the raw read gave up is
+		// given again, the same one (summarize keeps the first).
+		for j := range runs {
+			runs[j].Summary, runs[j].Steps, runs[j].Tokens, runs[j].StatsKnown = nil, 0, 0, false
+		}
+		i = 0
+	}
+	return s.eachRow(ctx, q, nil, func(rows *sql.Rows) error { return take(scanOutcome(rows)) })
 }
 
 // Runs returns every run in the store, roots and children, newest first.
@@ -265,14 +300,36 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.R
 	return s.queryRunsInto(ctx, nil, q, args...)
 }
 
+// rawRunRows: run rows are read on SQLite's own handle (sqlitex.EachRawRow),
+// each column where SQLite holds it; listing 100 k runs through
+// database/sql cost twice the CPU and a million allocations. Tests turn it
+// off to hold the two paths to the same runs.
+var rawRunRows = true
+
 func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, args ...any) ([]store.Run, error) {
 	ids := make([]int64, 0, cap(out))
-	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
-		r, id, err := scanRun(rows)
-		out = append(out, r)
-		ids = append(ids, id)
-		return err
-	})
+	start := len(out)
+	var err error
+	if rawRunRows {
+		in := &interner{}
+		err = sqlitex.EachRawRow(ctx, s.read, q, args, func(row *sqlitex.RawRow) error {
+			r, id, err := cellsRun(rawCells{r: row, shared: runShared, in: in})
+			out = append(out, r)
+			ids = append(ids, id)
+			return err
+		})
+	}
+	if !rawRunRows || errors.Is(err, sqlitex.ErrNoRaw) {
+		out, ids = out[:start], ids[:0]
+		err = s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
+			r, id, err := scanRun(rows)
+			out = append(out, r)
+			ids = append(ids, id)
+			return err
+		})
+	} else {
+		err = mapDriverErr(s.path, err)
+	}
 	if err != nil {
 		return out, err
 	}
