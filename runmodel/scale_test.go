@@ -40,13 +40,23 @@ func TestScale(t *testing.T) {
 			for range 3 {
 				small = min(small, buildAndAnswer(t, shape(n/10), n/10))
 			}
-			runs := shape(n)
-			runs[0].Lease = liveLease()
-			start := time.Now()
-			m := modelOf(t, runs...)
-			m.SetRequests([]store.Request{{Kind: store.Question, ID: "1", RunID: strconv.Itoa(n)}}, t0)
-			answerAll(m, t0)
-			took := time.Since(start)
+			// Best of up to three, like the small one: a quadratic build is
+			// 100× the small one, never within 30×, while a busy machine
+			// can stretch any one pass.
+			var m *Model
+			took := time.Duration(1 << 62)
+			for range 3 {
+				runs := shape(n)
+				runs[0].Lease = liveLease()
+				start := time.Now()
+				m = modelOf(t, runs...)
+				m.SetRequests([]store.Request{{Kind: store.Question, ID: "1", RunID: strconv.Itoa(n)}}, t0)
+				answerAll(m, t0)
+				took = min(took, time.Since(start))
+				if took <= 30*small+50*time.Millisecond {
+					break
+				}
+			}
 			t.Logf("%s: %d runs in %v, %d runs in %v", name, n/10, small, n, took)
 			if took > 30*small+50*time.Millisecond {
 				t.Errorf("%d runs took %v, %.0f× the %v of %d: not linear", n, took, float64(took)/float64(small), small, n/10)

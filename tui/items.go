@@ -22,6 +22,7 @@ func (m *Model) refreshItems() {
 	roots := md.Roots()
 	items := make([]views.RunItem, 0, len(roots))
 	set, _ := m.src.Source.(store.StoreSet)
+	m.itemsOffline = offlineStores(set)
 	for _, id := range roots {
 		rd, _ := md.Read(id, now)
 		it := views.RunItem{Run: rd.Run, State: rd.State, Agents: rd.Agents, Tree: rd.Tree, Waiting: rd.TreeWaiting, Duration: rd.Duration}
@@ -37,6 +38,30 @@ func (m *Model) refreshItems() {
 	m.refreshTree()
 	m.refreshApprovals()
 	m.showSummary() // its state, lease and ages move with the clock too
+}
+
+// offlineStores names the stores of a set that cannot be read now.
+func offlineStores(set store.StoreSet) string {
+	if set == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, st := range set.Stores() {
+		if st.Offline != "" {
+			b.WriteString(st.Prefix)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
+// followOffline rebuilds the lists when a store went offline or came back
+// since they were built: a store's state is asked of its link, not sent
+// as a change, and its rows must say it at once.
+func (m *Model) followOffline() {
+	if set, ok := m.src.Source.(store.StoreSet); ok && m.loaded && offlineStores(set) != m.itemsOffline {
+		m.refreshItems()
+	}
 }
 
 // refreshTree rebuilds the open run's tree: states, each agent's own

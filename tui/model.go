@@ -111,6 +111,7 @@ type Model struct {
 	refreshing bool
 	again      bool // a refresh was asked for while one ran
 	lastChange time.Time
+	itemsOffline string // the stores offline when the lists were built (offlineStores)
 	problem    string // the last error, one line, in the status bar
 	noticeText string // a confirmation (copied, opened), shown a moment (open.go)
 	noticeAt   time.Time
@@ -236,6 +237,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
+	defer m.followOffline()
 	if !narrowMsg(msg) {
 		m.touchAll()
 	}

@@ -149,6 +149,11 @@ func TestSeveralStoresOneOffline(t *testing.T) {
 		}
 	}
 	waitStore(true)
+	// Marked at once, with nothing written anywhere and no tick yet.
+	d.refresh()
+	if row := runsRow(d.screen(), "old ship beta"); !strings.Contains(row, "✕ beta") {
+		t.Errorf("beta's row %q: not marked offline before the tick", row)
+	}
 	pyExec(t, paths[0], `db.execute("INSERT INTO runs (goal, file, status) VALUES ('more alpha', 'f', 'running')")`)
 	d.refresh()
 	d.send(tickMsg(d.clock))
