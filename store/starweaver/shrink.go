@@ -164,6 +164,7 @@ func (s *Store) shrunk(ctx context.Context, table string, rowid, size int64) ([]
 	if ok {
 		return b, nil
 	}
+	s.bigReads.Add(1)
 	sh := &shrinker{}
 	// The shrinker only computes in memory: it may run inside the read.
 	if _, err := sqlitex.ScanField(ctx, s.read, table, "record", rowid, func(p []byte) error { sh.Write(p); return nil }); err != nil {
