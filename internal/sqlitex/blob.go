@@ -172,7 +172,7 @@ func blobHandle(dc any) (sqlite3Handle, bool) {
 // pieces, and closes it: the handle's statement is the read transaction,
 // so it ends here.
 func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
-	got, size, err := h.scan(context.Background(), table, column, rowid, off, int64(len(p)), time.Time{}, func(c []byte) error {
+	got, size, err := h.scan(context.Background(), table, column, rowid, off, int64(len(p)), time.Time{}, 0, func(c []byte) error {
 		copy(p[n:], c)
 		n += len(c)
 		return nil
@@ -186,9 +186,10 @@ func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n
 // scan opens a read-only blob handle on the value and hands fn up to want
 // bytes from off (to the end when want < 0), a piece at a time, from
 // SQLite's own buffer: fn must not keep the slice. It stops early, after a
-// piece, once until is past (the zero time: never) or ctx is done. The
+// piece, once ctx is done, or once until is past (the zero time: never)
+// and at least least bytes are read. The
 // handle's statement is the read transaction, so it ends here.
-func (h sqlite3Handle) scan(ctx context.Context, table, column string, rowid, off, want int64, until time.Time, fn func([]byte) error) (n, size int64, err error) {
+func (h sqlite3Handle) scan(ctx context.Context, table, column string, rowid, off, want int64, until time.Time, least int64, fn func([]byte) error) (n, size int64, err error) {
 	tls := libc.NewTLS()
 	defer tls.Close()
 	var cs []uintptr
@@ -253,7 +254,7 @@ func (h sqlite3Handle) scan(ctx context.Context, table, column string, rowid, of
 		if err := ctx.Err(); err != nil {
 			return n, size, err
 		}
-		if !until.IsZero() && time.Now().After(until) {
+		if !until.IsZero() && n >= least && time.Now().After(until) {
 			break
 		}
 	}

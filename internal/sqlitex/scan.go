@@ -17,6 +17,9 @@ import (
 // return, a session is bounded by time (FieldHold), not by 16 MiB: each
 // new session walks the value's overflow chain to where it starts, and on
 // 200 MB the walks of 13 sessions cost three times the reading itself.
+// So that a slow machine (sessions cut short by the clock) never brings
+// that back, a session reads at least as much as its walk (what was read
+// before it), and 16 MiB: the walks cost at most the reading.
 // A value whose length changes between sessions is ErrFieldChanged.
 func ScanField(ctx context.Context, db *sql.DB, table, column string, rowid int64, fn func([]byte) error) (size int64, err error) {
 	size = -1
@@ -66,7 +69,7 @@ func scanSession(ctx context.Context, db *sql.DB, table, column string, rowid, o
 		if !ok {
 			return errNoBlob
 		}
-		n, size, err = h.scan(ctx, table, column, rowid, off, -1, time.Now().Add(FieldHold), fn)
+		n, size, err = h.scan(ctx, table, column, rowid, off, -1, time.Now().Add(FieldHold), max(off, int64(FieldSession)), fn)
 		return err
 	})
 	return n, size, err

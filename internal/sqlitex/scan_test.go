@@ -20,6 +20,7 @@ func TestScanFieldReadsTheWholeValue(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
+	defer smallSessions()() // a session's floor is one piece, and what came before it
 	for _, hold := range []time.Duration{time.Hour, time.Nanosecond} {
 		was := FieldHold
 		FieldHold = hold
@@ -54,8 +55,9 @@ func TestScanFieldReadsTheWholeValue(t *testing.T) {
 func TestScanFieldSeesTheValueChange(t *testing.T) {
 	path, _ := fieldStore(t, 2*FieldPiece+10)
 	was := FieldHold
-	FieldHold = time.Nanosecond // a session per piece
+	FieldHold = time.Nanosecond // the first session is one piece
 	defer func() { FieldHold = was }()
+	defer smallSessions()()
 	db, _, err := OpenRead(path, nil)
 	if err != nil {
 		t.Fatal(err)
