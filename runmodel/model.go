@@ -162,6 +162,9 @@ func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 		}
 		r.Steps, r.Tokens, r.StatsKnown = st.Steps, st.Tokens, true
 		m.statsThrough[id] = st.Through
+		if r.Provider == "" {
+			r.Provider = st.Provider
+		}
 		if r.Summary != nil {
 			// A finished run whose store left its counts to RunStats (a
 			// Starweaver record too big for SQL): its summary carries

@@ -34,6 +34,7 @@ for rowid, raw in rows:
     if ev["kind"] == "model_response" and "response" not in done:
         ev["response"]["parts"][0]["text"] = "big turn " + "t" * (3 << 20)
         ev["response"]["usage"]["total_tokens"] = 987654
+        provider = ev["response"]["provider"]["name"]
         done.add("response")
     elif ev["kind"] == "tool_return" and "return" not in done:
         ev["tool_return"]["content"] = "0123456789abcdef\n" * (2 << 20 // 17)
@@ -53,7 +54,7 @@ for (raw,) in db.execute("SELECT record FROM stream_records WHERE run_id = ?", (
     if ev["kind"] == "model_response":
         tokens += ev["response"].get("usage", {}).get("total_tokens", 0)
         steps = max(steps, ev["step"])
-print(run, tokens, steps)
+print(run, tokens, steps, provider)
 `
 
 // A run whose stream holds records too big for SQL: the run list (what
@@ -92,12 +93,13 @@ func TestBigRecordCountsWaitForRunStats(t *testing.T) {
 		t.Fatalf("python3: %v\n%s", err, out)
 	}
 	f := strings.Fields(string(out))
-	if len(f) != 3 {
+	if len(f) != 4 {
 		t.Fatalf("python3 printed %q", out)
 	}
 	run := f[0]
 	wantTokens, _ := strconv.ParseInt(f[1], 10, 64)
 	wantSteps, _ := strconv.Atoi(f[2])
+	wantProvider := f[3]
 
 	s, err := OpenReadOnly(path)
 	if err != nil {
@@ -140,6 +142,13 @@ func TestBigRecordCountsWaitForRunStats(t *testing.T) {
 	}
 	if !r.StatsKnown || r.Tokens != wantTokens || r.Steps != wantSteps {
 		t.Errorf("counted: known %v, %d tokens, %d steps; a whole decode gives %d tokens, %d steps", r.StatsKnown, r.Tokens, r.Steps, wantTokens, wantSteps)
+	}
+	if r.Provider != wantProvider {
+		t.Errorf("provider %q, want %q", r.Provider, wantProvider)
+	}
+	st, err := s.RunStats(ctx, []string{run})
+	if err != nil || st[run].Provider != wantProvider {
+		t.Errorf("RunStats: %+v, %v; want provider %q", st[run], err, wantProvider)
 	}
 	if r.Summary == nil || r.Summary.Tokens != wantTokens || r.Summary.Steps != wantSteps {
 		t.Errorf("summary after counting: %+v, want %d tokens, %d steps", r.Summary, wantTokens, wantSteps)

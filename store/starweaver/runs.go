@@ -647,7 +647,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		if err != nil {
 			return nil, err
 		}
-		out[id] = store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through}
+		out[id] = store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through, Provider: a.provider}
 	}
 	return out, nil
 }
