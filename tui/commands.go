@@ -35,7 +35,11 @@ func (f from) sourceGen() int { return f.gen }
 // reply is a message carrying data read from a source.
 type reply interface{ sourceGen() int }
 
-const ioTimeout = 10 * time.Second
+// ioTimeout bounds one read for the explorer. Reads are exact, so on a
+// big tree or a slow machine one can take many seconds (the first live
+// read of a 100 k-agent tree takes about 6 s here): the bound is for a
+// read that never answers, not for a slow one, which must finish.
+const ioTimeout = 2 * time.Minute
 
 func ioCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), ioTimeout)

@@ -279,6 +279,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case agentMsg:
 		return m, m.onAgent(msg)
 	case treeEventsMsg:
+		if msg.err != nil && msg.root == m.st.root {
+			m.fail(fmt.Errorf("the tree's live activity: %w", msg.err)) // never an empty strip that looks quiet
+		}
 		if msg.err == nil && msg.root == m.st.root {
 			for _, id := range m.st.model.Subtree(msg.root) {
 				m.st.events[id] = nil
