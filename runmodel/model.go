@@ -162,11 +162,23 @@ func (m *Model) Unknown() []string {
 func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 	for id, st := range stats {
 		r := m.runs[id]
-		if r == nil || r.Summary != nil {
+		if r == nil || (r.Summary != nil && r.StatsKnown) {
 			continue
 		}
 		r.Steps, r.Tokens, r.StatsKnown = st.Steps, st.Tokens, true
 		m.statsThrough[id] = st.Through
+		if r.Provider == "" {
+			r.Provider = st.Provider
+		}
+		if r.Summary != nil {
+			// A finished run whose store left its counts to RunStats (a
+			// Starweaver record too big for SQL): its summary carries
+			// them from now on. A copy: the source may share the one it gave.
+			sum := *r.Summary
+			sum.Steps, sum.Tokens = st.Steps, st.Tokens
+			r.Summary = &sum
+			m.statsThrough[id] = countedAll
+		}
 		if len(m.pendingStats) == 0 {
 			continue // nothing waits (a load): two look-ups a run fewer on 100 k
 		}
@@ -252,6 +264,10 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		r.Lease = old.Lease
 	}
 	switch {
+	case r.Summary != nil && !r.StatsKnown:
+		// Finished, its counts left to RunStats.
+		delete(m.statsThrough, r.ID)
+		c.Recount = append(c.Recount, r.ID)
 	case r.Summary != nil:
 		m.statsThrough[r.ID] = countedAll
 	case old == nil:

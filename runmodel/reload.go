@@ -47,7 +47,7 @@ func (m *Model) loadRun(r store.Run, c *Changed) {
 		m.leased[r.ID] = true
 	}
 	switch {
-	case r.Summary != nil || r.StatsKnown:
+	case r.StatsKnown: // a summary without counts leaves them to RunStats
 		m.statsThrough[r.ID] = countedAll
 	default:
 		c.Recount = append(c.Recount, r.ID)

@@ -48,4 +48,8 @@ type RunStats struct {
 	// Through is the highest timeline row id the count includes: a reader
 	// adding rows from Changes skips those at or below it.
 	Through int64
+	// Provider is the model provider the count met, when the store tells
+	// it there ("" otherwise): a run whose list entry could not say it
+	// (Starweaver's responses too big for SQL) gets it here.
+	Provider string
 }

@@ -105,16 +105,16 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher    Wakeup
-	watchNote  string
-	closed     bool // quitting: the watcher is gone on purpose
-	refreshing bool
-	again      bool // a refresh was asked for while one ran
-	lastChange time.Time
+	watcher      Wakeup
+	watchNote    string
+	closed       bool // quitting: the watcher is gone on purpose
+	refreshing   bool
+	again        bool // a refresh was asked for while one ran
+	lastChange   time.Time
 	itemsOffline string // the stores offline when the lists were built (offlineStores)
-	problem    string // the last error, one line, in the status bar
-	noticeText string // a confirmation (copied, opened), shown a moment (open.go)
-	noticeAt   time.Time
+	problem      string // the last error, one line, in the status bar
+	noticeText   string // a confirmation (copied, opened), shown a moment (open.go)
+	noticeAt     time.Time
 
 	// What is shown is not the store as it is now while stale says why
 	// (the store is gone, cannot be read, or must be opened again): the

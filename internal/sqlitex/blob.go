@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"time"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -198,6 +199,24 @@ func blobHandle(dc any) (sqlite3Handle, bool) {
 // pieces, and closes it: the handle's statement is the read transaction,
 // so it ends here.
 func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
+	got, size, err := h.scan(context.Background(), table, column, rowid, off, int64(len(p)), time.Time{}, 0, func(c []byte) error {
+		copy(p[n:], c)
+		n += len(c)
+		return nil
+	})
+	if err != nil {
+		return 0, size, err
+	}
+	return int(got), size, nil
+}
+
+// scan opens a read-only blob handle on the value and hands fn up to want
+// bytes from off (to the end when want < 0), a piece at a time, from
+// SQLite's own buffer: fn must not keep the slice. It stops early, after a
+// piece, once ctx is done, or once until is past (the zero time: never)
+// and at least least bytes are read. The
+// handle's statement is the read transaction, so it ends here.
+func (h sqlite3Handle) scan(ctx context.Context, table, column string, rowid, off, want int64, until time.Time, least int64, fn func([]byte) error) (n, size int64, err error) {
 	tls := libc.NewTLS()
 	defer tls.Close()
 	var cs []uintptr
@@ -234,10 +253,12 @@ func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n
 		return 0, 0, fmt.Errorf("sqlite3_blob_open %s.%s row %d: %s (%d)", table, column, rowid, msg, rc)
 	}
 	size = int64(sqlite3.Xsqlite3_blob_bytes(tls, blob))
-	if off >= size || len(p) == 0 {
+	if want < 0 || want > size-off {
+		want = size - off
+	}
+	if want <= 0 {
 		return 0, size, nil
 	}
-	want := int(min(int64(len(p)), size-off))
 	piece := min(want, FieldPiece)
 	buf := libc.Xmalloc(tls, uint64(piece))
 	if buf == 0 {
@@ -247,14 +268,22 @@ func (h sqlite3Handle) read(table, column string, rowid, off int64, p []byte) (n
 	c := unsafe.Slice((*byte)(unsafePointer(buf)), piece)
 	for n < want {
 		k := min(piece, want-n)
-		if rc := sqlite3.Xsqlite3_blob_read(tls, blob, buf, int32(k), int32(off+int64(n))); rc != sqlite3.SQLITE_OK {
+		if rc := sqlite3.Xsqlite3_blob_read(tls, blob, buf, int32(k), int32(off+n)); rc != sqlite3.SQLITE_OK {
 			if rc == sqlite3.SQLITE_ABORT {
 				return 0, size, ErrFieldChanged
 			}
 			return 0, size, fmt.Errorf("sqlite3_blob_read %s.%s row %d: %s (%d)", table, column, rowid, libc.GoString(sqlite3.Xsqlite3_errmsg(tls, uintptr(h))), rc)
 		}
-		copy(p[n:], c[:k])
+		if err := fn(c[:k]); err != nil {
+			return n, size, err
+		}
 		n += k
+		if err := ctx.Err(); err != nil {
+			return n, size, err
+		}
+		if !until.IsZero() && n >= least && time.Now().After(until) {
+			break
+		}
 	}
 	return n, size, nil
 }

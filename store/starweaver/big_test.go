@@ -42,21 +42,37 @@ func TestBigToolReturn(t *testing.T) {
 		os.WriteFile(path+".done", nil, 0o644)
 	}
 	run, _ := os.ReadFile(runFile)
-	for _, args := range [][]string{{"show", string(run)}, {"show", string(run), "--json"}} {
-		r := bigrun.Run(t, append(args, "--store", path)...)
-		t.Logf("vigil %-12s %6.2fs  %4d MB  exit %d", strings.Join(args[2:], " "), r.Took.Seconds(), r.MaxRSS>>20, r.Code)
-		if r.Code != 0 || r.Took > 10*time.Second || r.MaxRSS > 200<<20 {
-			t.Errorf("vigil %v: exit %d, %v, %d MB (bounds 10 s, 200 MB): %s", args, r.Code, r.Took, r.MaxRSS>>20, r.Stderr)
-		}
-		if r.OutBytes > 4<<20 {
-			t.Errorf("vigil %v wrote %d bytes: the 200 MB return was not cut", args, r.OutBytes)
+	// Best of three, this build beside VIGIL_BIG_OLD's when set: the
+	// machine is shared, so wall time is an upper bound and CPU is logged.
+	bins := [][2]string{{"new", bigrun.Binary(t)}}
+	if old := bigrun.Old(); old != "" {
+		bins = append(bins, [2]string{"old", old})
+	}
+	for round := 0; round < 3; round++ {
+		for _, b := range bins {
+			for _, args := range [][]string{{"show", string(run)}, {"show", string(run), "--json"}} {
+				r := bigrun.RunWith(t, b[1], append(args, "--store", path)...)
+				t.Logf("%s vigil show %-6s %5.2fs wall %5.2fs CPU %4d MB  exit %d", b[0], strings.Join(args[2:], " "), r.Took.Seconds(), r.CPU.Seconds(), r.MaxRSS>>20, r.Code)
+				if r.Code != 0 || r.Took > 10*time.Second || r.MaxRSS > 200<<20 {
+					t.Errorf("%s vigil %v: exit %d, %v, %d MB (bounds 10 s, 200 MB): %s", b[0], args, r.Code, r.Took, r.MaxRSS>>20, r.Stderr)
+				}
+				if r.OutBytes > 4<<20 {
+					t.Errorf("vigil %v wrote %d bytes: the 200 MB return was not cut", args, r.OutBytes)
+				}
+			}
+			// The first frame reads no big record (the run's counts are
+			// "…" until RunStats has read it: TestBigRecordCountsWaitForRunStats).
+			first, hwm := bigrun.ExploreWith(t, b[1], "SWACC", 2*time.Second, "--store", path, "--run", string(run))
+			t.Logf("%s explorer: rows after %.2fs, %d MB", b[0], first.Seconds(), hwm>>20)
+			if first > 5*time.Second || hwm > 200<<20 {
+				t.Errorf("%s explorer: rows after %v, %d MB", b[0], first, hwm>>20)
+			}
 		}
 	}
-	// The first frame waits for one read of the whole record (its kind
-	// decides whether its tokens count): a second or two of I/O.
-	first, hwm := bigrun.Explore(t, "SWACC", 2*time.Second, "--store", path, "--run", string(run))
-	t.Logf("explorer: rows after %.2fs, %d MB", first.Seconds(), hwm>>20)
-	if first > 5*time.Second || hwm > 200<<20 {
-		t.Errorf("explorer: rows after %v, %d MB", first, hwm>>20)
-	}
+	t.Logf("load average: %s", loadavg())
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.TrimSpace(string(b))
 }

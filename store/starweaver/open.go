@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
@@ -86,6 +87,7 @@ type Store struct {
 	// The last records too big to hand to SQL, as the shrinker left them.
 	shrunkMu   sync.Mutex
 	shrunkRecs map[shrunkKey][]byte
+	bigReads   atomic.Int64 // big records read through the shrinker (tests: what a first frame costs)
 }
 
 // runMeta is where a run lives and its place in the tree.

@@ -132,9 +132,9 @@ func TestRunsMapping(t *testing.T) {
 	}
 	top, _ := s.streamTop(ctx)
 	for id, w := range map[string]store.RunStats{
-		runR3: {Steps: 1, Tokens: 6120, Through: top},
-		runR5: {Steps: 1, Tokens: 4250, Through: top}, // the unknown-schema record (99 999 tokens) is skipped
-		runS2: {Steps: 1, Tokens: 830, Through: top},  // from S1's stream, where its records were merged
+		runR3: {Steps: 1, Tokens: 6120, Through: top, Provider: "anthropic"},
+		runR5: {Steps: 1, Tokens: 4250, Through: top, Provider: "anthropic"}, // the unknown-schema record (99 999 tokens) is skipped
+		runS2: {Steps: 1, Tokens: 830, Through: top, Provider: "anthropic"},  // from S1's stream, where its records were merged
 		runR6: {Steps: 0, Tokens: 0, Through: top},
 	} {
 		if st[id] != w {

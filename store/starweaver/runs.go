@@ -108,8 +108,19 @@ type aggKey struct {
 }
 
 // responseAggs adds up model responses in SQL (the records can be large:
-// only the numbers leave the database), grouped by stream and source.
+// only the numbers leave the database), grouped by stream and source,
+// records too big for SQL included (each read through the shrinker).
 func (s *Store) responseAggs(ctx context.Context, through int64, where string, args ...any) (map[aggKey]agg, error) {
+	out, err := s.smallAggs(ctx, through, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, s.addBigAggs(ctx, out, through, where, args...)
+}
+
+// smallAggs is responseAggs of the records SQL is handed (bigRecord bytes
+// at most).
+func (s *Store) smallAggs(ctx context.Context, through int64, where string, args ...any) (map[aggKey]agg, error) {
 	q := `SELECT session_id, run_id, merged, src,
 		COALESCE(MAX(step), 0), COALESCE(SUM(tokens), 0), COALESCE(MAX(provider), '')
 	FROM (SELECT session_id, run_id,
@@ -135,10 +146,15 @@ func (s *Store) responseAggs(ctx context.Context, through int64, where string, a
 	if err != nil {
 		return nil, err
 	}
-	// Records too big to hand to SQL, added up here from their shrunk form.
+	return out, nil
+}
+
+// addBigAggs adds to out the model responses of records too big to hand
+// to SQL, from their shrunk form.
+func (s *Store) addBigAggs(ctx context.Context, out map[aggKey]agg, through int64, where string, args ...any) error {
 	big, err := s.streamRows(ctx, "WHERE rowid <= ? AND octet_length(record) > "+strconv.Itoa(bigRecord)+" "+where, append([]any{through}, args...)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, x := range big {
 		ev := &x.rec.Event
@@ -159,7 +175,24 @@ func (s *Store) responseAggs(ctx context.Context, through int64, where string, a
 		}
 		out[k] = a
 	}
-	return out, nil
+	return nil
+}
+
+// bigStreams is the runs whose streams hold a record too big to hand to
+// SQL, up to a stream rowid: the record is not read (octet_length comes
+// from the row's header).
+func (s *Store) bigStreams(ctx context.Context, through int64) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := s.eachRow(ctx, "SELECT DISTINCT run_id FROM stream_records WHERE rowid <= ? AND octet_length(record) > "+strconv.Itoa(bigRecord),
+		[]any{through}, func(r *sql.Rows) error {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			out[id] = true
+			return nil
+		})
+	return out, err
 }
 
 // attribute folds response groups onto the runs they belong to: a run's
@@ -221,6 +254,14 @@ type runFacts struct {
 	continuedBy string // the run that continues this one (restore_from_run_id), if any
 	depth       int
 	stats       *agg // counted responses (finished runs)
+	uncounted   bool // stats lack a record too big for SQL: the counts are RunStats'
+}
+
+// bigCounts reports a run whose counts a big record may change: one in
+// its own stream, or in its parent's, where a subagent's records are
+// merged (attribute; countRun looks there too).
+func bigCounts(rr runRec, big map[string]bool) bool {
+	return big[rr.RunID] || (rr.ParentRunID != "" && big[rr.ParentRunID])
 }
 
 // mapStatus reads a Starweaver status as vigil's shared state logic
@@ -283,8 +324,13 @@ func mapRun(x runRow, f runFacts) store.Run {
 		if !r.StartedAt.IsZero() && !end.IsZero() && !end.Before(r.StartedAt) {
 			sum.Duration, sum.HasDuration = end.Sub(r.StartedAt), true
 		}
+		if f.uncounted {
+			// Not a partial sum: unknown until RunStats (runmodel's
+			// ApplyStats fills the summary in too).
+			sum.Steps, sum.Tokens = 0, 0
+		}
 		r.Summary = sum
-		r.Steps, r.Tokens, r.StatsKnown = sum.Steps, sum.Tokens, true
+		r.Steps, r.Tokens, r.StatsKnown = sum.Steps, sum.Tokens, !f.uncounted
 	}
 	return r
 }
@@ -319,7 +365,14 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := s.responseAggs(ctx, top, "")
+	// Records too big for SQL are not read here: the runs whose counts
+	// they could change are left uncounted, for RunStats (the explorer
+	// draws them with "…" and fills the counts in after).
+	groups, err := s.smallAggs(ctx, top, "")
+	if err != nil {
+		return nil, err
+	}
+	big, err := s.bigStreams(ctx, top)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +390,7 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		out = append(out, mapRun(x, runFacts{
 			session: sessions[x.rec.SessionID], continuedBy: cont[x.rec.RunID],
 			depth: depth(x.rec.RunID, parents), stats: &st,
+			uncounted: bigCounts(x.rec, big),
 		}))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -593,7 +647,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		if err != nil {
 			return nil, err
 		}
-		out[id] = store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through}
+		out[id] = store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through, Provider: a.provider}
 	}
 	return out, nil
 }

@@ -78,3 +78,31 @@ func prefixes(a, b any) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// BenchmarkShrinkerBigString: the shrinker's pass over one 64 MiB string
+// value (a tool's output, a newline every KiB) in 1 MiB writes.
+func BenchmarkShrinkerBigString(b *testing.B) {
+	line := strings.Repeat("0123456789abcdef", 64) + `\n`
+	rec := []byte(`{"event":{"kind":"tool_return","content":"` + strings.Repeat(line, 64<<20/len(line)) + `"}}`)
+	b.SetBytes(int64(len(rec)))
+	for b.Loop() {
+		sh := &shrinker{}
+		for at := 0; at < len(rec); at += 1 << 20 {
+			sh.Write(rec[at:min(at+1<<20, len(rec))])
+		}
+	}
+}
+
+// The skipper finds what bytes.IndexAny(p, `"\`) finds, from every start,
+// as the shrinker walks a write.
+func TestSkipperIsIndexAny(t *testing.T) {
+	for _, in := range []string{``, `abc`, `"`, `\`, `a"b\c"d`, `\\\"""\`, `long text without stops`, `x\ny"z\"w"` + strings.Repeat(`q"`, 5)} {
+		p := []byte(in)
+		k := skipper{end: len(p), bs: -2}
+		for at := 0; at <= len(p); at++ {
+			if got, want := k.next(p[at:]), bytes.IndexAny(p[at:], `"\`); got != want {
+				t.Fatalf("%q from %d: %d, want %d", in, at, got, want)
+			}
+		}
+	}
+}
