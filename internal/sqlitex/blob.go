@@ -140,30 +140,38 @@ func (b *bytesWriter) Write(p []byte) (int, error) { *b = append(*b, p...); retu
 // readSession reads len(p) bytes of the value from offset off on one blob
 // handle, and the value's whole length. A NULL value reads as empty.
 func readSession(ctx context.Context, db *sql.DB, table, column string, rowid, off int64, p []byte) (n int, size int64, err error) {
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer sc.Close()
-	if off == 0 {
-		// Once per value: the bytes are the database's text encoding.
-		var enc string
-		if err := sc.QueryRowContext(ctx, "PRAGMA encoding").Scan(&enc); err != nil {
-			return 0, 0, err
-		}
-		if enc != "UTF-8" {
-			return 0, 0, errNoBlob
-		}
-	}
-	err = sc.Raw(func(dc any) error {
-		h, ok := blobHandle(dc)
-		if !ok {
-			return errNoBlob
-		}
+	err = onBlobConn(ctx, db, off == 0, func(h sqlite3Handle) error {
 		n, size, err = h.read(table, column, rowid, off, p)
 		return err
 	})
 	return n, size, err
+}
+
+// onBlobConn runs fn on the sqlite3* of one connection of db, held for
+// fn alone: one read transaction. checkEncoding, once per value, makes
+// sure the bytes are the database's text as stored (UTF-8).
+func onBlobConn(ctx context.Context, db *sql.DB, checkEncoding bool, fn func(sqlite3Handle) error) error {
+	sc, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	if checkEncoding {
+		var enc string
+		if err := sc.QueryRowContext(ctx, "PRAGMA encoding").Scan(&enc); err != nil {
+			return err
+		}
+		if enc != "UTF-8" {
+			return errNoBlob
+		}
+	}
+	return sc.Raw(func(dc any) error {
+		h, ok := blobHandle(dc)
+		if !ok {
+			return errNoBlob
+		}
+		return fn(h)
+	})
 }
 
 // sqlite3Handle is a driver connection's sqlite3* pointer.

@@ -50,25 +50,7 @@ func ScanField(ctx context.Context, db *sql.DB, table, column string, rowid int6
 var FieldHold = 250 * time.Millisecond
 
 func scanSession(ctx context.Context, db *sql.DB, table, column string, rowid, off int64, fn func([]byte) error) (n, size int64, err error) {
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer sc.Close()
-	if off == 0 {
-		var enc string
-		if err := sc.QueryRowContext(ctx, "PRAGMA encoding").Scan(&enc); err != nil {
-			return 0, 0, err
-		}
-		if enc != "UTF-8" {
-			return 0, 0, errNoBlob
-		}
-	}
-	err = sc.Raw(func(dc any) error {
-		h, ok := blobHandle(dc)
-		if !ok {
-			return errNoBlob
-		}
+	err = onBlobConn(ctx, db, off == 0, func(h sqlite3Handle) error {
 		n, size, err = h.scan(ctx, table, column, rowid, off, -1, time.Now().Add(FieldHold), max(off, int64(FieldSession)), fn)
 		return err
 	})
