@@ -95,31 +95,35 @@ func loadAll(src source) tea.Cmd {
 // restMsg is every run, after a first frame drawn from the newest page.
 type restMsg struct {
 	from
+	leanHeld
 	runs []store.Run
 	err  error
 }
 
 func loadRest(src source) tea.Cmd {
 	return func() tea.Msg {
+		lean := leanHeld{leanGC()} // until the model has taken them in
 		ctx, cancel := ioCtx()
 		defer cancel()
 		runs, err := src.Runs(ctx)
-		return restMsg{from: from{src.gen}, runs: runs, err: err}
+		return restMsg{from: from{src.gen}, leanHeld: lean, runs: runs, err: err}
 	}
 }
 
 type statsMsg struct {
 	from
+	leanHeld
 	stats map[string]store.RunStats
 	err   error
 }
 
 func loadStats(src source, ids []string) tea.Cmd {
 	return func() tea.Msg {
+		lean := leanHeld{leanGC()}
 		ctx, cancel := ioCtx()
 		defer cancel()
 		st, err := src.RunStats(ctx, ids)
-		return statsMsg{from: from{src.gen}, stats: st, err: err}
+		return statsMsg{from: from{src.gen}, leanHeld: lean, stats: st, err: err}
 	}
 }
 

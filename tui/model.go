@@ -238,6 +238,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
 	defer m.followOffline()
+	if l, ok := msg.(leanReply); ok {
+		defer l.releaseLean() // taken in, or dropped as a replaced source's
+	}
 	if !narrowMsg(msg) {
 		m.touchAll()
 	}
