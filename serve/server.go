@@ -334,6 +334,12 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 		for {
 			n, err := sess.Read(buf)
 			if n > 0 {
+				// A key counts when it comes, not when the explorer takes
+				// it (a session still loading takes it late); a terminal's
+				// answer to a query is no key.
+				if !isReply(buf[:n]) {
+					se.input.touch()
+				}
 				select {
 				case in <- append([]byte(nil), buf[:n]...):
 				case <-ctx.Done():
@@ -385,7 +391,6 @@ watching:
 
 	// Its own explorer from the first key on; the key waits for it to
 	// have loaded the store (it acts on what is shown).
-	se.input.touch()
 	ro := s.readOnlyWhy()
 	profile := colorprofile.Env(append(sess.Environ(), "TERM="+pty.Term))
 	se.model = tui.New(tui.Options{
@@ -489,19 +494,14 @@ func (r *chanReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// idleReader is the session's input, noting when a key last came.
+// idleReader is the session's input, with when a key last came from the
+// client (noted as it arrives, see the session's reader).
 type idleReader struct {
 	r    io.Reader
 	last atomic.Int64
 }
 
-func (r *idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.touch()
-	}
-	return n, err
-}
+func (r *idleReader) Read(p []byte) (int, error) { return r.r.Read(p) }
 
 func (r *idleReader) touch() { r.last.Store(time.Now().UnixNano()) }
 
