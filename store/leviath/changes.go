@@ -60,7 +60,8 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 //   - Requests: new waiting_input episodes, and ones that ended (Resolved).
 //
 // Reset is set when a run directory was deleted or a journal replaced or
-// shortened: reload everything.
+// shortened: reload everything. Unwritten is set when all of it is a
+// background fold put in place (folding.go): nothing was written.
 func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
@@ -112,8 +113,10 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		idx int32
 	}
 	samples, reqs := map[key]int{}, map[key]int{}
+	unwritten := true
 	for _, e := range s.log[i:end] {
 		rs := e.run
+		unwritten = unwritten && e.caught
 		switch e.kind {
 		case evRun:
 			if !runs[rs] {
@@ -142,6 +145,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			}
 		}
 	}
+	ch.Unwritten = unwritten && !ch.Empty()
 	next := &Cursor{src: s, seq: s.seq}
 	if ch.More {
 		next.seq = s.log[end-1].seq
