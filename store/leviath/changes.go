@@ -81,8 +81,18 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if err := s.refreshLocked(); err != nil {
 			return nil, cur, err
 		}
-		if err := s.settle(ctx); err != nil {
-			return nil, cur, err
+		// Only the runs the marks have must be folded to be compared;
+		// the others are given once they are (changesSince).
+		var marked []string
+		for id := range c.marks {
+			if rs := s.runs[id]; rs != nil && rs.pending {
+				marked = append(marked, id)
+			}
+		}
+		if len(marked) > 0 {
+			if err := s.settle(ctx, marked...); err != nil {
+				return nil, cur, err
+			}
 		}
 		ch, next := s.changesSince(c)
 		return ch, next, nil

@@ -1,7 +1,6 @@
 package leviath
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +54,11 @@ type runMarks struct {
 
 var _ store.CursorCodec = (*Store)(nil)
 
-// EncodeCursor writes a Leviath cursor down (store.CursorCodec). It waits
-// for background folds: the marks are row ids.
+// EncodeCursor writes a Leviath cursor down (store.CursorCodec). It does
+// not wait for a background fold: a run not folded yet is left out of the
+// marks, as a run the reader has not seen, and Changes after the cursor
+// gives it whole once it is folded (a remote reader's first screen is
+// drawn as soon as a local one's).
 func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
@@ -83,9 +85,6 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	case c.seq < s.cut:
 		w.Reset = "the cursor is older than the change log keeps"
 	default:
-		if err := s.settle(context.Background()); err != nil {
-			return nil, err
-		}
 		w.Runs = s.marksAt(c.seq)
 	}
 	if c.dead != "" {
@@ -124,8 +123,8 @@ func (s *Store) marksAt(seq int64) map[string]*runMarks {
 	out := map[string]*runMarks{}
 	byRun := map[*runState]*runMarks{}
 	for _, rs := range s.order {
-		if rs.born > seq {
-			continue // the reader has not seen it
+		if rs.born > seq || rs.pending {
+			continue // the reader has not seen it (or not its fold)
 		}
 		m := s.marksNow(rs)
 		out[rs.id], byRun[rs] = m, m
@@ -337,6 +336,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 			break
 		}
 		m, had := c.marks[rs.id]
+		if !had && rs.pending {
+			continue // given whole once it is folded (the marks have not got it)
+		}
 		now := s.marksNow(rs)
 		if !had {
 			m = &runMarks{}
