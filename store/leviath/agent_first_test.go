@@ -93,7 +93,8 @@ func (l *agentLink) call(within time.Duration, method string, params, result any
 // journals are still being folded is read at once, as a local one's is:
 // the cursor, the newest runs (not all counted yet), the open prompts and
 // the last write answer while the fold is held. Once it is in place, the
-// changes after that cursor give every row the folded journals hold.
+// changes after that cursor give every row the folded journals hold, as
+// no write (Unwritten); a frame appended after is a write.
 func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 	fx := buildFixture(t, t.TempDir())
 	want, err := Open(fx.runs)
@@ -155,10 +156,35 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 		for _, r := range res.Changes.Steps {
 			got[r.RunID]++
 		}
+		if !res.Changes.Empty() && !res.Changes.Unwritten {
+			t.Fatalf("the folds put in place come as a write (the reader's \"updated\" would move): %d runs, %d rows", len(res.Changes.Runs), len(res.Changes.Steps))
+		}
 		cur = res.Next
 		time.Sleep(20 * time.Millisecond)
 	}
 	if got[idRoot] != wantSteps[idRoot] {
 		t.Fatalf("rows of %s: %d, the folded journal has %d", idRoot, got[idRoot], wantSteps[idRoot])
+	}
+	// A frame the daemon appends is a write.
+	g := fx.gens[idRoot]
+	g.meta.iteration, g.meta.prompt, g.meta.completion = 4, 5000, 260
+	g.progress(t0+60, g.appendD("conversation", turnE("Publishing now.")))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var res struct {
+			Changes *store.Changes `json:"changes"`
+			Next    cursor         `json:"next"`
+		}
+		l.call(10*time.Second, "Changes", cur, &res)
+		cur = res.Next
+		if len(res.Changes.Steps) > 0 {
+			if res.Changes.Unwritten {
+				t.Fatal("an appended frame came as no write")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the appended frame never came")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -23,11 +23,12 @@ var changesPage = ChangesPage
 // A cursor read back from its written form (CursorCodec) is marks
 // instead: how far the reader has each run (cursor_codec.go).
 type Cursor struct {
-	src   *Store
-	seq   int64
-	marks map[string]*runMarks // a written cursor read back (src nil), or a page of one
-	why   string               // with Reset: why the cursor before could not be followed
-	dead  string               // a written cursor that could not be followed when written, and why
+	src     *Store
+	seq     int64
+	marks   map[string]*runMarks // a written cursor read back (src nil), or a page of one
+	folding []string             // with marks: the runs left out of them while being folded
+	why     string               // with Reset: why the cursor before could not be followed
+	dead    string               // a written cursor that could not be followed when written, and why
 }
 
 // CursorFormat names the source kind the cursor belongs to.

@@ -34,7 +34,14 @@ type wireCursor struct {
 	Format string               `json:"format"`
 	Runs   map[string]*runMarks `json:"runs"`
 	Reset  string               `json:"reset,omitempty"` // a cursor that must reload, and why
+	// Folding are the runs left out of Runs because they were still being
+	// folded: given whole once they are, that is no write (Unwritten).
+	Folding []string `json:"folding,omitempty"`
 }
+
+// caughtRun is a mark's Run when the run reads otherwise only because its
+// fold was put in place: send it again, marked as no write.
+const caughtRun = "="
 
 // runMarks is how far a reader has one run.
 type runMarks struct {
@@ -77,7 +84,7 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	switch {
 	case c.dead != "":
 	case c.marks != nil:
-		w.Runs = c.marks
+		w.Runs, w.Folding = c.marks, c.folding
 	case c.src != s:
 		w.Reset = "the cursor was made on another Leviath source"
 	case c.seq < s.resetAt:
@@ -86,6 +93,11 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 		w.Reset = "the cursor is older than the change log keeps"
 	default:
 		w.Runs = s.marksAt(c.seq)
+		for _, rs := range s.order {
+			if rs.pending && rs.born <= c.seq {
+				w.Folding = append(w.Folding, rs.id)
+			}
+		}
 	}
 	if c.dead != "" {
 		w.Reset, w.Runs = c.dead, nil
@@ -110,7 +122,7 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 	if w.Runs == nil {
 		return nil, errors.New("a written Leviath cursor without marks")
 	}
-	return &Cursor{marks: w.Runs}, nil
+	return &Cursor{marks: w.Runs, folding: w.Folding}, nil
 }
 
 // ResetReason says why Changes answered Reset to the cursor before this
@@ -151,6 +163,10 @@ func (s *Store) marksAt(seq int64) map[string]*runMarks {
 			}
 		}
 		switch {
+		case e.kind == evRun && e.caught:
+			if m.Run != "" {
+				m.Run = caughtRun // only its fold put in place: again, as no write
+			}
 		case e.kind == evRun:
 			m.Run = "" // changed since: send it again
 		case e.kind == evStep:
@@ -329,6 +345,12 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		cp := *m
 		next[id] = &cp
 	}
+	folding := map[string]bool{}
+	for _, id := range c.folding {
+		folding[id] = true
+	}
+	var still []string // runs still being folded: next time
+	written := false   // something given is a write, not a fold put in place
 	budget := changesPage
 	for _, rs := range s.order {
 		if budget <= 0 {
@@ -337,9 +359,13 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		}
 		m, had := c.marks[rs.id]
 		if !had && rs.pending {
+			still = append(still, rs.id)
 			continue // given whole once it is folded (the marks have not got it)
 		}
 		now := s.marksNow(rs)
+		// A run the reader did not have because it was being folded comes
+		// whole as no write; a run whose fold alone changed it, its row.
+		whole := !had && folding[rs.id]
 		if !had {
 			m = &runMarks{}
 		}
@@ -351,7 +377,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		if !had || m.Run != now.Run {
 			ch.Runs = append(ch.Runs, s.runOf(rs))
 			budget--
+			written = written || !(whole || (had && m.Run == caughtRun))
 		}
+		itemsBefore := len(ch.Steps) + len(ch.Context) + len(ch.Calls) + len(ch.Requests)
 		i := sort.Search(len(rs.rows), func(i int) bool { return rs.rows[i].id > m.Row })
 		end := min(len(rs.rows), i+max(budget, 0))
 		for k := i; k < end; k++ {
@@ -373,6 +401,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		for k := m.Waits; k < len(rs.episodes); k++ {
 			ch.Requests = append(ch.Requests, s.request(rs, &rs.episodes[k]))
 		}
+		if len(ch.Steps)+len(ch.Context)+len(ch.Calls)+len(ch.Requests) > itemsBefore && !whole {
+			written = true
+		}
 		if end < len(rs.rows) {
 			// The page ends inside this run's rows: the rest next time.
 			part := *now
@@ -386,8 +417,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		}
 		*nm = *now
 	}
+	ch.Unwritten = !written && !ch.Empty()
 	if !ch.More {
 		return ch, &Cursor{src: s, seq: s.seq}
 	}
-	return ch, &Cursor{marks: next}
+	return ch, &Cursor{marks: next, folding: append(append([]string(nil), c.folding...), still...)}
 }
