@@ -52,7 +52,7 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 	ro, why := src.ReadOnly()
 	_, act := src.(store.ActivityReader)
 	w.write(helloLine{Hello: &Hello{Proto: Proto, MinProto: MinProto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
-		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act}})
+		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act, RecentRuns: true}})
 
 	sub := hub.Subscribe()
 	defer sub.Close()
@@ -155,6 +155,19 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		return changesResult{Changes: ch, Next: wireCursor{Instance: a.instance, Epoch: e, Seq: s}}, nil
 	case "Runs":
 		return src.Runs(ctx)
+	case "RecentRuns":
+		// The first screen's page: a store that can give it without
+		// waiting (a Leviath journal still being folded) does.
+		p, err := decode[recentParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if rr, ok := src.(store.RecentRunner); ok {
+			runs, all, err := rr.RecentRuns(ctx, p.Limit)
+			return recentResult{Runs: runs, All: all}, err
+		}
+		runs, err := src.Runs(ctx)
+		return recentResult{Runs: runs, All: true}, err
 	case "RunStats":
 		p, err := decode[idsParams](req.Params)
 		if err != nil {

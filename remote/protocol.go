@@ -64,6 +64,9 @@ type Hello struct {
 	ReadOnlyWhy   string `json:"read_only_why,omitempty"`
 	RecordsLeases bool   `json:"records_leases"`
 	Activity      bool   `json:"activity"` // the store reads activity (store.ActivityReader)
+	// RecentRuns says the agent answers RecentRuns (absent: an older
+	// agent, asked Runs instead).
+	RecentRuns bool `json:"recent_runs,omitempty"`
 }
 
 type helloLine struct {
@@ -126,6 +129,14 @@ type (
 	decideParams struct {
 		store.Decision
 		By string `json:"by,omitempty"`
+	}
+	// recentParams asks for the newest runs (store.RecentRunner).
+	recentParams struct {
+		Limit int `json:"limit"`
+	}
+	recentResult struct {
+		Runs []store.Run `json:"runs"`
+		All  bool        `json:"all"`
 	}
 	changesResult struct {
 		Changes *store.Changes `json:"changes"`

@@ -60,6 +60,21 @@ func (s *Source) Runs(ctx context.Context) ([]store.Run, error) {
 	return r, s.c.call(ctx, "Runs", nil, &r)
 }
 
+var _ store.RecentRunner = (*Source)(nil)
+
+// RecentRuns is the newest page of runs, as the far store gives it
+// (without waiting for a Leviath journal's background fold); an agent
+// that does not answer it is asked Runs.
+func (s *Source) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, error) {
+	if !s.c.Hello().RecentRuns {
+		runs, err := s.Runs(ctx)
+		return runs, true, err
+	}
+	var r recentResult
+	err := s.c.call(ctx, "RecentRuns", recentParams{Limit: limit}, &r)
+	return r.Runs, r.All, err
+}
+
 func (s *Source) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	var r map[string]store.RunStats
 	return r, s.c.call(ctx, "RunStats", idsParams{IDs: ids}, &r)

@@ -308,7 +308,9 @@ func (h *Hub) changes(cur store.Cursor) (*store.Changes, store.Cursor, error) {
 		return nil, nil, h.err
 	}
 	out := &store.Changes{}
+	unwritten := true
 	for _, ch := range h.log[c.seq-h.base:] {
+		unwritten = unwritten && ch.Unwritten
 		out.Runs = append(out.Runs, ch.Runs...)
 		out.Steps = append(out.Steps, ch.Steps...)
 		out.Context = append(out.Context, ch.Context...)
@@ -319,6 +321,7 @@ func (h *Hub) changes(cur store.Cursor) (*store.Changes, store.Cursor, error) {
 			out.Leases, out.LeasesChanged = ch.Leases, true
 		}
 	}
+	out.Unwritten = unwritten && !out.Empty()
 	return out, hubCursor{hub: h, epoch: c.epoch, seq: end}, nil
 }
 

@@ -32,6 +32,11 @@ type Changes struct {
 	// as each one's whole (its runs, its undecided requests), while the
 	// other stores' changes are folded as usual: they are not read again.
 	Reloaded []string
+	// Unwritten says nothing here was written since the cursor: it is the
+	// source catching up on what the store already held (a long Leviath
+	// journal's background fold put in place). A reader takes the changes
+	// in but keeps its "updated" time: the store did not change.
+	Unwritten bool `json:",omitempty"`
 }
 
 // Empty reports whether the refresh found nothing.

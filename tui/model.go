@@ -701,7 +701,10 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 	}
 	found := !ch.Empty()
 	if found {
-		m.lastChange = m.now()
+		if !ch.Unwritten {
+			// (A fold put in place is no write: "updated" keeps its time.)
+			m.lastChange = m.now()
+		}
 		m.problem = ""
 		// A table added to the store since it was opened (run_leases after an
 		// upgrade) is learned by the source as it tails: ask again.

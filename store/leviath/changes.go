@@ -23,11 +23,12 @@ var changesPage = ChangesPage
 // A cursor read back from its written form (CursorCodec) is marks
 // instead: how far the reader has each run (cursor_codec.go).
 type Cursor struct {
-	src   *Store
-	seq   int64
-	marks map[string]*runMarks // a written cursor read back (src nil), or a page of one
-	why   string               // with Reset: why the cursor before could not be followed
-	dead  string               // a written cursor that could not be followed when written, and why
+	src     *Store
+	seq     int64
+	marks   map[string]*runMarks // a written cursor read back (src nil), or a page of one
+	folding []string             // with marks: the runs left out of them while being folded
+	why     string               // with Reset: why the cursor before could not be followed
+	dead    string               // a written cursor that could not be followed when written, and why
 }
 
 // CursorFormat names the source kind the cursor belongs to.
@@ -60,7 +61,8 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 //   - Requests: new waiting_input episodes, and ones that ended (Resolved).
 //
 // Reset is set when a run directory was deleted or a journal replaced or
-// shortened: reload everything.
+// shortened: reload everything. Unwritten is set when all of it is a
+// background fold put in place (folding.go): nothing was written.
 func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
@@ -80,8 +82,18 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if err := s.refreshLocked(); err != nil {
 			return nil, cur, err
 		}
-		if err := s.settle(ctx); err != nil {
-			return nil, cur, err
+		// Only the runs the marks have must be folded to be compared;
+		// the others are given once they are (changesSince).
+		var marked []string
+		for id := range c.marks {
+			if rs := s.runs[id]; rs != nil && rs.pending {
+				marked = append(marked, id)
+			}
+		}
+		if len(marked) > 0 {
+			if err := s.settle(ctx, marked...); err != nil {
+				return nil, cur, err
+			}
 		}
 		ch, next := s.changesSince(c)
 		return ch, next, nil
@@ -112,8 +124,10 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		idx int32
 	}
 	samples, reqs := map[key]int{}, map[key]int{}
+	unwritten := true
 	for _, e := range s.log[i:end] {
 		rs := e.run
+		unwritten = unwritten && e.caught
 		switch e.kind {
 		case evRun:
 			if !runs[rs] {
@@ -142,6 +156,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			}
 		}
 	}
+	ch.Unwritten = unwritten && !ch.Empty()
 	next := &Cursor{src: s, seq: s.seq}
 	if ch.More {
 		next.seq = s.log[end-1].seq

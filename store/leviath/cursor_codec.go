@@ -1,7 +1,6 @@
 package leviath
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +34,14 @@ type wireCursor struct {
 	Format string               `json:"format"`
 	Runs   map[string]*runMarks `json:"runs"`
 	Reset  string               `json:"reset,omitempty"` // a cursor that must reload, and why
+	// Folding are the runs left out of Runs because they were still being
+	// folded: given whole once they are, that is no write (Unwritten).
+	Folding []string `json:"folding,omitempty"`
 }
+
+// caughtRun is a mark's Run when the run reads otherwise only because its
+// fold was put in place: send it again, marked as no write.
+const caughtRun = "="
 
 // runMarks is how far a reader has one run.
 type runMarks struct {
@@ -55,8 +61,11 @@ type runMarks struct {
 
 var _ store.CursorCodec = (*Store)(nil)
 
-// EncodeCursor writes a Leviath cursor down (store.CursorCodec). It waits
-// for background folds: the marks are row ids.
+// EncodeCursor writes a Leviath cursor down (store.CursorCodec). It does
+// not wait for a background fold: a run not folded yet is left out of the
+// marks, as a run the reader has not seen, and Changes after the cursor
+// gives it whole once it is folded (a remote reader's first screen is
+// drawn as soon as a local one's).
 func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
@@ -75,7 +84,7 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	switch {
 	case c.dead != "":
 	case c.marks != nil:
-		w.Runs = c.marks
+		w.Runs, w.Folding = c.marks, c.folding
 	case c.src != s:
 		w.Reset = "the cursor was made on another Leviath source"
 	case c.seq < s.resetAt:
@@ -83,10 +92,12 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	case c.seq < s.cut:
 		w.Reset = "the cursor is older than the change log keeps"
 	default:
-		if err := s.settle(context.Background()); err != nil {
-			return nil, err
-		}
 		w.Runs = s.marksAt(c.seq)
+		for _, rs := range s.order {
+			if rs.pending && rs.born <= c.seq {
+				w.Folding = append(w.Folding, rs.id)
+			}
+		}
 	}
 	if c.dead != "" {
 		w.Reset, w.Runs = c.dead, nil
@@ -111,7 +122,7 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 	if w.Runs == nil {
 		return nil, errors.New("a written Leviath cursor without marks")
 	}
-	return &Cursor{marks: w.Runs}, nil
+	return &Cursor{marks: w.Runs, folding: w.Folding}, nil
 }
 
 // ResetReason says why Changes answered Reset to the cursor before this
@@ -124,8 +135,8 @@ func (s *Store) marksAt(seq int64) map[string]*runMarks {
 	out := map[string]*runMarks{}
 	byRun := map[*runState]*runMarks{}
 	for _, rs := range s.order {
-		if rs.born > seq {
-			continue // the reader has not seen it
+		if rs.born > seq || rs.pending {
+			continue // the reader has not seen it (or not its fold)
 		}
 		m := s.marksNow(rs)
 		out[rs.id], byRun[rs] = m, m
@@ -152,6 +163,10 @@ func (s *Store) marksAt(seq int64) map[string]*runMarks {
 			}
 		}
 		switch {
+		case e.kind == evRun && e.caught:
+			if m.Run != "" {
+				m.Run = caughtRun // only its fold put in place: again, as no write
+			}
 		case e.kind == evRun:
 			m.Run = "" // changed since: send it again
 		case e.kind == evStep:
@@ -330,6 +345,12 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		cp := *m
 		next[id] = &cp
 	}
+	folding := map[string]bool{}
+	for _, id := range c.folding {
+		folding[id] = true
+	}
+	var still []string // runs still being folded: next time
+	written := false   // something given is a write, not a fold put in place
 	budget := changesPage
 	for _, rs := range s.order {
 		if budget <= 0 {
@@ -337,7 +358,14 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 			break
 		}
 		m, had := c.marks[rs.id]
+		if !had && rs.pending {
+			still = append(still, rs.id)
+			continue // given whole once it is folded (the marks have not got it)
+		}
 		now := s.marksNow(rs)
+		// A run the reader did not have because it was being folded comes
+		// whole as no write; a run whose fold alone changed it, its row.
+		whole := !had && folding[rs.id]
 		if !had {
 			m = &runMarks{}
 		}
@@ -349,7 +377,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		if !had || m.Run != now.Run {
 			ch.Runs = append(ch.Runs, s.runOf(rs))
 			budget--
+			written = written || !(whole || (had && m.Run == caughtRun))
 		}
+		itemsBefore := len(ch.Steps) + len(ch.Context) + len(ch.Calls) + len(ch.Requests)
 		i := sort.Search(len(rs.rows), func(i int) bool { return rs.rows[i].id > m.Row })
 		end := min(len(rs.rows), i+max(budget, 0))
 		for k := i; k < end; k++ {
@@ -371,6 +401,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		for k := m.Waits; k < len(rs.episodes); k++ {
 			ch.Requests = append(ch.Requests, s.request(rs, &rs.episodes[k]))
 		}
+		if len(ch.Steps)+len(ch.Context)+len(ch.Calls)+len(ch.Requests) > itemsBefore && !whole {
+			written = true
+		}
 		if end < len(rs.rows) {
 			// The page ends inside this run's rows: the rest next time.
 			part := *now
@@ -384,8 +417,9 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		}
 		*nm = *now
 	}
+	ch.Unwritten = !written && !ch.Empty()
 	if !ch.More {
 		return ch, &Cursor{src: s, seq: s.seq}
 	}
-	return ch, &Cursor{marks: next}
+	return ch, &Cursor{marks: next, folding: append(append([]string(nil), c.folding...), still...)}
 }

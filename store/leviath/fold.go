@@ -235,6 +235,9 @@ type ledger struct {
 	log     []event
 	logging bool  // false while Open loads: nothing before the first cursor is logged
 	cut     int64 // events up to this position were dropped from the log
+	// catching marks the events logged while set as vigil's own reading
+	// catching up (a background fold put in place), not a write.
+	catching bool
 }
 
 type evKind uint8
@@ -252,6 +255,7 @@ type event struct {
 	seq    int64
 	kind   evKind
 	update bool // an item handed out before changed (a sample's count), not a new one
+	caught bool // logged while catching: nothing was written
 	run    *runState
 	idx    int32
 }
@@ -265,14 +269,14 @@ var logCap = 1 << 20
 // note logs an event at a fresh position.
 func (l *ledger) note(kind evKind, rs *runState, idx int) {
 	if l.logging {
-		l.add(event{seq: l.next(), kind: kind, run: rs, idx: int32(idx)})
+		l.add(event{seq: l.next(), kind: kind, caught: l.catching, run: rs, idx: int32(idx)})
 	}
 }
 
 // noteUpdate logs that an item already handed out changed.
 func (l *ledger) noteUpdate(kind evKind, rs *runState, idx int) {
 	if l.logging {
-		l.add(event{seq: l.next(), kind: kind, update: true, run: rs, idx: int32(idx)})
+		l.add(event{seq: l.next(), kind: kind, update: true, caught: l.catching, run: rs, idx: int32(idx)})
 	}
 }
 

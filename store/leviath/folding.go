@@ -108,18 +108,28 @@ func (s *Store) install(rs, nr *runState) {
 			s.order[i] = nr
 		}
 	}
+	// What the fold knew of the journal as it was at open is no write:
+	// logged as caught up, so a reader's "updated" keeps its time.
+	s.catching = true
 	for i := range nr.episodes {
 		if !nr.episodes[i].resolved {
 			s.note(evRequest, nr, i)
 		}
 	}
+	// The run again, if it reads otherwise now (a finished run's Summary,
+	// a newer journaled meta): its counts are RunStats'.
+	if sig := s.runSig(nr); sig != nr.loggedSig {
+		nr.loggedSig = sig
+		s.noteUpdate(evRun, nr, 0)
+	}
+	s.catching = false
+	// What was written since open (appended frames, a new meta.json): the
+	// store's writes, logged as such.
 	s.syncRun(nr)
 	if cur := s.runs[rs.id]; cur == nr {
 		if m, ok := nr.meta(); ok {
 			nr.trackWaiting(&s.ledger, m.Status, m.UpdatedAt)
 		}
-		// The run again, if it reads otherwise now (a finished run's
-		// Summary, a newer journaled meta): its counts are RunStats'.
 		if sig := s.runSig(nr); sig != nr.loggedSig {
 			nr.loggedSig = sig
 			s.noteUpdate(evRun, nr, 0)

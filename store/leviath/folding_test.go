@@ -214,12 +214,9 @@ func TestExplorerBeforeAndAfterTheFold(t *testing.T) {
 	}
 	release()
 	e.waitFor("8 steps")
-	// (The status bar's "updated … ago" says when the reader last got
-	// changes: the runs given again when their folds were put in place.)
-	ago := regexp.MustCompile(`updated \S+ ago`)
-	same := func() (string, string) {
-		return ago.ReplaceAllString(e.screen(), "updated …"), ago.ReplaceAllString(w.screen(), "updated …")
-	}
+	// (The status bar's "updated … ago" too: a fold put in place is no
+	// write, TestFoldPutInPlaceIsNoWrite.)
+	same := func() (string, string) { return e.screen(), w.screen() }
 	deadline := time.Now().Add(5 * time.Second)
 	for g, x := same(); g != x && time.Now().Before(deadline); g, x = same() {
 		e.pump()
@@ -228,4 +225,57 @@ func TestExplorerBeforeAndAfterTheFold(t *testing.T) {
 	if g, x := same(); g != x {
 		t.Fatalf("after the fold:\n%s\nfolded at open:\n%s", g, x)
 	}
+}
+
+// "updated … ago" in the status bar is when the store last changed. A
+// background fold put in place is vigil catching up on what the store
+// held at open, not a write: the status bar says the same before and
+// after it (as a store folded at open does), while keys move the cursor
+// over the newly counted rows; a frame the daemon then appends does move
+// it.
+func TestFoldPutInPlaceIsNoWrite(t *testing.T) {
+	fx := buildFixture(t, t.TempDir())
+	now := time.Unix(t0+3600, 0) // an hour on: "0s ago" is no rounding
+	ago := regexp.MustCompile(`updated \S+ ago`)
+	updated := func(e *explorer) string {
+		t.Helper()
+		got := ago.FindString(e.screen())
+		if got == "" {
+			t.Fatalf("no \"updated … ago\" in the status bar:\n%s", e.screen())
+		}
+		return got
+	}
+	want, err := Open(fx.runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	w := startExplorer(t, want, 200, 60, now, true)
+	w.waitFor("8 steps")
+	atOpen := updated(w)
+	if atOpen == "updated 0s ago" {
+		t.Fatalf("the fixture's last write is not an hour back: %s", atOpen)
+	}
+
+	s, release := openDeferred(t, fx.runs)
+	e := startExplorer(t, s, 200, 60, now, true)
+	e.waitFor("Coordinate the 2.4.0 r", "loading steps…")
+	if got := updated(e); got != atOpen {
+		t.Fatalf("before the fold: %q, a store folded at open says %q", got, atOpen)
+	}
+	release()
+	e.waitFor("8 steps")
+	// Down the tree to a run whose counts the fold filled in, and back.
+	e.press("2", "j")
+	e.waitFor("3 Timeline · #changelo…e5f6", "2 status: complete")
+	e.press("k")
+	e.waitFor("3 Timeline · #release-…e0b7", "8 steps")
+	if got := updated(e); got != atOpen {
+		t.Fatalf("after the fold the status bar says %q, a store folded at open %q (nothing was written):\n%s", got, atOpen, e.screen())
+	}
+	// A write does move it.
+	g := fx.gens[idRoot]
+	g.meta.iteration, g.meta.prompt, g.meta.completion = 4, 5000, 260
+	g.progress(t0+60, g.appendD("conversation", turnE("Publishing now.")))
+	e.waitFor("4 assistant: Publishing now.", "9 steps", "updated 0s ago")
 }

@@ -42,13 +42,29 @@ const (
 // It returns false to stop at this frame (it is then not consumed).
 type frameFn func(off int64, payload []byte) bool
 
+// foldReadSize is readFrames' buffer: a long journal is read in reads of
+// this many bytes, a long frame scanned in place in the buffer (skeleton).
+const foldReadSize = 256 << 10
+
 // readFrames reads the frames in [off, size) of f. It returns the offset
 // after the last frame consumed and how the read ended. n counts the bytes
 // it read from the file.
+//
+// A long read (aheadBytes or more) is split in two: a goroutine reads the
+// frames and cuts the long ones to their skeletons, while the caller's fn
+// folds the frames before them (readFramesAhead).
 func readFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailState, n int64, err error) {
+	if size-off >= aheadBytes {
+		return readFramesAhead(f, off, size, fn)
+	}
+	return scanFrames(f, off, size, fn)
+}
+
+// scanFrames is readFrames in the caller's goroutine.
+func scanFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailState, n int64, err error) {
 	sr := io.NewSectionReader(f, off, size-off)
 	cr := &countReader{r: sr}
-	br := bufio.NewReaderSize(cr, 64<<10)
+	br := bufio.NewReaderSize(cr, int(max(4<<10, min(foldReadSize, size-off)))) // (a refresh's few new bytes need no megabyte)
 	var lenBuf [8]byte
 	var buf []byte
 	var skel bytes.Buffer

@@ -1,6 +1,7 @@
 package leviath
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
@@ -47,28 +48,43 @@ const skeletonFrames = 256 << 10
 // string longer than limit encoded bytes cut and marked. A string that is
 // not valid JSON inside (a raw control character) stays invalid, so that
 // the frame is still refused as damage.
+//
+// It scans r's buffer in place (a *bufio.Reader's, or one of its own
+// around any other reader): the bytes of a long string are looked at once
+// for its end and once by the fingerprint, and never copied.
 func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 	dst.Reset()
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, int(min(n+1, 64<<10)))
+	}
 	var (
-		buf   [64 << 10]byte
-		in    bool         // inside a string
-		esc   bool         // the previous byte was a backslash
-		str   []byte       // the string so far, quotes included, while it is short
-		big   bool         // the string is past limit: str holds its head
-		h     maphash.Hash // the whole string, while big
-		size  int64        // the whole string's encoded length, while big
-		bad   bool         // a raw control character in a big string
-		left  = n
-		chunk []byte
+		in   bool         // inside a string
+		esc  bool         // the previous byte was a backslash
+		str  []byte       // the string so far, quotes included, while it is short
+		big  bool         // the string is past limit: str holds its head
+		h    maphash.Hash // the whole string, while big
+		size int64        // the whole string's encoded length, while big
+		bad  bool         // a raw control character in a big string
+		left = n
 	)
 	h.SetSeed(hashSeed)
 	for left > 0 {
-		m, err := io.ReadFull(r, buf[:min(int64(len(buf)), left)])
-		if err != nil {
+		// What is buffered, or one read's worth when nothing is: never a
+		// Peek that slides buffered bytes along to make room.
+		want := br.Buffered()
+		if want == 0 {
+			want = br.Size()
+		}
+		all, err := br.Peek(int(min(int64(want), left)))
+		if len(all) == 0 {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
 			return err
 		}
-		left -= int64(m)
-		chunk = buf[:m]
+		left -= int64(len(all))
+		chunk := all
 		for len(chunk) > 0 {
 			if !in {
 				i := bytes.IndexByte(chunk, '"')
@@ -81,32 +97,39 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 				chunk = chunk[i+1:]
 				continue
 			}
-			// Inside a string: find its end, minding escapes.
-			end := -1
-			for j := 0; j < len(chunk); j++ {
-				if !esc {
-					j += plainRun(chunk[j:]) // eight bytes at a time
-					if j >= len(chunk) {
-						break
-					}
-				}
-				c := chunk[j]
-				switch {
-				case esc:
+			// Inside a string: find its end, minding escapes. nq is the
+			// next quote at or after j (-1: not looked for yet), so that a
+			// string of many escapes is not searched again for each.
+			end, nq := -1, -1
+			for j := 0; j < len(chunk); {
+				if esc {
 					esc = false
-					if c < 0x20 {
+					if chunk[j] < 0x20 {
 						bad = true
 					}
-				case c == '\\':
-					esc = true
-				case c == '"':
-					end = j
-				case c < 0x20:
-					bad = true
+					j++
+					continue
 				}
-				if end >= 0 {
+				if nq < j {
+					if k := bytes.IndexByte(chunk[j:], '"'); k >= 0 {
+						nq = j + k
+					} else {
+						nq = len(chunk)
+					}
+				}
+				j += attention(chunk[j:nq])
+				if j == nq {
+					if nq < len(chunk) {
+						end = j
+					}
 					break
 				}
+				if chunk[j] == '\\' {
+					esc = true
+				} else {
+					bad = true // a raw control character
+				}
+				j++
 			}
 			part := chunk
 			if end >= 0 {
@@ -115,15 +138,18 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 			if big {
 				h.Write(part)
 				size += int64(len(part))
+			} else if room := limit + 2 - len(str); len(part) < room {
+				str = append(str, part...) // still short
 			} else {
-				str = append(str, part...)
-				if len(str) > limit+1 {
-					big = true
-					h.Reset()
-					h.Write(str)
-					size = int64(len(str))
-					str = cutEncoded(str[:limit+1]) // '"' and the head
-				}
+				// Past limit: the head is kept, the rest only fingerprinted
+				// where it lies in the buffer.
+				str = append(str, part[:room]...)
+				big = true
+				h.Reset()
+				h.Write(str)
+				h.Write(part[room:])
+				size = int64(len(str) + len(part) - room)
+				str = cutEncoded(str[:limit+1]) // '"' and the head
 			}
 			if end < 0 {
 				break
@@ -144,6 +170,7 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 			}
 			chunk = chunk[end+1:]
 		}
+		br.Discard(len(all))
 	}
 	if in {
 		dst.Write(str) // unterminated: the decoder says so
@@ -152,29 +179,46 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 }
 
 // plainRun is how many bytes at the start of b need no attention inside a
-// JSON string: no quote, no backslash, no control character. It looks at
-// eight bytes at a time (a tool's output is most of a long frame).
+// JSON string: no quote, no backslash, no control character.
 func plainRun(b []byte) int {
+	if q := bytes.IndexByte(b, '"'); q >= 0 {
+		b = b[:q]
+	}
+	return attention(b)
+}
+
+// attention is the index of b's first backslash or control character
+// (len(b): none). The backslash is found by bytes.IndexByte (vector
+// instructions); a control character, below 0x20, is a byte whose top
+// three bits are clear, looked for 64 bytes at a time. A tool's output
+// is most of a long frame: this loop is the fold's own cost per byte.
+func attention(b []byte) int {
+	if k := bytes.IndexByte(b, '\\'); k >= 0 {
+		b = b[:k]
+	}
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
+		top3  = 0xE0E0E0E0E0E0E0E0
 	)
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ (ones * '"')
-		bs := x ^ (ones * '\\')
-		// A byte below 0x20, or equal to '"' or '\\' (a zero byte after the xor).
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+	for ; i+64 <= len(b); i += 64 {
+		w := b[i : i+64 : i+64]
+		var acc uint64
+		for k := 0; k < 64; k += 8 {
+			y := binary.LittleEndian.Uint64(w[k:]) & top3
+			acc |= (y - ones) &^ y // a zero byte of y: a control byte of b
+		}
+		if acc&highs != 0 {
 			break
 		}
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+		if b[i] < 0x20 {
 			return i
 		}
 	}
-	return i
+	return len(b)
 }
 
 // cutEncoded shortens an encoded string's head (its opening quote and

@@ -101,13 +101,17 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 		out.Requests = append(out.Requests, ch.Requests...)
 		out.LeasesChanged = true
 	}
+	// Unwritten only when every store's changes are (none reloaded).
+	unwritten := len(out.Reloaded) == 0
 	for i, ch := range got {
 		if ch == nil {
 			continue
 		}
 		m := u.s.ms[i]
 		u.s.merge(out, m, ch)
+		unwritten = unwritten && (ch.Unwritten || ch.Empty())
 	}
+	out.Unwritten = unwritten && !out.Empty()
 	if out.LeasesChanged {
 		out.Leases = u.s.allLeases()
 	}
