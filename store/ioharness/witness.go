@@ -130,13 +130,6 @@ func takeWitness(ctx context.Context, s *Store, table string, through int64) (wi
 // another connection (data_version), or by the read connection itself,
 // which is the writing one in a writer's Store (total_changes()).
 func (s *Store) commitVersion(ctx context.Context) ([2]uint64, error) {
-	dv, err := sqlitex.DataVersion(s.read)
-	if err != nil {
-		return [2]uint64{}, err
-	}
-	var changes uint64
-	if err := s.read.QueryRowContext(ctx, "SELECT total_changes()").Scan(&changes); err != nil {
-		return [2]uint64{}, err
-	}
-	return [2]uint64{dv, changes}, nil
+	dv, changes, err := sqlitex.CommitVersion(ctx, s.read)
+	return [2]uint64{dv, changes}, err
 }
