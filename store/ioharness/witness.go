@@ -16,9 +16,10 @@ import (
 // what the witness watches, once per table for all that was learned there:
 //
 //   - io-harness never names an id: every write of these tables is an INSERT
-//     that lets SQLite choose it (trace.rs record_observations, record_edit
-//     and the steps inserts, accounting.rs record_provider_call,
-//     approvals.rs record_event), and it deletes only whole runs
+//     that lets SQLite choose it (state/trace.rs record and
+//     checkpoint_step for steps, record_observations, record_edit;
+//     accounting.rs record_provider_call; approvals.rs record_event), and
+//     it deletes only whole runs
 //     (sessions.rs prune_counted: each run table by run_id IN the session's
 //     runs, then runs). With AUTOINCREMENT (steps, policy_events,
 //     provider_calls, edits) SQLite hands out ids above sqlite_sequence's
