@@ -80,10 +80,18 @@ func (w *writeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // own count, so the number of the connection is folded in: a replacement
 // always reads as a change.
 func DataVersion(db *sql.DB) (uint64, error) {
-	ctx := context.Background()
+	v, _, err := CommitVersion(context.Background(), db)
+	return v, err
+}
+
+// CommitVersion is DataVersion and the connection's own total_changes(),
+// read in one statement: together they move on any commit, the
+// connection's own included (a writer's Store reads on its writing
+// connection).
+func CommitVersion(ctx context.Context, db *sql.DB) (version, changes uint64, err error) {
 	sc, err := db.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer sc.Close()
 	var seq uint64
@@ -94,10 +102,10 @@ func DataVersion(db *sql.DB) (uint64, error) {
 		return nil
 	})
 	var v uint64
-	if err := sc.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-		return 0, err
+	if err := sc.QueryRowContext(ctx, "SELECT data_version, total_changes() FROM pragma_data_version").Scan(&v, &changes); err != nil {
+		return 0, 0, err
 	}
-	return seq<<32 | v&(1<<32-1), nil
+	return seq<<32 | v&(1<<32-1), changes, nil
 }
 
 // WatchSpec is what to watch for a SQLite store: the file, its WAL and

@@ -27,7 +27,9 @@
 // learning, any other is learned by one filtered pass, and afterwards each
 // read visits only the range the run's rows occupy. One step's rows of a
 // long run are read from the blocks of ids that may hold its step, learned
-// once per table and run (stepzones.go). A backward scan that
+// once per table and run (stepzones.go). What was learned of a table is
+// vouched for on each use by one witness (witness.go), and learned again
+// when an id may have been handed out twice. A backward scan that
 // stops near a run's first step (scan.go) is kept only for counts it cannot
 // get wrong (RunStats: the rows it may miss are step-1 retries, which carry
 // no tokens). Every read is its own short chunk, so none pins the WAL, and

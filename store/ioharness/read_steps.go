@@ -215,7 +215,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 // under the step's number, wherever in the table it was written (a resume
 // writes rows for old steps late).
 func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) error {
-	x, err := s.extras(ctx, run, d.Number)
+	x, err := s.extras(withStepRow(ctx, run, d.Number, d.RowID), run, d.Number)
 	if err != nil {
 		return err
 	}

@@ -38,9 +38,9 @@ import (
 //     the handle.
 //
 // A read then visits only the id range the run's rows occupy. What was
-// learned is checked on each use against the row it ends at: a store whose
-// rows were deleted from under it (a rewind, a deleted session) is learned
-// again.
+// learned of a table is vouched for on each use by its witness
+// (witness.go): a table where an id may have been handed out again (rows
+// deleted and written anew, a deleted session) is learned again.
 
 // smallTable is a table size below which learning bounds is not worth its
 // reads: the whole table is one short read.
@@ -58,22 +58,21 @@ const readChunk = scanChunk
 type span struct {
 	first, last int64
 	through     int64
-	throughRun  int64 // run_id of the row at through (-1: none); it must still be there
 }
 
 type tableBounds struct {
 	mu         sync.Mutex
+	wit        witness // vouches for all of the below (witness.go)
+	gen        uint64  // moves when it is all dropped
 	birthKnown bool
 	birthRuns  int64 // runs above this were created after birthTop was the table's end
 	birthTop   int64
-	birthRun   int64
 	spans      map[int64]span
 	passes     int // learning passes made over the whole table
 	// all: a pass learned every run through allThrough, so a run with no
 	// span has no rows at or below it.
-	all           bool
-	allThrough    int64
-	allThroughRun int64
+	all        bool
+	allThrough int64
 }
 
 type rowBounds struct {
@@ -102,19 +101,6 @@ func (b *rowBounds) forget() {
 	b.mu.Unlock()
 }
 
-// rowRun is the run_id of row id in table, or -1 when there is no such row.
-func rowRun(ctx context.Context, db *sql.DB, table string, id int64) (int64, error) {
-	if id <= 0 {
-		return -1, nil
-	}
-	var run int64
-	err := db.QueryRowContext(ctx, "SELECT run_id FROM "+table+" WHERE id = ?", id).Scan(&run)
-	if err == sql.ErrNoRows {
-		return -1, nil
-	}
-	return run, err
-}
-
 func tableTop(ctx context.Context, db *sql.DB, table string) (int64, error) {
 	var top int64
 	err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+table).Scan(&top)
@@ -135,39 +121,26 @@ func (s *Store) runRanges(ctx context.Context, table string, runs []int64) ([]sp
 	tb := s.rows.table(table)
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if err := tb.checkBirth(ctx, db, table, top); err != nil {
+	if err := tb.vouch(ctx, s, table, top); err != nil {
+		return nil, err
+	}
+	if err := tb.checkBirth(ctx, db, top); err != nil {
 		return nil, err
 	}
 	var unknown, stale []int64
 	for _, r := range runs {
 		sp, ok := tb.spans[r]
-		if ok {
-			run, err := rowRun(ctx, db, table, sp.through)
-			if err != nil {
-				return nil, err
-			}
-			ok = sp.through <= top && run == sp.throughRun
-		}
 		if !ok && tb.all {
-			if run, err := rowRun(ctx, db, table, tb.allThrough); err != nil {
-				return nil, err
-			} else if run == tb.allThroughRun {
-				tb.spans[r] = span{through: tb.allThrough, throughRun: run}
-				if tb.allThrough < top {
-					stale = append(stale, r)
-				}
-				continue
+			tb.spans[r] = span{through: tb.allThrough}
+			if tb.allThrough < top {
+				stale = append(stale, r)
 			}
-			tb.all = false
+			continue
 		}
 		switch {
 		case !ok && tb.birthKnown && r > tb.birthRuns:
 			// Born after the table's end was birthTop: nothing at or below it.
-			run, err := rowRun(ctx, db, table, tb.birthTop)
-			if err != nil {
-				return nil, err
-			}
-			tb.spans[r] = span{through: tb.birthTop, throughRun: run}
+			tb.spans[r] = span{through: tb.birthTop}
 			stale = append(stale, r)
 		case !ok:
 			unknown = append(unknown, r)
@@ -185,7 +158,7 @@ func (s *Store) runRanges(ctx context.Context, table string, runs []int64) ([]sp
 		}
 		for _, r := range unknown {
 			if _, ok := tb.spans[r]; !ok {
-				tb.spans[r] = span{through: top, throughRun: tb.allThroughRun}
+				tb.spans[r] = span{through: top}
 			}
 		}
 	case len(unknown) > 0:
@@ -233,21 +206,12 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// checkBirth takes the birth bound the first time the table is read, and
-// keeps it only while the row it ends at is still there.
-func (tb *tableBounds) checkBirth(ctx context.Context, db *sql.DB, table string, top int64) error {
-	if tb.birthKnown {
-		run, err := rowRun(ctx, db, table, tb.birthTop)
-		if err != nil {
-			return err
-		}
-		if run != tb.birthRun {
-			tb.birthKnown = false // rows were deleted from under it: it says nothing now
-		}
+// checkBirth takes the birth bound the first time the table is read (or
+// read again after what was learned of it was dropped); the witness
+// vouches for it after.
+func (tb *tableBounds) checkBirth(ctx context.Context, db *sql.DB, top int64) error {
+	if tb.birthKnown || len(tb.spans) > 0 {
 		return nil
-	}
-	if len(tb.spans) > 0 {
-		return nil // lost once: not taken again for this handle
 	}
 	// The runs top is read after the table's end: a run created in between
 	// counts as older, which only costs it a learning pass.
@@ -255,11 +219,7 @@ func (tb *tableBounds) checkBirth(ctx context.Context, db *sql.DB, table string,
 	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&runs); err != nil {
 		return err
 	}
-	run, err := rowRun(ctx, db, table, top)
-	if err != nil {
-		return err
-	}
-	tb.birthKnown, tb.birthRuns, tb.birthTop, tb.birthRun = true, runs, top, run
+	tb.birthKnown, tb.birthRuns, tb.birthTop = true, runs, top
 	return nil
 }
 
@@ -269,16 +229,12 @@ func (tb *tableBounds) scanAll(ctx context.Context, db *sql.DB, table string, to
 	if err != nil {
 		return err
 	}
-	topRun, err := rowRun(ctx, db, table, top)
-	if err != nil {
-		return err
-	}
 	for r, sp := range found {
-		sp.through, sp.throughRun = top, topRun
+		sp.through = top
 		tb.spans[r] = sp
 	}
 	tb.passes++
-	tb.all, tb.allThrough, tb.allThroughRun = true, top, topRun
+	tb.all, tb.allThrough = true, top
 	return nil
 }
 
@@ -291,10 +247,6 @@ func (tb *tableBounds) scan(ctx context.Context, db *sql.DB, table string, runs 
 	if err != nil {
 		return err
 	}
-	topRun, err := rowRun(ctx, db, table, top)
-	if err != nil {
-		return err
-	}
 	for _, r := range runs {
 		sp := tb.spans[r] // zero for an unknown run: from is 0 then
 		if f, ok := found[r]; ok {
@@ -303,7 +255,7 @@ func (tb *tableBounds) scan(ctx context.Context, db *sql.DB, table string, runs 
 			}
 			sp.last = f.last
 		}
-		sp.through, sp.throughRun = top, topRun
+		sp.through = top
 		tb.spans[r] = sp
 	}
 	return nil
@@ -338,7 +290,7 @@ func readRuns[T any](ctx context.Context, s *Store, sp runSpec, read func(*sql.R
 		from += " NOT INDEXED"
 		if len(sp.runs) == 1 {
 			var err error
-			if ranges, narrowed, err = s.stepRanges(ctx, sp.table, sp.runs[0], sp.step); err != nil {
+			if ranges, narrowed, err = s.stepRanges(ctx, sp.table, sp.runs[0], sp.step, stepRowOf(ctx, sp.runs[0], sp.step)); err != nil {
 				return nil, err
 			}
 		}

@@ -25,9 +25,9 @@ import (
 // only the blocks whose range holds it, which is exact: every row of the
 // run at or below the learned end is in a block whose range holds its
 // step. Rows added later are learned before the next read, over the rows
-// added since (ids only grow), and what was learned is checked against
-// the row it ends at, like a span: a store whose rows were deleted from
-// under it is learned again. Rows deleted below only make a block's range
+// added since, and what was learned is vouched for by the table's witness,
+// like a span (witness.go): a table where an id may have been handed out
+// again is learned again. Rows deleted below only make a block's range
 // wider than it need be.
 
 // zoneShift sets a block's size: 4 096 row ids.
@@ -38,10 +38,9 @@ type stepRange struct{ lo, hi int }
 
 // runZones is what is known of one run's rows in one table.
 type runZones struct {
-	from                int64 // learned over the ids in (from, through]
-	through, throughRun int64 // learned through this row id, whose run_id this was (-1: none)
-	throughStep         int   // and its step
-	blocks              map[int64]stepRange
+	from, through int64  // learned over the ids in (from, through]
+	gen           uint64 // of what was learned of the table (rows.go) when it was
+	blocks        map[int64]stepRange
 }
 
 type zoneKey struct {
@@ -60,18 +59,6 @@ func (z *stepZones) forget() {
 	z.mu.Unlock()
 }
 
-// rowAt is the run_id and step of row id in table, run -1 when there is none.
-func rowAt(ctx context.Context, db *sql.DB, table string, id int64) (run int64, step int, err error) {
-	if id <= 0 {
-		return -1, 0, nil
-	}
-	err = db.QueryRowContext(ctx, "SELECT run_id, step FROM "+table+" WHERE id = ?", id).Scan(&run, &step)
-	if err == sql.ErrNoRows {
-		return -1, 0, nil
-	}
-	return run, step, err
-}
-
 // stepRanges returns the id ranges, ascending, that hold every row of run
 // in table under step, as of the table's end now. ok is false for a table
 // small enough to read whole in one go, or a run short enough to read by
@@ -81,7 +68,7 @@ func rowAt(ctx context.Context, db *sql.DB, table string, id int64) (run int64, 
 // to start (a span an earlier read learned, rows.go), else over the whole
 // table, a block a read: the one pass that finds its rows also learns
 // their steps.
-func (s *Store) stepRanges(ctx context.Context, table string, run int64, step int) (out []span, ok bool, err error) {
+func (s *Store) stepRanges(ctx context.Context, table string, run int64, step int, row int64) (out []span, ok bool, err error) {
 	db := s.read
 	top, err := tableTop(ctx, db, table)
 	if err != nil || top <= smallTable {
@@ -92,31 +79,22 @@ func (s *Store) stepRanges(ctx context.Context, table string, run int64, step in
 	if s.zones.runs == nil {
 		s.zones.runs = map[zoneKey]*runZones{}
 	}
+	gen, from, err := s.vouchedStart(ctx, table, run, top)
+	if err != nil {
+		return nil, false, err
+	}
 	key := zoneKey{table, run}
 	z := s.zones.runs[key]
-	if z != nil {
-		r, st, err := rowAt(ctx, db, table, z.through)
-		if err != nil {
-			return nil, false, err
-		}
-		if r != z.throughRun || st != z.throughStep || z.through > top {
-			z = nil // rows were deleted from under it: learned again
-		}
+	if z != nil && (z.gen != gen || z.through > top) {
+		z = nil // an id may have been handed out again: learned again
 	}
 	if z == nil {
 		// Only a long run is worth it: a short one's rows are read by its
 		// span, whose learning is shared with every other run's (rows.go).
-		if long, err := s.longRun(ctx, run); err != nil || !long {
+		if long, err := s.longRun(ctx, run, row); err != nil || !long {
 			return nil, false, err
 		}
-		from, err := s.knownStart(ctx, table, run)
-		if err != nil {
-			return nil, false, err
-		}
-		z = &runZones{from: from, through: from, blocks: map[int64]stepRange{}}
-		if z.throughRun, z.throughStep, err = rowAt(ctx, db, table, from); err != nil {
-			return nil, false, err
-		}
+		z = &runZones{from: from, through: from, gen: gen, blocks: map[int64]stepRange{}}
 	}
 	if z.through < top {
 		if err := z.learn(ctx, db, table, run, top); err != nil {
@@ -150,8 +128,27 @@ func (s *Store) stepRanges(ctx context.Context, table string, run int64, step in
 const zoneMinSpan = 4 * readChunk
 
 // longRun reports whether run's steps rows span zoneMinSpan ids or more
-// (the span the timeline's reads learn, rows.go).
-func (s *Store) longRun(ctx context.Context, run int64) (bool, error) {
+// (the span the timeline's reads learn, rows.go). row is one of its steps
+// rows: when the run has a steps row about zoneMinSpan ids before it or
+// after it, it is long without learning its span, a pass over the whole
+// table. Which way a run is read is only a matter of cost: both are exact.
+func (s *Store) longRun(ctx context.Context, run, row int64) (bool, error) {
+	if row > 0 {
+		const probe = 256
+		for _, lo := range []int64{row - zoneMinSpan - probe, row + zoneMinSpan} {
+			if lo < 0 {
+				continue
+			}
+			var n int
+			err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM steps WHERE id > ? AND id <= ? AND run_id = ?", lo, lo+probe, run).Scan(&n)
+			if err != nil {
+				return false, err
+			}
+			if n > 0 {
+				return true, nil
+			}
+		}
+	}
 	ranges, err := s.runRanges(ctx, "steps", []int64{run})
 	if err != nil {
 		return false, err
@@ -166,26 +163,26 @@ func (s *Store) longRun(ctx context.Context, run int64) (bool, error) {
 	return n >= zoneMinSpan, nil
 }
 
-// knownStart is a row id below which run has no rows in table, as far as
-// what the reads of its rows have learned (rows.go) says without reading
-// more: its span's first row, or how far a span that found none reaches;
-// else 0.
-func (s *Store) knownStart(ctx context.Context, table string, run int64) (int64, error) {
+// vouchedStart has the table's witness vouch for what was learned of it
+// (witness.go) and returns the generation of that learning and a row id
+// below which run has no rows in table, as far as what the reads of its
+// rows have learned (rows.go) says without reading more: its span's first
+// row, or how far a span that found none reaches; else 0.
+func (s *Store) vouchedStart(ctx context.Context, table string, run, top int64) (gen uint64, from int64, err error) {
 	tb := s.rows.table(table)
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	if err := tb.vouch(ctx, s, table, top); err != nil {
+		return 0, 0, err
+	}
 	sp, ok := tb.spans[run]
-	if !ok {
-		return 0, nil
+	switch {
+	case !ok:
+		return tb.gen, 0, nil
+	case sp.first > 0:
+		return tb.gen, sp.first - 1, nil
 	}
-	r, err := rowRun(ctx, s.read, table, sp.through)
-	if err != nil || r != sp.throughRun {
-		return 0, err
-	}
-	if sp.first > 0 {
-		return sp.first - 1, nil
-	}
-	return sp.through, nil
+	return tb.gen, sp.through, nil
 }
 
 // learn brings z up to top: the blocks of the run's rows in (through, top],
@@ -210,10 +207,28 @@ func (z *runZones) learn(ctx context.Context, db *sql.DB, table string, run, top
 		}
 		lo = hi
 	}
-	r, st, err := rowAt(ctx, db, table, top)
-	if err != nil {
-		return err
-	}
-	z.through, z.throughRun, z.throughStep = top, r, st
+	z.through = top
 	return nil
+}
+
+// stepRowKey carries the steps row of the step a detail is read for down
+// to longRun, which can tell a long run from the rows around it.
+type stepRowKey struct{}
+
+type stepRow struct {
+	run  int64
+	step int
+	row  int64
+}
+
+func withStepRow(ctx context.Context, run int64, step int, row int64) context.Context {
+	return context.WithValue(ctx, stepRowKey{}, stepRow{run, step, row})
+}
+
+// stepRowOf is the steps row withStepRow gave for run's step, else 0.
+func stepRowOf(ctx context.Context, run int64, step int) int64 {
+	if r, ok := ctx.Value(stepRowKey{}).(stepRow); ok && r.run == run && r.step == step {
+		return r.row
+	}
+	return 0
 }

@@ -123,7 +123,7 @@ func TestStepZonesAreExact(t *testing.T) {
 	// The read is bounded: an ordinary step's rows lie in a block or
 	// two, not the run's whole span.
 	for _, table := range []string{"ledger_observations", "policy_events", "provider_calls"} {
-		ranges, ok, err := s.stepRanges(ctx, table, 1, 6000)
+		ranges, ok, err := s.stepRanges(ctx, table, 1, 6000, 0)
 		var ids int64
 		for _, r := range ranges {
 			ids += r.last - r.first + 1
@@ -160,11 +160,116 @@ db.commit()
 `)
 	checkSteps(t, s, 3, 5, 6000, 9000, 36050)
 
+	// New steps whose rows fill fresh blocks, each of a narrow range of
+	// steps, learned by a read.
+	python3(t, path, zoneStepsScript, "36100", "44300")
+	checkSteps(t, s, 3, 36200, 44000)
+
+	// A foreign writer deletes the newest rows and writes them again
+	// under the same ids, the steps spread differently, ending on a row
+	// of the run and step the old last row had: ledger_observations hands
+	// the ids out again by itself (no AUTOINCREMENT), the other tables are
+	// given them. The rewritten rows' steps lie outside every range
+	// learned for their blocks.
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for table, cols, vals, explicit in (
+        ("ledger_observations", "kind, text", "'read', 'rewritten'", False),
+        ("provider_calls", "attempt, provider, latency_ms", "7, 'p', 5", True),
+        ("policy_events", "kind, act, target", "'decision', 'read', 'rewritten'", True)):
+    top = db.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0]
+    run, step = db.execute(f"SELECT run_id, step FROM {table} WHERE id = ?", (top,)).fetchone()
+    db.execute(f"DELETE FROM {table} WHERE id > ?", (top - 300,))
+    for i, id in enumerate(range(top - 299, top + 1)):
+        r, n = (run, step) if id == top else (1, (3, 9000, 20000)[i % 3])
+        if explicit:
+            db.execute(f"INSERT INTO {table} (id, run_id, step, {cols}) VALUES (?, ?, ?, {vals})", (id, r, n))
+        else:
+            db.execute(f"INSERT INTO {table} (run_id, step, {cols}) VALUES (?, ?, {vals})", (r, n))
+    assert db.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] == top
+db.commit()
+`)
+	checkSteps(t, s, 3, 9000, 20000, 44299)
+
+	// A session whose run wrote the newest rows of every table is deleted
+	// the way io-harness deletes one (sessions.rs, Store::prune_counted:
+	// each run table by run_id IN the session's runs, then runs,
+	// session_turns, sessions). Then run 1 writes on, under ids the deleted
+	// rows had, and the run after it too.
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO runs (id, goal, file) VALUES (3, 'in a session', 'f')")
+db.execute("INSERT INTO sessions (id, root) VALUES (1, '/repo')")
+db.execute("INSERT INTO session_turns (session_id, run_id, prompt) VALUES (1, 3, 'go')")
+for n in range(1, 400):
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (3, ?, 'read', 'session')", (n,))
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (3, ?, 1, 'p', 5)", (n,))
+    db.execute("INSERT INTO policy_events (run_id, step, kind, act, target) VALUES (3, ?, 'decision', 'read', 'session')", (n,))
+    db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (3, ?, 'e', 'session', 1, 0)", (n,))
+db.commit()
+`)
+	checkSteps(t, s, 5, 44000)
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+runs = [r for (r,) in db.execute("""WITH RECURSIVE tree(id) AS (
+    SELECT run_id FROM session_turns WHERE session_id IN (1)
+    UNION SELECT r.id FROM runs r JOIN tree t ON r.parent_run_id = t.id) SELECT id FROM tree ORDER BY id""")]
+run_list = ", ".join(map(str, runs))
+tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+for table, key in (("steps", "run_id"), ("policy_events", "run_id"), ("context_events", "run_id"),
+        ("ledger_observations", "run_id"), ("provider_calls", "run_id"), ("edits", "run_id"),
+        ("citations", "run_id"), ("server_tool_calls", "run_id"), ("step_turns", "run_id")):
+    if table in tables:
+        db.execute(f"DELETE FROM {table} WHERE {key} IN ({run_list})")
+db.execute(f"DELETE FROM runs WHERE id IN ({run_list})")
+db.execute("DELETE FROM session_turns WHERE session_id IN (1)")
+db.execute("DELETE FROM sessions WHERE id IN (1)")
+db.commit()
+db.execute("INSERT INTO runs (goal, file) VALUES ('after', 'f')")
+for i in range(600):
+    n = (4, 12000, 30000, 44100)[i % 4]
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'after the session')", (n,))
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 9, 'p', 5)", (n,))
+    db.execute("INSERT INTO policy_events (run_id, step, kind, act, target) VALUES (1, ?, 'decision', 'read', 'after')", (n,))
+    db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (1, ?, 'e', 'after', 1, 0)", (n,))
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (4, ?, 'read', 'next run')", (n,))
+db.commit()
+`)
+	checkSteps(t, s, 4, 12000, 30000, 44100, 44000)
+
+	// Rows of the run deleted from the middle of a table, and appends
+	// after: a step reads what is left.
+	python3(t, path, `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM ledger_observations WHERE run_id = 1 AND step BETWEEN 100 AND 120")
+db.execute("DELETE FROM policy_events WHERE run_id = 1 AND id % 3 = 0")
+db.commit()
+`)
+	python3(t, path, zoneStepsScript, "44300", "44400")
+	checkSteps(t, s, 3, 110, 9000, 12000, 20000, 44350)
+
 	// The handle's view agrees with a fresh one's.
 	fresh, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	checkSteps(t, fresh, 3, 9000, 36050)
+	checkSteps(t, fresh, 3, 110, 9000, 12000, 20000, 36050, 44299, 44350)
 }
+
+// zoneStepsScript appends run 1's steps argv[2] to argv[3] (exclusive), each
+// with an observation, a provider attempt and a policy event.
+const zoneStepsScript = `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for n in range(int(sys.argv[2]), int(sys.argv[3])):
+    db.execute("INSERT INTO steps (run_id, step, decision, result) VALUES (1, ?, 'read', 'ok')", (n,))
+    db.execute("INSERT INTO ledger_observations (run_id, step, kind, text) VALUES (1, ?, 'read', 'new')", (n,))
+    db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 1, 'p', 5)", (n,))
+    db.execute("INSERT INTO policy_events (run_id, step, kind, act, target) VALUES (1, ?, 'decision', 'read', 'new')", (n,))
+db.commit()
+`
