@@ -46,31 +46,57 @@ const (
 
 // RawRow is the row a statement is on. Its bytes are SQLite's, valid only
 // until fn returns.
+//
+// Each column is reached once a row through sqlite3_column_value and read
+// from there with the sqlite3_value_* calls. Every sqlite3_column_* call
+// takes the connection's mutex (twice, in and out), and a text column read
+// as type, text and length took it three times: on 100 k runs of ten
+// columns that was the most of what a raw read cost. The value calls take
+// none, which SQLite allows of one thread at a time on the connection
+// (the "unprotected" values of sqlite3_column_value): fn runs inside
+// database/sql's Conn.Raw, which lends the connection to this goroutine
+// alone.
 type RawRow struct {
 	tls  *libc.TLS
 	stmt uintptr
+	vals []uintptr // column i's sqlite3_value on this row, 0 until asked
+}
+
+// val is column i's sqlite3_value on this row.
+func (r *RawRow) val(i int) uintptr {
+	if i < 0 || i >= len(r.vals) {
+		// Out of range: SQLite's own answer (a NULL, and SQLITE_RANGE).
+		return sqlite3.Xsqlite3_column_value(r.tls, r.stmt, int32(i))
+	}
+	if v := r.vals[i]; v != 0 {
+		return v
+	}
+	v := sqlite3.Xsqlite3_column_value(r.tls, r.stmt, int32(i))
+	r.vals[i] = v
+	return v
 }
 
 // Type is column i's storage class (Integer, Float, Text, Blob, Null).
-func (r *RawRow) Type(i int) int { return int(sqlite3.Xsqlite3_column_type(r.tls, r.stmt, int32(i))) }
+func (r *RawRow) Type(i int) int { return int(sqlite3.Xsqlite3_value_type(r.tls, r.val(i))) }
 
 // Int64 is column i as an integer (for an Integer column).
-func (r *RawRow) Int64(i int) int64 { return sqlite3.Xsqlite3_column_int64(r.tls, r.stmt, int32(i)) }
+func (r *RawRow) Int64(i int) int64 { return sqlite3.Xsqlite3_value_int64(r.tls, r.val(i)) }
 
 // Text is a Text column's bytes where SQLite holds them: copy what is
-// kept. (Each call into SQLite takes the connection's mutex, the most of
-// what a column costs: callers that know the type say which.)
+// kept.
 func (r *RawRow) Text(i int) []byte {
-	return r.bytes(sqlite3.Xsqlite3_column_text(r.tls, r.stmt, int32(i)), i)
+	v := r.val(i)
+	return r.bytes(sqlite3.Xsqlite3_value_text(r.tls, v), v)
 }
 
 // Blob is a Blob column's bytes where SQLite holds them.
 func (r *RawRow) Blob(i int) []byte {
-	return r.bytes(sqlite3.Xsqlite3_column_blob(r.tls, r.stmt, int32(i)), i)
+	v := r.val(i)
+	return r.bytes(sqlite3.Xsqlite3_value_blob(r.tls, v), v)
 }
 
-func (r *RawRow) bytes(p uintptr, i int) []byte {
-	n := sqlite3.Xsqlite3_column_bytes(r.tls, r.stmt, int32(i))
+func (r *RawRow) bytes(p, v uintptr) []byte {
+	n := sqlite3.Xsqlite3_value_bytes(r.tls, v)
 	if p == 0 || n <= 0 {
 		return nil
 	}
@@ -84,7 +110,7 @@ func (r *RawRow) Value(i int) any {
 	case Integer:
 		return r.Int64(i)
 	case Float:
-		return sqlite3.Xsqlite3_column_double(r.tls, r.stmt, int32(i))
+		return sqlite3.Xsqlite3_value_double(r.tls, r.val(i))
 	case Text:
 		return string(r.Text(i))
 	case Blob:
@@ -167,7 +193,7 @@ func (h sqlite3Handle) eachRow(ctx context.Context, q string, args []int64, fn f
 			return ErrNoRaw
 		}
 	}
-	row := RawRow{tls: tls, stmt: stmt}
+	row := RawRow{tls: tls, stmt: stmt, vals: make([]uintptr, sqlite3.Xsqlite3_column_count(tls, stmt))}
 	for n := 0; ; n++ {
 		if n%rawCheckRows == 0 {
 			if err := ctx.Err(); err != nil {
@@ -176,6 +202,7 @@ func (h sqlite3Handle) eachRow(ctx context.Context, q string, args []int64, fn f
 		}
 		switch sqlite3.Xsqlite3_step(tls, stmt) {
 		case sqlite3.SQLITE_ROW:
+			clear(row.vals) // a step moves every value
 			if err := fn(&row); err != nil {
 				return err
 			}
