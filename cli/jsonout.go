@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -261,8 +262,8 @@ type jsonDoc struct {
 	w     *bufio.Writer
 	first bool
 	err   error
-	buf   []byte // the value being written, indented
-	run   []byte // a jsonRun, compact (appendRunJSON)
+	buf   []byte  // the value being written, indented
+	run   jsonRun // the run runList is writing
 }
 
 func newJSONDoc(w io.Writer) *jsonDoc {
@@ -290,19 +291,29 @@ func (d *jsonDoc) value(v any, prefix string) {
 	if d.err != nil {
 		return
 	}
-	var b []byte
-	var err error
 	if r, ok := v.(jsonRun); ok {
-		d.run, err = appendRunJSON(d.run[:0], &r)
-		b = d.run
-	} else {
-		b, err = json.Marshal(v)
+		d.runValue(&r, prefix)
+		return
 	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		d.err = err
 		return
 	}
 	d.buf = indentJSON(d.buf[:0], b, prefix)
+	d.raw(d.buf)
+}
+
+// runValue writes a run as value would, indented as it is written.
+func (d *jsonDoc) runValue(r *jsonRun, prefix string) {
+	if d.err != nil {
+		return
+	}
+	var err error
+	if d.buf, err = appendRunJSONIndented(d.buf[:0], r, prefix); err != nil {
+		d.err = err
+		return
+	}
 	d.raw(d.buf)
 }
 
@@ -381,6 +392,26 @@ func (d *jsonDoc) list(name string, n int, elem func(i int) any) {
 	d.raw([]byte("\n  ]"))
 }
 
+// runList is list for runs, run(i, &j) filling each: no run is boxed into
+// an interface on its way (a list of 100 k runs was 100 k copies).
+func (d *jsonDoc) runList(name string, n int, run func(i int, j *jsonRun)) {
+	d.key(name)
+	if n == 0 {
+		d.raw([]byte("[]"))
+		return
+	}
+	d.raw([]byte("["))
+	for i := 0; i < n && d.err == nil; i++ {
+		if i > 0 {
+			d.raw([]byte(","))
+		}
+		d.raw([]byte("\n    "))
+		run(i, &d.run)
+		d.runValue(&d.run, "    ")
+	}
+	d.raw([]byte("\n  ]"))
+}
+
 // close ends the object.
 func (d *jsonDoc) close() error {
 	d.raw([]byte("\n}\n"))
@@ -396,6 +427,10 @@ func (d *jsonDoc) close() error {
 func escapeJSONControls(b []byte) []byte {
 	i := 0
 	for i < len(b) {
+		if i+8 <= len(b) && !hasDELOrHigh(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8 // eight bytes below DEL at once: 64 MB of runs is mostly ASCII
+			continue
+		}
 		if b[i] < 0x7f {
 			i++
 			continue
@@ -421,6 +456,14 @@ func escapeJSONControls(b []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+// hasDELOrHigh says whether any of the eight bytes in w is 0x7f or above.
+// Adding 1 to each byte sets the high bit of a 0x7f; only a byte of 0xff
+// carries into the next one, and its own high bit is set already.
+func hasDELOrHigh(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w|(w+ones))&highs != 0
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -449,6 +492,13 @@ func storeJSON(src store.Source) jsonStore {
 }
 
 func (rd *reading) runJSON(id string) jsonRun {
+	var j jsonRun
+	rd.fillRunJSON(&j, id)
+	return j
+}
+
+// fillRunJSON sets *j to runJSON(id).
+func (rd *reading) fillRunJSON(out *jsonRun, id string) {
 	md := rd.md
 	got, _ := md.Read(id, rd.now)
 	r := got.Run
@@ -487,7 +537,7 @@ func (rd *reading) runJSON(id string) jsonRun {
 	if rec := r.Recovery; rec != nil {
 		j.Recovery = &jsonRecovery{AttemptID: rec.AttemptID, Step: rec.Step, Tool: rec.Tool, StartedAt: timePtr(rec.StartedAt)}
 	}
-	return j
+	*out = j
 }
 
 func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
