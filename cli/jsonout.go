@@ -500,16 +500,20 @@ func (rd *reading) runJSON(id string) jsonRun {
 // fillRunJSON sets *j to runJSON(id).
 func (rd *reading) fillRunJSON(out *jsonRun, id string) {
 	md := rd.md
-	got, _ := md.Read(id, rd.now)
+	got, ok := md.Read(id, rd.now) // the root, lease and liveness too: one look-up a run
+	if !ok {
+		got.Root, got.Liveness = md.RootOf(id), md.Liveness(id, rd.now)
+		got.Lease, got.LeaseHolder = md.Lease(id)
+	}
 	r := got.Run
-	lease, heldBy := md.Lease(id)
+	lease, heldBy := got.Lease, got.LeaseHolder
 	j := jsonRun{
-		ID: r.ID, ParentID: str(r.ParentID), RootID: md.RootOf(id), Depth: r.Depth,
+		ID: r.ID, ParentID: str(r.ParentID), RootID: got.Root, Depth: r.Depth,
 		State: stateName(got.State), Status: str(string(r.Status)), Outcome: str(string(r.Outcome)),
 		Goal: r.Goal, Workspace: str(r.Workspace), Provider: str(r.Provider), TurnKind: str(r.TurnKind),
 		StartedAt: timePtr(r.StartedAt), TreeAgents: got.Agents,
 		AgentWait: got.Waiting, TreeWait: got.TreeWaiting,
-		Liveness: md.Liveness(id, rd.now).String(),
+		Liveness: got.Liveness.String(),
 	}
 	if c := got.Own; c.Known {
 		j.AgentSteps, j.AgentTokens = ptr(c.Steps), ptr(c.Tokens)
