@@ -47,33 +47,43 @@ const (
 // RawRow is the row a statement is on. Its bytes are SQLite's, valid only
 // until fn returns.
 //
-// Each column is reached once a row through sqlite3_column_value and read
-// from there with the sqlite3_value_* calls. Every sqlite3_column_* call
-// takes the connection's mutex (twice, in and out), and a text column read
-// as type, text and length took it three times: on 100 k runs of ten
-// columns that was the most of what a raw read cost. The value calls take
-// none, which SQLite allows of one thread at a time on the connection
-// (the "unprotected" values of sqlite3_column_value): fn runs inside
-// database/sql's Conn.Raw, which lends the connection to this goroutine
-// alone.
+// Each column is read from its sqlite3_value with the sqlite3_value_*
+// calls, which take no lock. Every sqlite3_column_* call takes the
+// connection's mutex, in and out, and a text column read as type, text and
+// length took it three times: on 100 k runs of ten columns that was the
+// most of what a raw read cost. Reading the values unlocked is what SQLite
+// allows of one thread at a time on a connection (sqlite3_column_value's
+// "unprotected" values), and fn runs inside database/sql's Conn.Raw, which
+// lends the connection to this goroutine alone.
+//
+// The values are found where sqlite3_column_value finds them, the row's
+// array of Mem (Vdbe.pResultRow, nResColumn long), read through the
+// types modernc's build of SQLite declares, so a layout that moves does
+// not compile; sqlite3_column_value itself is asked when the row is not
+// there to read (TestRawRowValuesAreColumnValues holds the two equal).
 type RawRow struct {
 	tls  *libc.TLS
 	stmt uintptr
-	vals []uintptr // column i's sqlite3_value on this row, 0 until asked
+	row  uintptr // the row's first Mem, 0: ask sqlite3_column_value
+	cols int
+}
+
+// memSize is the size of one Mem, the stride of a result row.
+const memSize = unsafe.Sizeof(sqlite3.TMem{})
+
+// at points r at the row the statement has just stepped onto.
+func (r *RawRow) at() {
+	vm := (*sqlite3.TVdbe)(unsafePointer(r.stmt))
+	r.row, r.cols = vm.FpResultRow, int(vm.FnResColumn)
 }
 
 // val is column i's sqlite3_value on this row.
 func (r *RawRow) val(i int) uintptr {
-	if i < 0 || i >= len(r.vals) {
-		// Out of range: SQLite's own answer (a NULL, and SQLITE_RANGE).
+	if r.row == 0 || i < 0 || i >= r.cols {
+		// SQLite's own answer: out of range, a NULL and SQLITE_RANGE.
 		return sqlite3.Xsqlite3_column_value(r.tls, r.stmt, int32(i))
 	}
-	if v := r.vals[i]; v != 0 {
-		return v
-	}
-	v := sqlite3.Xsqlite3_column_value(r.tls, r.stmt, int32(i))
-	r.vals[i] = v
-	return v
+	return r.row + uintptr(i)*memSize
 }
 
 // Type is column i's storage class (Integer, Float, Text, Blob, Null).
@@ -193,7 +203,7 @@ func (h sqlite3Handle) eachRow(ctx context.Context, q string, args []int64, fn f
 			return ErrNoRaw
 		}
 	}
-	row := RawRow{tls: tls, stmt: stmt, vals: make([]uintptr, sqlite3.Xsqlite3_column_count(tls, stmt))}
+	row := RawRow{tls: tls, stmt: stmt}
 	for n := 0; ; n++ {
 		if n%rawCheckRows == 0 {
 			if err := ctx.Err(); err != nil {
@@ -202,7 +212,7 @@ func (h sqlite3Handle) eachRow(ctx context.Context, q string, args []int64, fn f
 		}
 		switch sqlite3.Xsqlite3_step(tls, stmt) {
 		case sqlite3.SQLITE_ROW:
-			clear(row.vals) // a step moves every value
+			row.at()
 			if err := fn(&row); err != nil {
 				return err
 			}
