@@ -276,19 +276,23 @@ func (s *Store) parentsAbove(ctx context.Context, runs []string) (map[string]str
 	return out, nil
 }
 
-// runSet is a long list of run ids, made a set the first time a row is
-// looked up in it: most stores hold no request of most kinds, and making
-// the set of a 100 k-run tree for each kind was most of reading its
-// (no) requests.
+// runSet is a long list of run ids (as text, or as numbers), made a set
+// the first time a row is looked up in it: most stores hold no request of
+// most kinds, and making the set of a 100 k-run tree for each kind was
+// most of reading its (no) requests.
 type runSet struct {
-	ids []string
-	set map[int64]bool
+	ids  []string
+	nums []int64
+	set  map[int64]bool
 }
 
 func (r *runSet) has(run int64) bool {
 	if r.set == nil {
-		r.set = make(map[int64]bool, len(r.ids))
-		for _, n := range parseIDs(r.ids) {
+		if r.nums == nil {
+			r.nums = parseIDs(r.ids)
+		}
+		r.set = make(map[int64]bool, len(r.nums))
+		for _, n := range r.nums {
 			r.set[n] = true
 		}
 	}
