@@ -23,7 +23,7 @@ func (a *app) runs(ctx context.Context, s *session, asJSON bool) error {
 		d.field("store", storeJSON(s.src))
 		d.field("at", jsonTime(rd.now))
 		ids := md.Newest()
-		d.list("runs", len(ids), func(i int) any { return rd.runJSON(ids[i]) })
+		d.runList("runs", len(ids), func(i int, j *jsonRun, sc *runScratch) { rd.fillRunJSON(j, ids[i], sc) })
 		reqs := rd.openRequests(nil)
 		d.list("requests", len(reqs), func(i int) any { return rd.requestJSON(reqs[i]) })
 		return d.close()

@@ -113,7 +113,7 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.field("at", jsonTime(rd.now))
 	d.field("run", rd.runJSON(sh.id))
 	d.field("ancestry", rd.md.Ancestry(sh.id))
-	d.list("tree", len(sh.tree), func(i int) any { return rd.runJSON(sh.tree[i]) })
+	d.runList("tree", len(sh.tree), func(i int, j *jsonRun, sc *runScratch) { rd.fillRunJSON(j, sh.tree[i], sc) })
 	d.list("steps", len(sh.steps), func(i int) any { return stepJSON(sh.steps[i], sh.detail(sh.steps[i])) })
 	d.list("context", len(sh.samples), func(i int) any { return sampleJSON(sh.samples[i]) })
 	d.field("drift", sh.drift())

@@ -53,7 +53,7 @@ func (m *Model) sums() (*forest, *sums) {
 
 // Agent is the run's own counts: this agent's steps and tokens.
 func (m *Model) Agent(id string) Counts {
-	r := m.runs[id]
+	r := m.run(id)
 	if r == nil {
 		return Counts{}
 	}

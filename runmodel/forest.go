@@ -12,12 +12,14 @@ import (
 // numbered by age (oldest first); every array is indexed by that number.
 type forest struct {
 	runs   []*store.Run     // by age
-	index  map[string]int32 // run id → age
+	ids    map[string]int32 // run id → slot: the model's (a slot past age came after the forest)
+	age    []int32          // slot → age (-1: a slot with no run)
 	parent []int32          // the parent in the forest, -1 for a root
 	kidOff []int32          // the children of i are kids[kidOff[i]:kidOff[i+1]], oldest first
 	kids   []int32
 	kidIDs []string // kids as ids, so Children hands out a slice without copying
 	roots  []string // newest first
+	rootAt []int32  // roots as age numbers
 	pre    []string // preorder: trees newest root first, parents before children, siblings oldest first
 	order  []int32  // pre as age numbers
 	pos    []int32  // where each run is in pre
@@ -31,6 +33,7 @@ type ageKey struct {
 	at  time.Time
 	num int64
 	r   *store.Run
+	s   int32 // its slot
 }
 
 // olderFirst orders runs by age: start time, then numeric id, then id
@@ -54,30 +57,32 @@ func smallerID(a, b string) bool {
 	return a < b
 }
 
-// buildForest derives the forest in O(n log n) for the age sort and O(n)
-// for everything else. runs come newest first as a store lists them, so
-// the sort is skipped when they are in age order already (on 100 k runs
-// it was an eighth of listing them); any other order is sorted.
-func buildForest(runs []*store.Run) forest {
-	n := len(runs)
-	f := forest{runs: make([]*store.Run, 0, n), index: make(map[string]int32, n), parent: make([]int32, n)}
-	keyed := make([]ageKey, 0, n)
-	for i := n - 1; i >= 0; i-- {
-		r := runs[i]
-		keyed = append(keyed, ageKey{r.StartedAt, store.IDNumber(r.ID), r})
+// buildForest derives the forest of the runs in slots (ids: id → slot)
+// in O(n log n) for the age sort and O(n) for everything else. Slots come
+// newest first as a store lists them, so the sort is skipped when they are
+// in age order already (on 100 k runs it was an eighth of listing them);
+// any other order is sorted.
+func buildForest(ids map[string]int32, slots []*store.Run) forest {
+	f := forest{ids: ids, age: make([]int32, len(slots))}
+	keyed := make([]ageKey, 0, len(ids))
+	for s := len(slots) - 1; s >= 0; s-- {
+		f.age[s] = -1
+		if r := slots[s]; r != nil {
+			keyed = append(keyed, ageKey{r.StartedAt, store.IDNumber(r.ID), r, int32(s)})
+		}
 	}
 	if !slices.IsSortedFunc(keyed, olderFirst) {
 		slices.SortFunc(keyed, olderFirst)
 	}
-	for _, k := range keyed {
+	n := len(keyed)
+	f.runs, f.parent = make([]*store.Run, 0, n), make([]int32, n)
+	for i, k := range keyed {
 		f.runs = append(f.runs, k.r)
-	}
-	for i, r := range f.runs {
-		f.index[r.ID] = int32(i)
+		f.age[k.s] = int32(i)
 	}
 	for i, r := range f.runs {
 		f.parent[i] = -1
-		if p, ok := f.index[r.ParentID]; ok && r.ParentID != "" {
+		if p, ok := f.at(r.ParentID); ok && r.ParentID != "" {
 			f.parent[i] = p // a parent not in the store leaves an orphan, shown as a root
 		}
 	}
@@ -155,6 +160,7 @@ func (f *forest) link() {
 	for i := n - 1; i >= 0; i-- {
 		if f.parent[i] < 0 {
 			f.roots = append(f.roots, f.runs[i].ID)
+			f.rootAt = append(f.rootAt, int32(i))
 		}
 	}
 }
@@ -167,8 +173,8 @@ func (f *forest) walk() {
 	f.pos, f.size, f.root = make([]int32, n), make([]int32, n), make([]int32, n)
 	order := make([]int32, 0, n)
 	stack := make([]int32, 0, len(f.roots))
-	for k := len(f.roots) - 1; k >= 0; k-- {
-		stack = append(stack, f.index[f.roots[k]])
+	for k := len(f.rootAt) - 1; k >= 0; k-- {
+		stack = append(stack, f.rootAt[k])
 	}
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
@@ -198,14 +204,17 @@ func (f *forest) walk() {
 
 // at is a run's age number, or false for a run the store does not hold.
 func (f *forest) at(id string) (int32, bool) {
-	i, ok := f.index[id]
-	return i, ok
+	s, ok := f.ids[id]
+	if !ok || int(s) >= len(f.age) || f.age[s] < 0 {
+		return 0, false
+	}
+	return f.age[s], true
 }
 
 // tree is the forest, derived again first if the runs changed shape.
 func (m *Model) tree() *forest {
 	if m.shapeStale {
-		m.f = buildForest(m.list)
+		m.f = buildForest(m.ids, m.slots)
 		m.shapes++
 		m.shapeStale, m.sumsStale, m.leasesStale = false, true, true
 	}

@@ -1,7 +1,6 @@
 package runmodel
 
 import (
-	"slices"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -12,15 +11,20 @@ import (
 type Model struct {
 	recordsLeases bool
 	recorder      func(runID string) bool // per store, over several (SetLeaseRecorder)
-	runs          map[string]*store.Run
-	list          []*store.Run    // the runs as given, newest first from a load, then the new ones (the forest's age sort starts from it)
-	leased        map[string]bool // runs holding a lease now
-	requests      map[store.RequestKey]*Request
+	// Each run has a slot, numbered as the runs were given (newest first
+	// from a load, then the new ones: the forest's age sort starts from
+	// that order); ids is the one map by id, every other table is by slot.
+	// (A map by id for each table was most of the model's time on 100 k runs.)
+	ids      map[string]int32
+	slots    []*store.Run    // nil for a slot whose run was dropped
+	leased   map[string]bool // runs holding a lease now
+	requests map[store.RequestKey]*Request
 
 	// Steps and tokens of runs without a summary are counted by RunStats;
 	// rows that arrive while a count is on its way wait in pendingStats
-	// and are added only if the count did not include them.
-	statsThrough map[string]int64
+	// and are added only if the count did not include them. through is the
+	// last step row counted, by slot (countedAll: the summary's counts).
+	through      []int64
 	pendingStats map[string][]store.StepRow
 
 	// Each derived view has its own flag, so a burst of step commits (which
@@ -99,32 +103,50 @@ func (m *Model) SetRecordsLeases(v bool) {
 // the caller must not change them: copying each run beside the slice it
 // came in allocated 22 MB more on 100 k runs, at the explorer's peak.
 func (m *Model) SetRuns(runs []store.Run) {
-	m.runs = make(map[string]*store.Run, len(runs))
-	m.list = make([]*store.Run, 0, len(runs))
+	m.ids = make(map[string]int32, len(runs))
+	m.slots = make([]*store.Run, 0, len(runs))
+	m.through = make([]int64, 0, len(runs))
 	m.leased = map[string]bool{}
-	m.statsThrough = make(map[string]int64, len(runs))
 	m.pendingStats = map[string][]store.StepRow{}
 	for i := range runs {
 		r := &runs[i]
-		m.hold(r) // the last one given stands
+		s := m.hold(r) // the last one given stands
 		if r.Lease != nil {
 			m.leased[r.ID] = true
 		}
 		if r.StatsKnown {
-			m.statsThrough[r.ID] = countedAll
+			m.through[s] = countedAll
 		}
 	}
 	m.shapeStale = true
 }
 
-// hold keeps a run: in the map by id and in the list the forest is built
-// from, in place of a run of the same id held before.
-func (m *Model) hold(r *store.Run) {
-	if old := m.runs[r.ID]; old != nil {
-		m.list = slices.DeleteFunc(m.list, func(o *store.Run) bool { return o == old })
+// hold keeps a run in its slot, in place of a run of the same id held
+// before (whose counted-through mark stays), or in a new slot.
+func (m *Model) hold(r *store.Run) int32 {
+	if s, ok := m.ids[r.ID]; ok {
+		m.slots[s] = r
+		return s
 	}
-	m.runs[r.ID] = r
-	m.list = append(m.list, r)
+	s := int32(len(m.slots))
+	m.ids[r.ID] = s
+	m.slots = append(m.slots, r)
+	m.through = append(m.through, 0)
+	return s
+}
+
+// slot is the slot of a run the model holds.
+func (m *Model) slot(id string) (int32, bool) {
+	s, ok := m.ids[id]
+	return s, ok
+}
+
+// run is the run of that id, nil for none.
+func (m *Model) run(id string) *store.Run {
+	if s, ok := m.ids[id]; ok {
+		return m.slots[s]
+	}
+	return nil
 }
 
 // SetRequests replaces the undecided requests (a load); resolved ones are
@@ -150,9 +172,9 @@ func firstSeen(r store.Request, now time.Time) time.Time {
 // asked for.
 func (m *Model) Unknown() []string {
 	var ids []string
-	for id, r := range m.runs {
-		if !r.StatsKnown {
-			ids = append(ids, id)
+	for _, r := range m.slots {
+		if r != nil && !r.StatsKnown {
+			ids = append(ids, r.ID)
 		}
 	}
 	return ids
@@ -161,12 +183,16 @@ func (m *Model) Unknown() []string {
 // ApplyStats takes a RunStats count.
 func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 	for id, st := range stats {
-		r := m.runs[id]
-		if r == nil || (r.Summary != nil && r.StatsKnown) {
+		s, ok := m.slot(id)
+		if !ok {
+			continue
+		}
+		r := m.slots[s]
+		if r.Summary != nil && r.StatsKnown {
 			continue
 		}
 		r.Steps, r.Tokens, r.StatsKnown = st.Steps, st.Tokens, true
-		m.statsThrough[id] = st.Through
+		m.through[s] = st.Through
 		if r.Provider == "" {
 			r.Provider = st.Provider
 		}
@@ -177,26 +203,27 @@ func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 			sum := *r.Summary
 			sum.Steps, sum.Tokens = st.Steps, st.Tokens
 			r.Summary = &sum
-			m.statsThrough[id] = countedAll
+			m.through[s] = countedAll
 		}
 		if len(m.pendingStats) == 0 {
 			continue // nothing waits (a load): two look-ups a run fewer on 100 k
 		}
 		for _, row := range m.pendingStats[id] {
-			m.countRow(r, row)
+			m.countRow(s, row)
 		}
 		delete(m.pendingStats, id)
 	}
 	m.sumsStale = true
 }
 
-func (m *Model) countRow(r *store.Run, row store.StepRow) {
-	if row.RowID <= m.statsThrough[r.ID] {
+func (m *Model) countRow(s int32, row store.StepRow) {
+	if row.RowID <= m.through[s] {
 		return
 	}
+	r := m.slots[s]
 	r.Tokens += row.Tokens
 	r.Steps = max(r.Steps, row.Number)
-	m.statsThrough[r.ID] = row.RowID
+	m.through[s] = row.RowID
 }
 
 // Apply folds one refresh's runs, leases, step counts and requests into
@@ -225,13 +252,15 @@ func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
 		c.Counts = true
 	}
 	for _, row := range ch.Steps {
-		r := m.runs[row.RunID]
-		switch {
-		case r == nil:
+		s, ok := m.slot(row.RunID)
+		if !ok {
+			continue
+		}
+		switch r := m.slots[s]; {
 		case !r.StatsKnown:
 			m.pendingStats[r.ID] = append(m.pendingStats[r.ID], row)
 		case r.Summary == nil:
-			m.countRow(r, row)
+			m.countRow(s, row)
 			m.sumsStale, c.Counts = true, true
 		}
 	}
@@ -247,13 +276,17 @@ func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
 }
 
 func (m *Model) applyRun(r store.Run, c *Changed) {
-	old := m.runs[r.ID]
+	s, held := m.slot(r.ID)
+	var old *store.Run
+	if held {
+		old = m.slots[s]
+	}
 	switch {
 	case old != nil && r.Summary == nil && old.Summary != nil:
 		// The summary the counts came from no longer holds (a resume
 		// reopened the run): its steps are counted again.
 		r.StatsKnown = false
-		delete(m.statsThrough, r.ID)
+		m.through[s] = 0
 		delete(m.pendingStats, r.ID)
 		c.Recount = append(c.Recount, r.ID)
 	case old != nil && r.Summary == nil:
@@ -263,24 +296,29 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 	if old != nil && r.Lease == nil {
 		r.Lease = old.Lease
 	}
+	through := int64(0) // a new run's mark, or a held one's unless kept
+	keep := false
 	switch {
 	case r.Summary != nil && !r.StatsKnown:
 		// Finished, its counts left to RunStats.
-		delete(m.statsThrough, r.ID)
 		c.Recount = append(c.Recount, r.ID)
 	case r.Summary != nil:
-		m.statsThrough[r.ID] = countedAll
+		through = countedAll
 	case old == nil:
 		// A run born after the cursor: every step it has will come
 		// through Changes, so it starts counted at zero.
 		r.StatsKnown = true
-		m.statsThrough[r.ID] = 0
+	default:
+		keep = true
+	}
+	if held && !keep {
+		m.through[s] = through
 	}
 	if r.Lease != nil {
 		m.leased[r.ID] = true
 	}
 	if old == nil {
-		m.hold(&r)
+		m.through[m.hold(&r)] = through
 		m.shapeStale, c.Tree = true, true
 	} else {
 		if *old == r {
@@ -301,13 +339,13 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 // or hold one now are touched: O(leases), not O(runs).
 func (m *Model) applyLeases(leases map[string]store.Lease) {
 	for id := range m.leased {
-		if r := m.runs[id]; r != nil {
+		if r := m.run(id); r != nil {
 			r.Lease = nil
 		}
 	}
 	m.leased = make(map[string]bool, len(leases))
 	for id, l := range leases {
-		if r := m.runs[id]; r != nil {
+		if r := m.run(id); r != nil {
 			l := l
 			r.Lease = &l
 			m.leased[id] = true
@@ -359,11 +397,11 @@ func (m *Model) Decided(key store.RequestKey) {
 }
 
 // Len is the number of runs.
-func (m *Model) Len() int { return len(m.runs) }
+func (m *Model) Len() int { return len(m.ids) }
 
 // Run is a run as the model holds it (counts folded in).
 func (m *Model) Run(id string) (store.Run, bool) {
-	r := m.runs[id]
+	r := m.run(id)
 	if r == nil {
 		return store.Run{}, false
 	}

@@ -20,31 +20,34 @@ type Reading struct {
 	TreeWaiting int    // requests waiting anywhere in its tree
 	Duration    time.Duration
 	HasDuration bool
+	Root        string       // its tree's root (RootOf)
+	Lease       *store.Lease // the lease that drives it, and the run that
+	LeaseHolder string       // holds that lease (Lease): nil and "" for none
+	Liveness    store.Liveness
 }
 
 // Read is the run's reading now; false for a run the model does not hold.
 func (m *Model) Read(id string, now time.Time) (Reading, bool) {
-	r := m.runs[id]
-	if r == nil {
-		return Reading{}, false
-	}
 	f, s := m.sums()
 	_, l := m.leases()
-	i, ok := f.at(id)
+	i, ok := f.at(id) // the forest holds every run the model does, and only those
 	if !ok {
 		return Reading{}, false
 	}
+	r := f.runs[i]
 	rd := Reading{Run: *r, Own: Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown},
-		Tree: s.tree[i], Agents: int(f.size[i]), Waiting: int(s.waiting[i]), TreeWaiting: int(s.treeWaiting[i])}
+		Tree: s.tree[i], Agents: int(f.size[i]), Waiting: int(s.waiting[i]), TreeWaiting: int(s.treeWaiting[i]),
+		Root: f.runs[f.root[i]].ID}
 	waiting := rd.Waiting
 	if f.parent[i] < 0 {
 		waiting = rd.TreeWaiting // a root counts every request in its tree (State)
 	}
-	var lease *store.Lease
-	if l.holder[i] >= 0 {
-		lease = l.lease[i]
+	if h := l.holder[i]; h >= 0 {
+		rd.Lease, rd.LeaseHolder = l.lease[i], f.runs[h].ID
 	}
-	rd.State = store.StateOf(*r, lease, m.records(id), waiting > 0, now)
+	records := m.records(id)
+	rd.State = store.StateOf(*r, rd.Lease, records, waiting > 0, now)
+	rd.Liveness = store.LivenessOf(rd.Lease, records, now)
 	switch {
 	case r.Summary != nil && r.Summary.HasDuration:
 		rd.Duration, rd.HasDuration = r.Summary.Duration, true

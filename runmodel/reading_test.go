@@ -13,7 +13,8 @@ import (
 // Read is every accessor a list row calls, in one look-up: on a forest of
 // every shape (loops, orphans, leases held up the tree, expired ones,
 // summaries, counts not known, requests waiting) each run reads as State,
-// Agent, Tree, Agents, Waiting, TreeWaiting and Duration say.
+// Agent, Tree, Agents, Waiting, TreeWaiting, Duration, RootOf, Lease and
+// Liveness say.
 func TestReadAgreesWithEachAccessor(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
 	for round := 0; round < 20; round++ {
@@ -62,6 +63,8 @@ func TestReadAgreesWithEachAccessor(t *testing.T) {
 			want := Reading{Run: r, State: m.State(id, now), Own: m.Agent(id), Tree: m.Tree(id), Agents: m.Agents(id),
 				Waiting: m.Waiting(id), TreeWaiting: m.TreeWaiting(id)}
 			want.Duration, want.HasDuration = m.Duration(id, now)
+			want.Root, want.Liveness = m.RootOf(id), m.Liveness(id, now)
+			want.Lease, want.LeaseHolder = m.Lease(id)
 			if !inModel {
 				want = Reading{}
 			}

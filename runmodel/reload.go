@@ -1,7 +1,6 @@
 package runmodel
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
@@ -22,15 +21,24 @@ func reloadedPrefix(id string, reloaded map[string]bool) bool {
 
 // dropStores forgets every run and request of the stores reloaded.
 func (m *Model) dropStores(reloaded map[string]bool) {
-	for id := range m.runs {
-		if reloadedPrefix(id, reloaded) {
-			delete(m.runs, id)
-			delete(m.leased, id)
-			delete(m.statsThrough, id)
-			delete(m.pendingStats, id)
+	// The slots left are renumbered in their order, so a store reloaded
+	// again and again leaves no empty slots behind.
+	ids := make(map[string]int32, len(m.ids))
+	slots, through := m.slots[:0], m.through[:0]
+	for s, r := range m.slots {
+		if r == nil {
+			continue
 		}
+		if reloadedPrefix(r.ID, reloaded) {
+			delete(m.leased, r.ID)
+			delete(m.pendingStats, r.ID)
+			continue
+		}
+		ids[r.ID] = int32(len(slots))
+		slots, through = append(slots, r), append(through, m.through[s])
 	}
-	m.list = slices.DeleteFunc(m.list, func(r *store.Run) bool { return reloadedPrefix(r.ID, reloaded) })
+	clear(m.slots[len(slots):]) // no dropped run kept alive past the end
+	m.ids, m.slots, m.through = ids, slots, through
 	for k := range m.requests {
 		if reloadedPrefix(k.ID, reloaded) {
 			delete(m.requests, k)
@@ -42,13 +50,13 @@ func (m *Model) dropStores(reloaded map[string]bool) {
 // loadRun takes a run of a reloaded store as SetRuns takes one; a run
 // whose counts its row leaves unknown is to be counted (Changed.Recount).
 func (m *Model) loadRun(r store.Run, c *Changed) {
-	m.hold(&r)
+	s := m.hold(&r)
 	if r.Lease != nil {
 		m.leased[r.ID] = true
 	}
 	switch {
 	case r.StatsKnown: // a summary without counts leaves them to RunStats
-		m.statsThrough[r.ID] = countedAll
+		m.through[s] = countedAll
 	default:
 		c.Recount = append(c.Recount, r.ID)
 	}

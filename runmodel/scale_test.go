@@ -1,6 +1,7 @@
 package runmodel
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -124,6 +125,36 @@ func BenchmarkScale(b *testing.B) {
 				runs := shape(100_000)
 				b.StartTimer()
 				buildAndAnswer(b, runs, 100_000)
+			}
+		})
+	}
+}
+
+// BenchmarkLoad100k is what runmodel.Load and a command's list make of a
+// store of 100 000 runs whose counts the run list leaves unknown (io-harness's
+// running runs): the runs taken in, the unknown ones listed and counted,
+// then every run read newest first, as `vigil runs` reads them.
+func BenchmarkLoad100k(b *testing.B) {
+	for name, shape := range map[string]func(int) []store.Run{"chain": chain, "wide": wide} {
+		runs := shape(100_000)
+		stats := make(map[string]store.RunStats, len(runs))
+		for i := range runs {
+			runs[i].StatsKnown = false
+			stats[runs[i].ID] = store.RunStats{Steps: 1, Tokens: 10, Through: 100}
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				m := New(true)
+				m.SetRuns(slices.Clone(runs))
+				if len(m.Unknown()) != len(runs) {
+					b.Fatal("counts known")
+				}
+				m.ApplyStats(stats)
+				for _, id := range m.Newest() {
+					if _, ok := m.Read(id, t0); !ok {
+						b.Fatalf("run %s not read", id)
+					}
+				}
 			}
 		})
 	}

@@ -60,7 +60,7 @@ func (m *Model) Liveness(id string, now time.Time) store.Liveness {
 // in its tree (a tree held up by a human anywhere is waiting), any other
 // run its own.
 func (m *Model) State(id string, now time.Time) store.State {
-	r := m.runs[id]
+	r := m.run(id)
 	if r == nil {
 		return store.StateUnknown
 	}
@@ -75,7 +75,7 @@ func (m *Model) State(id string, now time.Time) store.State {
 // Duration is how long a run took, or (running or waiting) has run so
 // far; false when neither can be told.
 func (m *Model) Duration(id string, now time.Time) (time.Duration, bool) {
-	r := m.runs[id]
+	r := m.run(id)
 	switch {
 	case r == nil:
 		return 0, false
@@ -97,7 +97,7 @@ type Classifier interface {
 // if not, why: the source judges from the asking run and its effective
 // lease.
 func (m *Model) Delivery(c Classifier, q store.Request, now time.Time) (store.Delivery, string) {
-	r := m.runs[q.RunID]
+	r := m.run(q.RunID)
 	if r == nil {
 		return store.Closed, fmt.Sprintf("run %s is not in the store", q.RunID)
 	}

@@ -563,7 +563,8 @@ func (s *Store) dress(ctx context.Context, runs []store.Run, leases map[string]s
 	for i := range runs {
 		r := &runs[i]
 		if l, ok := leases[r.ID]; ok {
-			r.Lease = &l
+			held := l // a copy of its own only for a run with a lease: &l made one for every run
+			r.Lease = &held
 		}
 		r.Recovery = att[runNum(r.ID)]
 		reopen(r)

@@ -17,8 +17,9 @@ import (
 // asking run's ancestry.
 func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
 	var out []store.Request
+	many := &runSet{ids: runIDs} // one set for the three kinds, made only if a row asks
 	for _, k := range []store.RequestKind{store.Approval, store.Question, store.Plan} {
-		reqs, err := s.requests(ctx, k, unresolvedOnly, runIDs, 0)
+		reqs, err := s.requests(ctx, k, unresolvedOnly, runIDs, 0, many)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +63,7 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 	if !ok {
 		return store.Request{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
 	}
-	reqs, err := s.requests(ctx, key.Kind, false, nil, id)
+	reqs, err := s.requests(ctx, key.Kind, false, nil, id, nil)
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -78,7 +79,7 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 	return reqs[0], s.fillAncestry(ctx, reqs)
 }
 
-func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved bool, runIDs []string, id int64) ([]store.Request, error) {
+func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved bool, runIDs []string, id int64, many *runSet) ([]store.Request, error) {
 	var q string
 	var where []string
 	switch kind {
@@ -112,12 +113,12 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 	// A whole tree's worth of ids (show ROOT on 100 k runs) is kept here
 	// rather than named in SQL: preparing 100 k literals three times was a
 	// tenth of the command.
-	var want map[int64]bool
+	var want *runSet
 	switch {
 	case len(runIDs) > manyIDs:
-		want = make(map[int64]bool, len(runIDs))
-		for _, n := range parseIDs(runIDs) {
-			want[n] = true
+		want = many
+		if want == nil {
+			want = &runSet{ids: runIDs}
 		}
 	case runIDs != nil:
 		where = append(where, "run_id IN ("+sqlitex.IDList(parseIDs(runIDs))+")")
@@ -129,7 +130,7 @@ func (s *Store) requests(ctx context.Context, kind store.RequestKind, unresolved
 	var out []store.Request
 	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 		req, err := scanRequest(kind, r)
-		if err == nil && want != nil && !want[runNum(req.RunID)] {
+		if err == nil && want != nil && !want.has(runNum(req.RunID)) {
 			return nil
 		}
 		out = append(out, req)
@@ -273,4 +274,27 @@ func (s *Store) parentsAbove(ctx context.Context, runs []string) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+// runSet is a long list of run ids (as text, or as numbers), made a set
+// the first time a row is looked up in it: most stores hold no request of
+// most kinds, and making the set of a 100 k-run tree for each kind was
+// most of reading its (no) requests.
+type runSet struct {
+	ids  []string
+	nums []int64
+	set  map[int64]bool
+}
+
+func (r *runSet) has(run int64) bool {
+	if r.set == nil {
+		if r.nums == nil {
+			r.nums = parseIDs(r.ids)
+		}
+		r.set = make(map[int64]bool, len(r.nums))
+		for _, n := range r.nums {
+			r.set[n] = true
+		}
+	}
+	return r.set[run]
 }

@@ -391,13 +391,10 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	if s.si().has("provider_calls") && s.si().hasCol("runs", "turn_kind") {
 		// A long list of ids is cheaper asked of every reply and filtered
 		// here: SQLite parsing 100 k literals was a tenth of listing runs.
-		var want map[int64]bool
+		var want *runSet // made only if a reply has spend to keep or drop
 		filter := ""
 		if len(nums) > manyIDs {
-			want = make(map[int64]bool, len(nums))
-			for _, n := range nums {
-				want[n] = true
-			}
+			want = &runSet{nums: nums}
 		} else {
 			filter = fmt.Sprintf("p.run_id IN (%s) AND", sqlitex.IDList(nums))
 		}
@@ -409,7 +406,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 			if err := r.Scan(&run, &tokens); err != nil {
 				return err
 			}
-			if want != nil && !want[run] {
+			if want != nil && !want.has(run) {
 				return nil
 			}
 			st := out[idStr(run)]
