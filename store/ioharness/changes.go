@@ -423,18 +423,12 @@ func cursorName(c store.Cursor) string {
 
 func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
 	q := fmt.Sprintf("SELECT id, run_id, step, %s FROM steps WHERE id > ? ORDER BY id LIMIT %d", stepRowCols, sqlitex.ChangesPage)
-	var xs []scannedStep
-	err := s.eachRow(ctx, q, []any{c.marks["steps"]}, func(r *sql.Rows) error {
-		x, err := scanStepRow(r)
-		if err != nil {
-			return err
-		}
-		xs = append(xs, x)
-		c.marks["steps"] = x.row.RowID
-		return nil
-	})
+	xs, err := s.readStepRows(ctx, q, []any{c.marks["steps"]})
 	if err != nil {
 		return err
+	}
+	if len(xs) > 0 {
+		c.marks["steps"] = xs[len(xs)-1].row.RowID
 	}
 	rows, err := s.bigHeads(ctx, xs)
 	ch.Steps = append(ch.Steps, rows...)
