@@ -13,11 +13,11 @@ import (
 // stepsBothWays reads run 1's timeline rows twice, once on SQLite's own
 // handle and once through database/sql: by a refresh (Changes from a
 // cursor before the rows) and by range (EachStepRow).
-func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2][]store.StepRow, rawErr, sqlErr [2]error) {
+func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2][]store.StepRow, rawErr, sqlErr [2]error, samples [2][]store.ContextSample) {
 	t.Helper()
-	defer func(v bool) { rawStepRows = v }(rawStepRows)
+	defer func(v bool) { rawTimelineRows = v }(rawTimelineRows)
 	for i, on := range []bool{true, false} {
-		rawStepRows = on
+		rawTimelineRows = on
 		s, err := OpenReadOnly(path)
 		if err != nil {
 			t.Fatal(err)
@@ -33,6 +33,7 @@ func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2
 				break
 			}
 			got[0] = append(got[0], ch.Steps...)
+			samples[i] = append(samples[i], ch.Context...)
 			cur = next
 			if !ch.More {
 				break
@@ -57,7 +58,9 @@ func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2
 // foreign writer) fills with every storage class (blobs, reals, numbers in
 // text columns, NUL and wide runes, a tool call and a result too long for
 // SQL to cut, a result led by blanks and a provider's note); a row neither
-// can read (tokens that are no number) fails both.
+// can read (tokens that are no number) fails both. The context samples a
+// refresh brings (a blob detail, one too long for SQL, numbers as text and
+// reals) agree the same way.
 func TestRawStepRowsAgree(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
@@ -97,6 +100,15 @@ rows = [
 for k, r in enumerate(rows):
     tool = r[3] if r[3] is not None else ''
     db.execute("INSERT INTO steps (run_id, step, decision, result, tool_call, tokens) VALUES (1, ?, ?, ?, ?, ?)", (r[0], r[1], r[2], tool, r[4]))
+ctx = [
+ (1, 'assembled', 'carried=1', 270, 300),
+ (1, 'compacted', 'dropped=3', 10, None),
+ (2, 'assembled', b'blob\x00detail', '12', 2.0),
+ (3, 'assembled', 'd' * 70000, None, None),
+ (4, 'assembled', 'é ü 𝄞', 1e3, '7'),
+]
+for r in ctx:
+    db.execute("INSERT INTO context_events (run_id, step, kind, detail, est_tokens, reported_tokens) VALUES (1, ?, ?, ?, ?, ?)", r)
 `)
 	bad, badHead := mk("bad.sqlite3", `
 db.execute("INSERT INTO steps (run_id, step, decision, result, tokens) VALUES (1, 1, 'a', 'b', 'many')")
@@ -108,7 +120,13 @@ db.execute("INSERT INTO steps (run_id, step, decision, result, tokens) VALUES (1
 		n       int
 		wantErr bool
 	}{{good, goodHead, 7, false}, {bad, badHead, 0, true}} {
-		raw, viaSQL, rawErr, sqlErr := stepsBothWays(t, c.path, c.head)
+		raw, viaSQL, rawErr, sqlErr, samples := stepsBothWays(t, c.path, c.head)
+		if !reflect.DeepEqual(samples[0], samples[1]) {
+			t.Errorf("%s: context samples differ:\nraw %+v\nsql %+v", filepath.Base(c.path), samples[0], samples[1])
+		}
+		if !c.wantErr && len(samples[0]) != 4 {
+			t.Errorf("%s: %d context samples, want 4", filepath.Base(c.path), len(samples[0]))
+		}
 		for i := range raw {
 			if (rawErr[i] == nil) != (sqlErr[i] == nil) || (rawErr[i] != nil && rawErr[i].Error() != sqlErr[i].Error()) {
 				t.Errorf("%s read %d: raw error %v, database/sql error %v", filepath.Base(c.path), i, rawErr[i], sqlErr[i])
@@ -125,7 +143,7 @@ db.execute("INSERT INTO steps (run_id, step, decision, result, tokens) VALUES (1
 		}
 	}
 	// What the rows say, read once: the heads are cut as before.
-	raw, _, _, _ := stepsBothWays(t, good, goodHead)
+	raw, _, _, _, _ := stepsBothWays(t, good, goodHead)
 	if len(raw[0]) != 7 {
 		t.Fatalf("%d rows", len(raw[0]))
 	}
