@@ -92,25 +92,8 @@ func TestAKeyIsDrawnAtOnce(t *testing.T) {
 // what may be decided: the queue says so with that refresh, not with the
 // next rebuild of the counts (the clock does not move here).
 func TestAStepThatOrphansARequestMovesTheQueueAtOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	ctx := context.Background()
-	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
-	w.AcquireLease(ctx, run, time.Hour)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
-	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := openDriver(t, path, 120, 40)
-	if dl, why := d.item("approval " + req); dl != store.Deliverable {
-		t.Fatalf("before the step: %v (%s)", dl, why)
-	}
-	d.screen()
+	d, w, run := openAskingRun(t)
 	// The driver moves on without reading the decision: step 2 commits.
 	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "wrote anyway", Result: "r", Tokens: 10})
 	d.refresh()
@@ -124,12 +107,25 @@ func TestAStepThatOrphansARequestMovesTheQueueAtOnce(t *testing.T) {
 // every step), but it changes whether the run's request can be decided:
 // the queue says so with that refresh.
 func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
+	ctx := context.Background()
+	d, w, run := openAskingRun(t)
+	w.ReleaseLease(ctx, run)
+	d.refresh()
+	if it, _ := d.m.approvals.Current(); it.Delivery == store.Deliverable {
+		t.Fatalf("the lease is gone, the queue still says %v (%s)", it.Delivery, it.Why)
+	}
+}
+
+// openAskingRun opens the explorer on a run holding its lease, at step 1,
+// that asks to write at step 2; the queue shows the request deliverable.
+func openAskingRun(t *testing.T) (*driver, *ioharness.Store, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	w, err := ioharness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
 	w.AcquireLease(ctx, run, time.Hour)
@@ -143,9 +139,5 @@ func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
 		t.Fatalf("before: %v (%s)", dl, why)
 	}
 	d.screen()
-	w.ReleaseLease(ctx, run)
-	d.refresh()
-	if it, _ := d.m.approvals.Current(); it.Delivery == store.Deliverable {
-		t.Fatalf("the lease is gone, the queue still says %v (%s)", it.Delivery, it.Why)
-	}
+	return d, w, run
 }

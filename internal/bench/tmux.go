@@ -15,14 +15,13 @@ import (
 
 // term is a tmux server of the bench's own with one window, driven
 // through a control-mode client: a screen capture is a line on a pipe
-// rather than a process started, so the screen can be looked at within
-// a fraction of a millisecond of every write vigil makes to it.
+// rather than a process started, so the screen can be looked at every
+// millisecond.
 type term struct {
-	sock   string
-	mu     sync.Mutex    // one command at a time
-	ctl    *control      // the control client now attached
-	output chan struct{} // a pulse for each burst of pane output
-	w, h   int
+	sock string
+	mu   sync.Mutex // one command at a time
+	ctl  *control   // the control client now attached
+	w, h int
 }
 
 // control is one control-mode client of the bench's tmux server.
@@ -38,8 +37,7 @@ func newTerm(dir string, w, h int) (*term, error) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return nil, fmt.Errorf("the explorer is measured in tmux, which is not installed")
 	}
-	t := &term{sock: filepath.Join(dir, fmt.Sprintf("tmux-%d.sock", os.Getpid())), w: w, h: h,
-		output: make(chan struct{}, 1)}
+	t := &term{sock: filepath.Join(dir, fmt.Sprintf("tmux-%d.sock", os.Getpid())), w: w, h: h}
 	if out, err := exec.Command("tmux", "-S", t.sock, "-f", "/dev/null", "new-session", "-d", "-s", "bench",
 		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "sleep 86400").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tmux: %v: %s", err, out)
@@ -63,7 +61,11 @@ func newTerm(dir string, w, h int) (*term, error) {
 // the server and the program in the window outlive it: do attaches again.
 func (t *term) attach() error {
 	c := &control{replies: make(chan []string, 4)}
-	c.cmd = exec.Command("tmux", "-S", t.sock, "-C", "attach", "-t", "bench")
+	// No pane output to the client: tmux 3.3 to 3.6 dies when a pane is
+	// respawned while a control client is behind on its output
+	// (tmux/tmux#5499), and this client often was, by a frame (the bench
+	// lost tmux in about half its runs). The screen is read by capture-pane.
+	c.cmd = exec.Command("tmux", "-S", t.sock, "-C", "attach", "-f", "no-output", "-t", "bench")
 	c.cmd.Env = withoutTMUX(os.Environ())
 	c.cmd.Stderr = &c.stderr
 	var err error
@@ -77,7 +79,7 @@ func (t *term) attach() error {
 	if err := c.cmd.Start(); err != nil {
 		return err
 	}
-	go c.read(out, t.output)
+	go c.read(out)
 	// The attach's own reply comes first.
 	select {
 	case _, ok := <-c.replies:
@@ -93,7 +95,7 @@ func (t *term) attach() error {
 	return nil
 }
 
-func (c *control) read(r io.Reader, output chan struct{}) {
+func (c *control) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	var block []string
@@ -111,11 +113,6 @@ func (c *control) read(r io.Reader, output chan struct{}) {
 			c.replies <- block
 		case in:
 			block = append(block, line)
-		case strings.HasPrefix(line, "%output "), strings.HasPrefix(line, "%extended-output "):
-			select {
-			case output <- struct{}{}:
-			default:
-			}
 		case strings.HasPrefix(line, "%exit"):
 			c.exit = strings.TrimSpace(strings.TrimPrefix(line, "%exit"))
 		}
@@ -218,11 +215,6 @@ func (t *term) start(argv ...string) (time.Time, error) {
 	for i, a := range argv {
 		q[i] = shellQuote(a)
 	}
-	// Drop the pulses of the program that ran before.
-	select {
-	case <-t.output:
-	default:
-	}
 	at := time.Now()
 	_, err := t.do("respawn-pane -k -t bench " + tmuxQuote("exec env TERM=xterm-256color "+strings.Join(q, " ")))
 	return at, err
@@ -238,8 +230,8 @@ func (t *term) pid() int {
 	return n
 }
 
-// waitFor looks at the screen after every write to it (and every
-// millisecond besides) until ok says yes, and returns when it first did.
+// waitFor looks at the screen every millisecond until ok says yes, and
+// returns when it first did.
 func (t *term) waitFor(ok func(screen string) bool, limit time.Duration) (time.Time, bool) {
 	deadline := time.After(limit)
 	tick := time.NewTicker(time.Millisecond)
@@ -249,7 +241,6 @@ func (t *term) waitFor(ok func(screen string) bool, limit time.Duration) (time.T
 			return time.Now(), true
 		}
 		select {
-		case <-t.output:
 		case <-tick.C:
 		case <-deadline:
 			return time.Time{}, false
