@@ -66,6 +66,15 @@
 // coalescing window like events do, so the refresh rate stays bounded by
 // 1/Coalesce whatever happens.
 //
+// With a Version and a file Path, events pass the same gate: when only writes
+// are pending and Version is still its value from before the last Changed,
+// the writes are held back (nothing became visible since that refresh read)
+// and a re-check from RecheckMin/4 watches Version instead; for Coalesce
+// after a hold no event is read, so the burst merges in the kernel. A
+// commit's frames are written before it shows and a checkpoint shows
+// nothing: a writer committing a thousand rows a transaction fired a dozen
+// empty refreshes a commit without this.
+//
 // On top of that a slow safety tick ([Options.SafetyPoll], 1 s) calls Version
 // and checks the file's identity. No commit waits for the next one.
 //

@@ -106,18 +106,33 @@ func (w *Watcher) windowEnd() time.Time {
 // before they spread out.
 func backoff(d time.Duration) time.Duration { return d + d/2 }
 
+// readFrom is when events may be read again: after the coalescing window,
+// and for Coalesce after write events were held back (held), so that the
+// rest of the burst merges in the kernel while the re-check watches Version.
+func (w *Watcher) readFrom() time.Time {
+	end := w.windowEnd()
+	if h := w.heldAt.Add(w.opts.Coalesce); h.After(end) {
+		return h
+	}
+	return end
+}
+
 // canRead: the event channel is read only when no Changed is outstanding and
 // the coalescing window after the last delivery has passed. Otherwise events
 // wait (and merge) in the kernel.
 func (w *Watcher) canRead(now time.Time) bool {
-	return w.fw != nil && !w.outstanding && !now.Before(w.windowEnd())
+	return w.fw != nil && !w.outstanding && !now.Before(w.readFrom())
 }
 
 func (w *Watcher) nextDeadline(now time.Time) (time.Time, bool) {
 	var d time.Time
 	ok := false
 	if !w.outstanding && (w.dirty || w.fw != nil) {
-		if end := w.windowEnd(); now.Before(end) {
+		end := w.readFrom()
+		if w.dirty {
+			end = w.windowEnd() // what is pending is delivered then, read or not
+		}
+		if now.Before(end) {
 			d, ok = end, true
 		}
 	}
@@ -153,6 +168,7 @@ func (w *Watcher) drain(now time.Time) {
 }
 
 func (w *Watcher) markDirty(now time.Time, c cause, events int) {
+	w.dirtyMust = true
 	if !w.dirty {
 		w.dirty = true
 		w.dirtyAt = now
@@ -168,6 +184,14 @@ func (w *Watcher) markDirty(now time.Time, c cause, events int) {
 	}
 }
 
+// markWrite marks a write to a watched file (file mode): alone, it may be
+// held back when Version shows nothing new (maybeDeliver).
+func (w *Watcher) markWrite(now time.Time) {
+	must := w.dirty && w.dirtyMust
+	w.markDirty(now, causeEvent, 1)
+	w.dirtyMust = must
+}
+
 func (w *Watcher) maybeDeliver(now time.Time) {
 	if !w.dirty || w.outstanding || now.Before(w.windowEnd()) {
 		return
@@ -176,7 +200,11 @@ func (w *Watcher) maybeDeliver(now time.Time) {
 		// The value before the consumer's refresh: a re-check after the Ack
 		// compares against it, so a commit that becomes visible after the
 		// refresh has read can never be missed.
-		w.gate = w.probe()
+		v := w.probe()
+		if w.hold(now, v) {
+			return
+		}
+		w.gate, w.gateSet = v, true
 	}
 	w.enqueue(Signal{Kind: Changed, At: w.dirtyAt, Events: w.dirtyEvents})
 	w.outstanding = true
@@ -186,6 +214,26 @@ func (w *Watcher) maybeDeliver(now time.Time) {
 	w.dirty = false
 	w.dirtyEvents = 0
 	w.recheckOn = false
+}
+
+// hold holds back pending write events (file mode, nothing else pending)
+// when Version v is still the one before the last refresh: that refresh
+// read everything visible, so nothing new is (a commit whose frames are
+// written but not yet shown, a checkpoint, a rolled-back transaction). A
+// re-check soon after, and on back-off, watches Version for the commit to
+// show; a writer committing a thousand steps a transaction fired a dozen
+// empty refreshes a commit before.
+func (w *Watcher) hold(now time.Time, v probeValue) bool {
+	if w.dirMode || w.dirtyMust || !w.gateSet || v.err || w.gate.err || v != w.gate {
+		return false
+	}
+	w.nHeld.Add(1)
+	w.dirty, w.dirtyEvents = false, 0
+	w.heldAt = now
+	if first := w.opts.RecheckMin / 4; !w.recheckOn || w.recheckAt.After(w.heldAt.Add(first)) {
+		w.armRecheck(w.heldAt, first)
+	}
+	return true
 }
 
 func (w *Watcher) enqueue(s Signal) {
@@ -312,7 +360,11 @@ func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
 		if base == w.base && structural {
 			w.checkIdentity(now, hint(ev.Op))
 		}
-		w.markDirty(now, causeEvent, 1)
+		if structural {
+			w.markDirty(now, causeEvent, 1)
+		} else {
+			w.markWrite(now)
+		}
 		return
 	}
 

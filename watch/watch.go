@@ -121,7 +121,11 @@ type Options struct {
 	// DataVersion). It is used by the safety tick, by polling, and by the
 	// re-checks after each Ack, which call it instead of asking the consumer
 	// to refresh; so it must not change before new data is readable (it may
-	// change without new data: that costs one empty refresh).
+	// change without new data: that costs one empty refresh). For a file
+	// Path it also gates write events: a write whose Version is the one
+	// before the last refresh is held back and re-checked (a commit writes
+	// its frames before it shows, a checkpoint shows nothing new), so there
+	// it must move with every commit a reader can see, as data_version does.
 	//
 	// It is called from the watcher's goroutine, concurrently with the
 	// consumer, so it must be safe for that, and it should be quick: Close
@@ -145,6 +149,7 @@ type Stats struct {
 	Probes     uint64 // Version calls
 	ProbeHits  uint64 // Version calls that saw a change
 	Overflows  uint64 // fsnotify.ErrEventOverflow seen
+	Held       uint64 // write events held back: Version showed nothing new
 }
 
 // Watcher watches one source. Create it with New; stop it with Close.
@@ -168,7 +173,7 @@ type Watcher struct {
 
 	mode atomic.Int32
 
-	nEventsRead, nEventsKept, nChanged, nRechecks, nProbes, nProbeHits, nOverflows atomic.Uint64
+	nEventsRead, nEventsKept, nChanged, nRechecks, nProbes, nProbeHits, nOverflows, nHeld atomic.Uint64
 
 	hooks    hooks
 	closeErr error
@@ -200,6 +205,9 @@ type Watcher struct {
 	recheckAt   time.Time
 	recheckDly  time.Duration
 	gate        probeValue // Version just before the last Changed (gated re-checks)
+	gateSet     bool       // a Changed has been sent since the start: gate holds a value
+	dirtyMust   bool       // what is pending is more than writes Version vouches for
+	heldAt      time.Time  // the last write events held back (held): none read for Coalesce
 }
 
 type cause int
@@ -383,6 +391,7 @@ func (w *Watcher) Stats() Stats {
 		Probes:     w.nProbes.Load(),
 		ProbeHits:  w.nProbeHits.Load(),
 		Overflows:  w.nOverflows.Load(),
+		Held:       w.nHeld.Load(),
 	}
 }
 

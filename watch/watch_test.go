@@ -513,7 +513,8 @@ func TestRecheckBackoff(t *testing.T) {
 
 // With a Version probe, re-checks call it instead of asking for a refresh:
 // the consumer only hears about a change that really became visible, also
-// one whose event was folded into a refresh that found something else.
+// one whose event was folded into a refresh that found something else. A
+// write whose Version is unchanged is held back until Version moves.
 func TestGatedRecheck(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "x.db")
 	appendTo(t, db, "")
@@ -524,52 +525,69 @@ func TestGatedRecheck(t *testing.T) {
 	}
 	defer w.Close()
 
+	// The first write is delivered: there is no refresh yet to compare with.
 	appendTo(t, db+"-wal", "frame")
 	if s := recv(t, w, 5*time.Second); s.Kind != Changed || s.Events == 0 {
 		t.Fatalf("first signal %v", s)
 	}
 	r0 := w.Stats().Rechecks
 	w.Ack(true)
-	for {
-		// Leftover events of the same write may still come; the version
-		// never changes, so nothing else may.
-		s, quiet := quietFor(w, 700*time.Millisecond)
-		if quiet {
-			break
-		}
-		if s.Events == 0 {
-			t.Fatalf("re-check signalled without a version change: %v", s)
-		}
-		r0 = w.Stats().Rechecks
-		w.Ack(false)
+	// Leftover events of the same write are held (the version never
+	// changes), and so is nothing else: no signal at all.
+	if s, quiet := quietFor(w, 700*time.Millisecond); !quiet {
+		t.Fatalf("signal %v without a version change", s)
 	}
 	full := uint64(0)
 	for d := 2 * time.Millisecond; d <= 256*time.Millisecond; d = backoff(d) {
 		full++
 	}
-	if n := w.Stats().Rechecks - r0; n != full {
-		t.Errorf("%d probe re-checks after an Ack, want %d", n, full)
+	if n := w.Stats().Rechecks - r0; n < full {
+		t.Errorf("%d probe re-checks after an Ack, want at least %d", n, full)
+	}
+
+	// A write the version does not show yet (frames before the commit is
+	// visible) is held; once the version moves, the re-check says so.
+	held := w.Stats().Held
+	appendTo(t, db+"-wal", "frame")
+	if s, quiet := quietFor(w, 30*time.Millisecond); !quiet {
+		t.Fatalf("signal %v for a write the version does not show", s)
+	}
+	if w.Stats().Held == held {
+		t.Fatalf("the write was not held: %+v", w.Stats())
+	}
+	ver.Add(1)
+	if s := recv(t, w, 2*time.Second); s.Kind != Changed {
+		t.Fatalf("signal %v", s)
+	}
+	w.Ack(true)
+	if s, quiet := quietFor(w, 700*time.Millisecond); !quiet {
+		t.Fatalf("signal %v without a change", s)
 	}
 
 	// The refresh found the commit that fired the event; the next one became
 	// visible just after it read, and its event was merged into the first.
+	ver.Add(1)
 	appendTo(t, db+"-wal", "frame")
 	if s := recv(t, w, 5*time.Second); s.Kind != Changed || s.Events == 0 {
 		t.Fatalf("signal %v", s)
 	}
 	ver.Add(1)
 	w.Ack(true)
-	for {
-		s := recv(t, w, 2*time.Second)
-		if s.Events == 0 {
-			break // the re-check saw the version move
-		}
-		w.Ack(false) // a leftover event of the write
+	if s := recv(t, w, 2*time.Second); s.Events != 0 {
+		t.Fatalf("signal %v: want the re-check's, with no events", s)
 	}
 	w.Ack(false)
 	if s, quiet := quietFor(w, 700*time.Millisecond); !quiet {
 		t.Fatalf("signal %v without a change", s)
 	}
+
+	// Anything but a write is never held: a removed WAL is delivered with
+	// the version unchanged.
+	os.Remove(db + "-wal")
+	if s := recv(t, w, 5*time.Second); s.Kind != Changed || s.Events == 0 {
+		t.Fatalf("signal %v for a removed WAL", s)
+	}
+	w.Ack(false)
 }
 
 // Which events count (file mode).

@@ -423,18 +423,12 @@ func cursorName(c store.Cursor) string {
 
 func (s *Store) newSteps(ctx context.Context, c *SQLCursor, ch *store.Changes) error {
 	q := fmt.Sprintf("SELECT id, run_id, step, %s FROM steps WHERE id > ? ORDER BY id LIMIT %d", stepRowCols, sqlitex.ChangesPage)
-	var xs []scannedStep
-	err := s.eachRow(ctx, q, []any{c.marks["steps"]}, func(r *sql.Rows) error {
-		x, err := scanStepRow(r)
-		if err != nil {
-			return err
-		}
-		xs = append(xs, x)
-		c.marks["steps"] = x.row.RowID
-		return nil
-	})
+	xs, err := s.readStepRows(ctx, q, []any{c.marks["steps"]})
 	if err != nil {
 		return err
+	}
+	if len(xs) > 0 {
+		c.marks["steps"] = xs[len(xs)-1].row.RowID
 	}
 	rows, err := s.bigHeads(ctx, xs)
 	ch.Steps = append(ch.Steps, rows...)
@@ -487,20 +481,19 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes,
 	detail := fmt.Sprintf("CASE WHEN kind = '%[1]s' AND octet_length(detail) <= %[2]d THEN substr(detail, 1, %[3]d) END, "+
 		"CASE WHEN kind = '%[1]s' THEN octet_length(detail) END", ContextAssembled, timelineSQLBytes, store.MaxEventDetailBytes)
 	q := fmt.Sprintf("SELECT id, run_id, step, est_tokens, reported_tokens, %s, kind FROM context_events WHERE id > ? ORDER BY id LIMIT %d", detail, sqlitex.ChangesPage)
-	err := s.eachRow(ctx, q, []any{c.marks["context_events"]}, func(r *sql.Rows) error {
-		var x sampleRow
-		var est, rep sql.NullInt64
-		var kind string
-		if err := r.Scan(&x.c.RowID, &x.run, &x.c.Step, &est, &rep, &x.detail.v, &x.detail.n, &kind); err != nil {
-			return err
-		}
+	xs, err := s.readNewSamples(ctx, q, []any{c.marks["context_events"]})
+	if err != nil {
+		return err
+	}
+	for _, y := range xs {
+		x := y.sampleRow
 		cs, run := x.c, x.run
 		n++
 		c.marks["context_events"] = cs.RowID
-		if kind != ContextAssembled {
-			return nil
+		if !y.assembled {
+			continue
 		}
-		cs.RunID, cs.Estimated, cs.NoEstimate, cs.Reported = idStr(run), est.Int64, !est.Valid, nullInt(rep)
+		cs.RunID, cs.Estimated, cs.NoEstimate, cs.Reported = idStr(run), y.est.Int64, !y.est.Valid, nullInt(y.rep)
 		if x.detail.big(timelineSQLBytes) {
 			big = append(big, later{len(ch.Context), x.detail})
 		} else {
@@ -516,10 +509,6 @@ func (s *Store) newContext(ctx context.Context, c *SQLCursor, ch *store.Changes,
 			c.unreported.Set(cs.RowID, run)
 		}
 		ch.Context = append(ch.Context, cs)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for _, l := range big {
 		cs := &ch.Context[l.i]

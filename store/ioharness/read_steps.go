@@ -3,11 +3,13 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -127,13 +129,63 @@ type scannedStep struct {
 }
 
 func scanStepRow(r *sql.Rows) (scannedStep, error) {
-	var x scannedStep
-	var tool, result sql.NullString
-	err := r.Scan(&x.row.RowID, &x.run, &x.row.Number, &x.row.Decision, &tool, &result, &x.row.Tokens)
-	x.bigTool, x.bigResult = !tool.Valid, !result.Valid
-	x.row.RunID, x.row.ToolCall, x.row.Kind = idStr(x.run), tool.String, stepKind(x.row.Decision)
-	x.row.ResultHead = resultHead(result.String)
-	return x, err
+	var v [7]any
+	if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]); err != nil {
+		return scannedStep{}, err
+	}
+	return cellsStepRow(anyCells(v[:]))
+}
+
+// cellsStepRow is a timeline row (id, run_id, step, stepRowCols) read
+// either way (cells.go).
+func cellsStepRow(x cells) (scannedStep, error) {
+	var c colConv
+	var st scannedStep
+	st.row.RowID = cellInt(x, &c, 0)
+	st.run = cellInt(x, &c, 1)
+	st.row.Number = int(cellInt(x, &c, 2))
+	st.row.Decision = cellStr(x, &c, 3)
+	tool, result := x.nullStr(&c, 4), x.peekStr(&c, 5)
+	st.row.Tokens = cellInt(x, &c, 6)
+	if c.err != nil {
+		return scannedStep{}, c.err
+	}
+	st.bigTool, st.bigResult = !tool.Valid, !result.Valid
+	st.row.RunID, st.row.ToolCall, st.row.Kind = idStr(st.run), tool.String, stepKind(st.row.Decision)
+	st.row.ResultHead = strings.Clone(resultHead(result.String)) // result is SQLite's bytes on the raw path
+	return st, nil
+}
+
+// rawTimelineRows: the step rows a refresh or a range read brings, and a
+// refresh's context samples, are read on SQLite's own handle
+// (sqlitex.EachRawRow), as run rows are: through database/sql a step row
+// cost as much again in conversions as in SQLite, while a writer appended
+// a thousand steps a commit. Tests turn it off to hold the two paths to
+// the same rows.
+var rawTimelineRows = true
+
+// readStepRows reads timeline rows (q selects id, run_id, step,
+// stepRowCols), raw when it can; a raw read that stops for database/sql
+// is read again whole through it.
+func (s *Store) readStepRows(ctx context.Context, q string, args []any) ([]scannedStep, error) {
+	var xs []scannedStep
+	if rawTimelineRows {
+		err := sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error {
+			x, err := cellsStepRow(rawCells{r: r})
+			xs = append(xs, x)
+			return err
+		})
+		if !errors.Is(err, sqlitex.ErrNoRaw) {
+			return xs, mapDriverErr(s.path, err)
+		}
+		xs = xs[:0]
+	}
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+		x, err := scanStepRow(r)
+		xs = append(xs, x)
+		return err
+	})
+	return xs, err
 }
 
 // bigHeads reads the heads of the tool calls and results stepRowCols left
@@ -533,4 +585,56 @@ func cutDetail(c cappedText) (string, int64, error) {
 		return t, c.n.Int64, nil
 	}
 	return t, 0, nil
+}
+
+// newSample is a context_events row as a refresh reads it (id, run_id,
+// step, est_tokens, reported_tokens, the detail and its length, kind):
+// only an assembled row is a sample, the others are counted past.
+type newSample struct {
+	sampleRow
+	est, rep  sql.NullInt64
+	assembled bool
+}
+
+func cellsNewSample(x cells) (newSample, error) {
+	var c colConv
+	var y newSample
+	y.c.RowID = cellInt(x, &c, 0)
+	y.run = cellInt(x, &c, 1)
+	y.c.Step = int(cellInt(x, &c, 2))
+	y.est, y.rep = x.nullInt(&c, 3), x.nullInt(&c, 4)
+	y.detail.v, y.detail.n = x.nullStr(&c, 5), x.nullInt(&c, 6)
+	kind := x.peekStr(&c, 7)
+	if !kind.Valid {
+		c.fail(errNullNotNullable)
+	}
+	y.assembled = kind.String == ContextAssembled
+	return y, c.err
+}
+
+// readNewSamples reads a refresh's context rows, raw when it can (as
+// readStepRows).
+func (s *Store) readNewSamples(ctx context.Context, q string, args []any) ([]newSample, error) {
+	var xs []newSample
+	if rawTimelineRows {
+		err := sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error {
+			y, err := cellsNewSample(rawCells{r: r})
+			xs = append(xs, y)
+			return err
+		})
+		if !errors.Is(err, sqlitex.ErrNoRaw) {
+			return xs, mapDriverErr(s.path, err)
+		}
+		xs = xs[:0]
+	}
+	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
+		var v [8]any
+		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {
+			return err
+		}
+		y, err := cellsNewSample(anyCells(v[:]))
+		xs = append(xs, y)
+		return err
+	})
+	return xs, err
 }

@@ -52,12 +52,7 @@ func (s *Store) EachStepRow(ctx context.Context, runID string, from, to int64, f
 			}
 			// Heads of fields too big for SQL are read after the rows are
 			// let go (bigHeads reads on its own).
-			var xs []scannedStep
-			err := s.eachRow(ctx, q, []any{lo, hi}, func(rows *sql.Rows) error {
-				x, err := scanStepRow(rows)
-				xs = append(xs, x)
-				return err
-			})
+			xs, err := s.readStepRows(ctx, q, []any{lo, hi})
 			if err != nil {
 				return err
 			}
