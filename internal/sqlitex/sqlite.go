@@ -73,15 +73,19 @@ func (w *writeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return &conn{Conn: c, done: done}, nil
 }
 
-// DataVersion is PRAGMA data_version on a pinned connection: it changes
-// whenever another connection commits, which is what a watcher's safety
-// poll needs to notice commits (in-place updates too) cheaply. A browsing
-// connection replaced because the files changed (see OpenRead) starts its
-// own count, so the number of the connection is folded in: a replacement
-// always reads as a change.
+// DataVersion is PRAGMA data_version on a pinned connection, plus that
+// connection's own total_changes(): it changes whenever any connection
+// commits, which is what a watcher needs to notice commits (in-place
+// updates too) cheaply, and to hold back write events that show nothing
+// new (watch.Options.Version). data_version alone misses the connection's
+// own commits, and a writer's Store reads on its writing connection. A
+// browsing connection replaced because the files changed (see OpenRead)
+// starts its own count, so the number of the connection is folded in: a
+// replacement always reads as a change.
 func DataVersion(db *sql.DB) (uint64, error) {
-	v, _, err := CommitVersion(context.Background(), db)
-	return v, err
+	v, changes, err := CommitVersion(context.Background(), db)
+	const low = 1<<32 - 1
+	return v&^low | (v+changes)&low, err
 }
 
 // CommitVersion is DataVersion and the connection's own total_changes(),
