@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/serve"
+	"github.com/vigil-run/vigil/tui"
 )
 
 type serveOpts struct {
@@ -89,6 +90,16 @@ func (a *app) serve(ctx context.Context, o serveOpts) error {
 	cfg := serve.Config{Listen: o.listen, AuthorizedKeys: a.expandHome(o.authorized), Approvers: a.expandHome(o.approvers),
 		HostKey: a.expandHome(o.hostKey), Stores: stores, ReadOnly: o.readOnly, StateDir: state, IdleTimeout: idle,
 		RatePerMinute: o.rate, MaxConns: o.maxConns, Poll: o.poll, Open: openSource, Log: a.stderr}
+	// The sessions' explorers take the server's config: its theme, keys and
+	// notify switches (docs/serve.md).
+	var topt tui.Options
+	if err := a.tuiConfig(&topt); err != nil {
+		return err
+	}
+	cfg.Look, cfg.Notify = topt.Look, topt.Notify
+	if c, _ := a.config(); c.Notify.Protocol == "" || c.Notify.Protocol == "auto" {
+		cfg.DetectDesktop = true // the client's terminal, not the server's
+	}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		return err

@@ -105,6 +105,10 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		StoreLabel: label,
 		Who:        who,
 		NoColor:    key.noColor,
+		Look:       s.cfg.Look,
+		// One explorer's bytes for many terminals: the bell and the title,
+		// and no desktop sequence that only some of them take.
+		Notify: tui.Notify{NoBell: s.cfg.Notify.NoBell, NoTitle: s.cfg.Notify.NoTitle, NoDesktop: true},
 	})
 	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
 	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle), opts...)

@@ -43,6 +43,17 @@ type Config struct {
 	// (default 60), MaxConns how many may be open at once (default 256).
 	RatePerMinute, MaxConns int
 	Poll                    time.Duration
+	// Look is the theme and keys of the server's config file: every
+	// session's explorer is drawn and driven by them (what a connecting
+	// user's own config says is on their machine, out of reach).
+	Look tui.Look
+	// Notify is the server's config's bell, desktop-notification and
+	// title switches. With DetectDesktop (the config's protocol "auto")
+	// a session's own explorer picks the desktop sequence from the
+	// environment its client sent (TERM, and TERM_PROGRAM and the like
+	// where the client sends them); else Notify.Desktop is used as it is.
+	Notify        tui.Notify
+	DetectDesktop bool
 	// Open opens a store (cli's store.Open with the registered formats).
 	Open func(path string, readOnly bool) (store.Source, error)
 	Log  io.Writer // one line per event
@@ -402,6 +413,8 @@ watching:
 		StoreLabel: se.label,
 		Who:        se.who,
 		NoColor:    noColor,
+		Look:       s.cfg.Look,
+		Notify:     s.notifyFor(append(sess.Environ(), "TERM="+pty.Term)),
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
 	own.screen = newLineScreen(sess, key.w, key.h)
@@ -512,4 +525,25 @@ func fingerprint(k gossh.PublicKey) string {
 		return "(none)"
 	}
 	return gossh.FingerprintSHA256(k)
+}
+
+// notifyFor is the server's notify settings for a session whose client sent
+// env: the desktop sequence its terminal takes, when the config leaves it
+// to be detected. A session's environment is never a tmux the server can
+// ask, so a tmux on the client's side gets the bell alone.
+func (s *Server) notifyFor(env []string) tui.Notify {
+	n := s.cfg.Notify
+	if s.cfg.DetectDesktop {
+		getenv := func(k string) string {
+			v := ""
+			for _, e := range env {
+				if name, val, ok := strings.Cut(e, "="); ok && name == k {
+					v = val // the last one wins, as in a process's environment
+				}
+			}
+			return v
+		}
+		n.Desktop, n.Tmux = tui.DetectDesktop(getenv, false)
+	}
+	return n
 }
