@@ -114,16 +114,18 @@ func (m *Model) statusBar(w int) string {
 	if w < 120 {
 		first = pathName
 	}
+	// The parts are made once; each try only joins them.
+	b := m.barParts()
 	var bar string
 	for mode := first; mode <= pathNone; mode++ {
 		var fits bool
-		if bar, fits = m.statusBarWith(w, mode, dropNothing); fits {
+		if bar, fits = b.fit(w, mode, dropNothing); fits {
 			return bar
 		}
 	}
 	for drop := 5; drop >= 2; drop-- {
 		var fits bool
-		if bar, fits = m.statusBarWith(w, pathNone, drop); fits {
+		if bar, fits = b.fit(w, pathNone, drop); fits {
 			break
 		}
 	}
@@ -140,27 +142,34 @@ const (
 	pathNone
 )
 
-// statusBarWith draws the bar with the store named as pathMode says and
-// without the parts of priority drop and above (1: what is wrong, 5: how
-// changes are noticed).
-func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
+// bar is the status bar's parts, each with its priority (1: what is
+// wrong, 5: how changes are noticed), made once a frame: fit joins them
+// with the store named as pathMode says and without the parts of priority
+// drop and above.
+type bar struct {
+	t         *views.Theme
+	help      string
+	parts     []string
+	prio      []int
+	path      int       // the store's part (-1: a notice took its place)
+	paths     [3]string // that part for each pathMode
+	aged      int       // the NOT CURRENT part that says as of when (-1: none)
+	agedShort string    // that part without its age
+}
+
+func (m *Model) barParts() *bar {
 	t, km := m.env.Theme, m.env.Keys
 	now := m.now()
-	var parts []string
-	var prio []int
-	add := func(p int, s string) { parts, prio = append(parts, s), append(prio, p) }
+	b := &bar{t: t, path: -1, aged: -1}
+	add := func(p int, s string) { b.parts, b.prio = append(b.parts, s), append(b.prio, p) }
 	path := m.storeLabel()
-	switch pathMode {
-	case pathName:
-		path = filepath.Base(path)
-	case pathNone:
-		path = ""
-	}
+	b.paths = [3]string{sanitize.Line(shortPath(path, 40)), sanitize.Line(shortPath(filepath.Base(path), 40)), ""}
 	add(0, t.Bold.Render(" vigil"))
 	if m.opt.Who != "" {
 		add(1, t.Bold.Render(sanitize.Line(m.opt.Who)))
 	}
-	add(6, sanitize.Line(shortPath(path, 40)))
+	b.path = len(b.parts)
+	add(6, b.paths[pathFull])
 	if set, ok := m.src.Source.(store.StoreSet); ok {
 		m.storesPart(set, add)
 	}
@@ -176,7 +185,8 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 		add(2, t.StateStyle(st, r.Outcome).Render(fmt.Sprintf("%s #%s %s", views.StateGlyph(st, r.Outcome), sanitize.Line(store.DisplayID(r.ID)), live)))
 	}
 	switch {
-	case m.stale != "" && m.loaded && !m.lastChange.IsZero() && drop > 4: // its age is a freshness fact (4)
+	case m.stale != "" && m.loaded && !m.lastChange.IsZero(): // its age is a freshness fact (4)
+		b.aged, b.agedShort = len(b.parts), t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale))
 		add(1, t.Bad.Render("NOT CURRENT (as of "+textfmt.Ago(m.lastChange, now)+"): "+sanitize.Line(m.stale)))
 	case m.stale != "":
 		add(1, t.Bad.Render("NOT CURRENT: "+sanitize.Line(m.stale)))
@@ -212,17 +222,32 @@ func (m *Model) statusBarWith(w int, pathMode int, drop int) (string, bool) {
 	if n := m.noticeShown(); n != "" {
 		// A confirmation takes the store's place for its moment: it is
 		// what the user just did, and must be seen at any width.
-		parts[1], prio[1] = t.Good.Render(n), 1
+		b.parts[1], b.prio[1] = t.Good.Render(n), 1
+		if b.path == 1 {
+			b.path = -1
+		}
 	}
+	help := km.Help.Help()
+	b.help = t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
+	return b
+}
+
+func (b *bar) fit(w int, pathMode int, drop int) (string, bool) {
+	t := b.t
 	var kept []string
-	for i, p := range parts {
-		if p != "" && prio[i] < drop {
+	for i, p := range b.parts {
+		switch {
+		case i == b.path:
+			p = b.paths[pathMode]
+		case i == b.aged && drop <= 4:
+			p = b.agedShort
+		}
+		if p != "" && b.prio[i] < drop {
 			kept = append(kept, p)
 		}
 	}
 	left := strings.Join(kept, t.Faint.Render(" · "))
-	help := km.Help.Help()
-	right := t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
+	right := b.help
 	gap := w - barWidth(left) - barWidth(right)
 	if gap < 1 {
 		// The help key stays on screen: it is how every other key is found.
