@@ -98,3 +98,15 @@ approve = "A"
 		t.Fatalf("look = %+v", got.Look)
 	}
 }
+
+// vigil serve draws every session with the server's config: a bad one stops
+// it before it listens, with the explorer's one line.
+func TestServeReadsTheConfig(t *testing.T) {
+	h := newHarness(t)
+	p := writeConfig(t, h, "[keys]\napprove = \"q\"\n")
+	r := h.run("serve", "--store", fixtureStore(t), "--authorized-keys", filepath.Join(t.TempDir(), "none"), "--listen", "127.0.0.1:0")
+	r.wantCode(t, 2)
+	if want := "vigil: config " + p + `: keys: "q" is bound to both approve and quit` + "\n"; r.stderr != want {
+		t.Fatalf("stderr %q, want %q", r.stderr, want)
+	}
+}
