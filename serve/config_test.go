@@ -8,6 +8,7 @@ import (
 	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/tui"
 )
+
 // The server's config draws and drives every session: its keys (help on
 // f1, the timeline on F3) in a watching session and in one's own explorer,
 // whatever the connecting user's machine would say.
@@ -20,7 +21,7 @@ func TestSessionsTakeTheServersKeys(t *testing.T) {
 	tm := openTerm(t, ts, ts.viewer, 120, 40)
 	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
 	tm.waitFor("f1 help", 2*time.Second) // the shared view
-	tm.typ("\x1bOR") // F3
+	tm.typ("\x1bOR")                     // F3
 	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
 	tm.waitFor("4 Step 4 ", 2*time.Second) // F3 focused the timeline
 	if scr := tm.scr.String(); !strings.Contains(scr, "f1 help") || strings.Contains(scr, "? help") {
