@@ -377,6 +377,12 @@ func (d *jsonDoc) field(name string, v any) {
 
 // list writes a member that is a list of n values, elem(i) each.
 func (d *jsonDoc) list(name string, n int, elem func(i int) any) {
+	d.items(name, n, func(i int) { d.value(elem(i), "    ") })
+}
+
+// items writes a member that is a list of n items, each written by
+// write(i) on its own indented line.
+func (d *jsonDoc) items(name string, n int, write func(i int)) {
 	d.key(name)
 	if n == 0 {
 		d.raw([]byte("[]"))
@@ -388,7 +394,7 @@ func (d *jsonDoc) list(name string, n int, elem func(i int) any) {
 			d.raw([]byte(","))
 		}
 		d.raw([]byte("\n    "))
-		d.value(elem(i), "    ")
+		write(i)
 	}
 	d.raw([]byte("\n  ]"))
 }
@@ -397,21 +403,10 @@ func (d *jsonDoc) list(name string, n int, elem func(i int) any) {
 // boxed into an interface on its way (a list of 100 k runs was 100 k
 // copies), and each is written before the next is filled in its place.
 func (d *jsonDoc) runList(name string, n int, run func(i int, j *jsonRun, sc *runScratch)) {
-	d.key(name)
-	if n == 0 {
-		d.raw([]byte("[]"))
-		return
-	}
-	d.raw([]byte("["))
-	for i := 0; i < n && d.err == nil; i++ {
-		if i > 0 {
-			d.raw([]byte(","))
-		}
-		d.raw([]byte("\n    "))
+	d.items(name, n, func(i int) {
 		run(i, &d.run, &d.sc)
 		d.runValue(&d.run, "    ")
-	}
-	d.raw([]byte("\n  ]"))
+	})
 }
 
 // close ends the object.
