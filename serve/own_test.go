@@ -69,11 +69,7 @@ func TestOwnSessionsKeepTheirCursors(t *testing.T) {
 // terminal back (the main screen, the cursor, no mouse reporting) before
 // the line that says why, so the line is read on the user's own screen.
 func TestIdleTimeoutGivesTheTerminalBack(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.IdleTimeout = 4 * time.Second })
-	tm := openTerm(t, ts, ts.viewer, 120, 40)
-	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
-	tm.typ("3")
-	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
+	tm := ownViewer(t, 4*time.Second)
 	tm.waitText("closed after 4s without a key pressed", 10*time.Second)
 	out := tm.out.String()
 	back, line := strings.LastIndex(out, "\x1b[?1049l"), strings.Index(out, "closed after 4s")
@@ -89,11 +85,7 @@ func TestIdleTimeoutGivesTheTerminalBack(t *testing.T) {
 // before its explorer has taken them); a terminal's answers to queries
 // are no keys: a session that only answers is closed.
 func TestKeysKeepASessionOpenRepliesDoNot(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.IdleTimeout = 4 * time.Second })
-	tm := openTerm(t, ts, ts.viewer, 120, 40)
-	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
-	tm.typ("3")
-	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
+	tm := ownViewer(t, 4*time.Second)
 	for range 12 { // ten keys a timeout: a starved machine still sees them in time
 		time.Sleep(400 * time.Millisecond)
 		tm.typ("j")
@@ -165,4 +157,16 @@ func TestOwnSessionsShareNoSelection(t *testing.T) {
 	if scr := a.scr.String(); !strings.Contains(scr, "no run matches the filter") {
 		t.Fatalf("a commit undid the session's own filter; its screen:\n%s", scr)
 	}
+}
+
+// ownViewer is the viewer's session with an explorer of its own (a key
+// pressed), on a server that closes sessions idle for idle.
+func ownViewer(t *testing.T, idle time.Duration) *term {
+	t.Helper()
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = idle })
+	tm := openTerm(t, ts, ts.viewer, 120, 40)
+	tm.waitFor("Coordinate the v2.0 release", 10*time.Second)
+	tm.typ("3")
+	tm.waitFor("vera@laptop (viewer)", 5*time.Second)
+	return tm
 }

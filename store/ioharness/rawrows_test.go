@@ -14,32 +14,23 @@ import (
 // on SQLite's own handle and once through database/sql.
 func runsBothWays(t *testing.T, path string) (raw, viaSQL [4][]store.Run, rawErr, sqlErr [4]error) {
 	t.Helper()
-	defer func(v bool) { rawRunRows = v }(rawRunRows)
-	for i, on := range []bool{true, false} {
-		rawRunRows = on
-		s, err := OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		var got [4][]store.Run
-		var errs [4]error
-		got[0], errs[0] = s.Runs(ctx)
-		if r, err := s.Run(ctx, "2"); err == nil {
-			got[1] = []store.Run{r}
-		} else {
-			errs[1] = err
-		}
-		got[2], errs[2] = s.Tree(ctx, "1")
-		got[3], _, errs[3] = s.RecentRuns(ctx, 3)
-		s.Close()
-		if i == 0 {
-			raw, rawErr = got, errs
-		} else {
-			viaSQL, sqlErr = got, errs
-		}
+	type reads struct {
+		got  [4][]store.Run
+		errs [4]error
 	}
-	return
+	a, b := bothWays(t, path, &rawRunRows, func(s *Store) (r reads) {
+		ctx := context.Background()
+		r.got[0], r.errs[0] = s.Runs(ctx)
+		if run, err := s.Run(ctx, "2"); err == nil {
+			r.got[1] = []store.Run{run}
+		} else {
+			r.errs[1] = err
+		}
+		r.got[2], r.errs[2] = s.Tree(ctx, "1")
+		r.got[3], _, r.errs[3] = s.RecentRuns(ctx, 3)
+		return r
+	})
+	return a.got, b.got, a.errs, b.errs
 }
 
 // TestRawRunRowsAgree: run rows read on SQLite's handle are the runs
@@ -143,18 +134,15 @@ db.execute("INSERT INTO runs (id, goal, file, provider, parent_run_id, depth, st
 				t.Errorf("%s read %d differs:\nraw %+v\nsql %+v", filepath.Base(c.path), i, raw[i], viaSQL[i])
 			}
 		}
-		var sigs [2]map[int64]string
-		var sigErr [2]error
-		for i, on := range []bool{true, false} {
-			rawRunRows = on
-			s, err := OpenReadOnly(c.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sigs[i], sigErr[i] = s.runSigs(context.Background(), "")
-			s.Close()
+		type sigRead struct {
+			sigs map[int64]string
+			err  error
 		}
-		rawRunRows = true
+		ra, rb := bothWays(t, c.path, &rawRunRows, func(s *Store) (r sigRead) {
+			r.sigs, r.err = s.runSigs(context.Background(), "")
+			return r
+		})
+		sigs, sigErr := [2]map[int64]string{ra.sigs, rb.sigs}, [2]error{ra.err, rb.err}
 		if !reflect.DeepEqual(sigs[0], sigs[1]) || (sigErr[0] == nil) != (sigErr[1] == nil) {
 			t.Errorf("%s: run signatures differ: raw %v, %v; database/sql %v, %v", filepath.Base(c.path), sigs[0], sigErr[0], sigs[1], sigErr[1])
 		}

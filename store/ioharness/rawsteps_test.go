@@ -15,42 +15,33 @@ import (
 // cursor before the rows) and by range (EachStepRow).
 func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2][]store.StepRow, rawErr, sqlErr [2]error, samples [2][]store.ContextSample) {
 	t.Helper()
-	defer func(v bool) { rawTimelineRows = v }(rawTimelineRows)
-	for i, on := range []bool{true, false} {
-		rawTimelineRows = on
-		s, err := OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+	type reads struct {
+		got     [2][]store.StepRow
+		errs    [2]error
+		samples []store.ContextSample
+	}
+	a, b := bothWays(t, path, &rawTimelineRows, func(s *Store) (r reads) {
 		ctx := context.Background()
-		var got [2][]store.StepRow
-		var errs [2]error
-		cur := head
-		for {
+		for cur := head; ; {
 			ch, next, err := s.Changes(ctx, cur)
 			if err != nil {
-				errs[0] = err
+				r.errs[0] = err
 				break
 			}
-			got[0] = append(got[0], ch.Steps...)
-			samples[i] = append(samples[i], ch.Context...)
+			r.got[0] = append(r.got[0], ch.Steps...)
+			r.samples = append(r.samples, ch.Context...)
 			cur = next
 			if !ch.More {
 				break
 			}
 		}
-		errs[1] = s.EachStepRow(ctx, "1", 0, 0, func(rows []store.StepRow) error {
-			got[1] = append(got[1], rows...)
+		r.errs[1] = s.EachStepRow(ctx, "1", 0, 0, func(rows []store.StepRow) error {
+			r.got[1] = append(r.got[1], rows...)
 			return nil
 		})
-		s.Close()
-		if i == 0 {
-			raw, rawErr = got, errs
-		} else {
-			viaSQL, sqlErr = got, errs
-		}
-	}
-	return
+		return r
+	})
+	return a.got, b.got, a.errs, b.errs, [2][]store.ContextSample{a.samples, b.samples}
 }
 
 // TestRawStepRowsAgree: step rows read on SQLite's handle are the rows
