@@ -34,7 +34,8 @@ import (
 //     is a rewrite in place).
 //
 // Otherwise, or when the file is damaged, of another version or
-// another program's, it is ignored (VIGIL_DEBUG=1 prints the one reason)
+// another program's, it is ignored (VIGIL_DEBUG=1 prints the one reason, and
+// a summary used, how much it covered)
 // and the journal folded from its start. Nothing is written when the cache
 // directory cannot be made or written; the user sees no difference but the
 // time.
@@ -60,10 +61,11 @@ var foldCacheRoot = func() string {
 	return filepath.Join(d, "vigil", "leviath-folds")
 }
 
-// foldCacheDebug reports why a summary was not used (VIGIL_DEBUG set).
-var foldCacheDebug = func(path, why string) {
+// foldCacheDebug says, when VIGIL_DEBUG is set, how a long journal's
+// fold began: from a summary, or from the start and why.
+var foldCacheDebug = func(path, what string) {
 	if os.Getenv("VIGIL_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "vigil: fold cache for %s not used: %s; folding the journal from its start\n", path, why)
+		fmt.Fprintf(os.Stderr, "vigil: fold cache: %s: %s\n", path, what)
 	}
 }
 

@@ -20,7 +20,11 @@ func cacheAt(t *testing.T, dir string) *[]string {
 	root, min, debug := foldCacheRoot, foldCacheBytes, foldCacheDebug
 	foldCacheRoot = func() string { return dir }
 	foldCacheBytes = 1
-	foldCacheDebug = func(path, why string) { whys = append(whys, filepath.Base(filepath.Dir(path))+": "+why) }
+	foldCacheDebug = func(path, what string) {
+		if strings.HasPrefix(what, "not used") {
+			whys = append(whys, filepath.Base(filepath.Dir(path))+": "+what)
+		}
+	}
 	t.Cleanup(func() { foldCacheRoot, foldCacheBytes, foldCacheDebug = root, min, debug })
 	return &whys
 }

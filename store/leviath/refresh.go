@@ -302,11 +302,12 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 			// then finds the same summary).
 			fs, why := loadFold(p, rs.id, f)
 			if why != "" {
-				foldCacheDebug(p, why)
+				foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
 			}
 			if fs != nil && fs.Off <= size && (!mayDefer || size-fs.Off < deferBytes) {
 				fs.restore(rs)
 				from = rs.off
+				foldCacheDebug(p, fmt.Sprintf("%d of %d bytes from the summary", fs.Off, size))
 			}
 		}
 		if rs.off == preambleLen && mayDefer && s.deferFold(rs, f, size) {
