@@ -9,8 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -157,6 +160,8 @@ func loadFold(path, id string, f *os.File) (*foldState, string) {
 	if why := fs.check(fi.Size()); why != "" {
 		return nil, "it does not hold together: " + why
 	}
+	now := time.Now()
+	os.Chtimes(cf.Name(), now, now) // used: kept by pruneFolds
 	return fs, ""
 }
 
@@ -227,6 +232,50 @@ func saveFold(path string, rs *runState, f *os.File) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return
+	}
+	pruneFolds(root, time.Now())
+}
+
+// The cache is kept small: a summary not used or written for
+// foldCacheMaxAge goes, and past foldCacheMaxFiles the least recently used
+// go (a use touches its file), as does a half-written file a killed
+// process left.
+const (
+	foldCacheMaxAge   = 30 * 24 * time.Hour
+	foldCacheMaxFiles = 256
+)
+
+func pruneFolds(root string, now time.Time) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	type kept struct {
+		name string
+		at   time.Time
+	}
+	var folds []kept
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		name, at := e.Name(), fi.ModTime()
+		switch {
+		case strings.HasPrefix(name, ".fold-") && now.Sub(at) > time.Hour,
+			strings.HasSuffix(name, ".fold") && now.Sub(at) > foldCacheMaxAge:
+			os.Remove(filepath.Join(root, name))
+		case strings.HasSuffix(name, ".fold"):
+			folds = append(folds, kept{name, at})
+		}
+	}
+	if len(folds) <= foldCacheMaxFiles {
+		return
+	}
+	sort.Slice(folds, func(i, j int) bool { return folds[i].at.After(folds[j].at) })
+	for _, k := range folds[foldCacheMaxFiles:] {
+		os.Remove(filepath.Join(root, k.name))
 	}
 }
 

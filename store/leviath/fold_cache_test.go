@@ -363,3 +363,30 @@ func TestFoldStateCoversTheRun(t *testing.T) {
 		t.Errorf("foldState has %d fields for %d cached ones", n, len(strings.Fields(cached)))
 	}
 }
+
+// TestFoldCachePrune: summaries unused for 30 days and half-written files
+// over an hour old go; past 256 files the least recently used go.
+func TestFoldCachePrune(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	put := func(name string, age time.Duration) {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x"), 0o600)
+		os.Chtimes(p, now.Add(-age), now.Add(-age))
+	}
+	put("old.fold", 31*24*time.Hour)
+	put(".fold-123", 2*time.Hour)
+	put(".fold-456", time.Minute) // being written now
+	put("other-file", 365*24*time.Hour)
+	for i := range foldCacheMaxFiles + 3 {
+		put(fmt.Sprintf("%03d.fold", i), time.Duration(i)*time.Minute)
+	}
+	pruneFolds(dir, now)
+	for name, want := range map[string]bool{"old.fold": false, ".fold-123": false, ".fold-456": true, "other-file": true,
+		"000.fold": true, fmt.Sprintf("%03d.fold", foldCacheMaxFiles-1): true,
+		fmt.Sprintf("%03d.fold", foldCacheMaxFiles): false, fmt.Sprintf("%03d.fold", foldCacheMaxFiles+2): false} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, want)
+		}
+	}
+}
