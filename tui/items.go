@@ -39,6 +39,7 @@ func (m *Model) refreshItems() {
 	}
 	m.runItems = items
 	m.runs.SetItems(items)
+	m.holdLeanForList()
 	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()
