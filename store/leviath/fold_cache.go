@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,50 +93,71 @@ func cacheFile(root, path string, dev, ino uint64) string {
 	return filepath.Join(root, strconv.FormatUint(h.Sum64(), 16)+".fold")
 }
 
-// loadFold reads the summary of the journal f (at path, of run id), checked against it, or says why there is none to use ("" when
-// there simply is none). The hash of the bytes it covers, made to check
-// it, is given for the fold to go on with.
-func loadFold(path, id string, f *os.File) (*foldState, *foldHash, string) {
+// loadFold reads the summary of the journal f (at path, of run id), checked
+// against its header (path, inode, run, size and mtime) but not yet against
+// the bytes it covers, or says why there is none to use ("" when there
+// simply is none). verifyFold makes that check: a summary the caller does
+// not use (a long tail left to the background fold) is never hashed.
+func loadFold(path, id string, f *os.File) (*foldCandidate, string) {
 	root := foldCacheRoot()
 	fi, err := f.Stat()
 	if root == "" || err != nil || inodeOf(fi) == 0 {
-		return nil, nil, ""
+		return nil, ""
 	}
 	dev, ino := deviceOf(fi), inodeOf(fi)
 	cf, err := openFile(cacheFile(root, path, dev, ino))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, nil, "" // none (or no cache directory) yet
+			return nil, "" // none (or no cache directory) yet
 		}
-		return nil, nil, "cannot open the cache file: " + err.Error()
+		return nil, "cannot open the cache file: " + err.Error()
 	}
 	defer cf.Close()
 	b, err := io.ReadAll(io.LimitReader(cf, 256<<20))
 	if err != nil {
-		return nil, nil, "cannot read the cache file: " + err.Error()
+		return nil, "cannot read the cache file: " + err.Error()
 	}
 	hd, fs, why := decodeFold(b)
 	if why != "" {
-		return nil, nil, why
+		return nil, why
 	}
 	switch {
 	case hd.Path != path || hd.Dev != dev || hd.Ino != ino || hd.RunID != id:
-		return nil, nil, "it is another journal's"
+		return nil, "it is another journal's"
 	case fi.Size() < hd.Off:
-		return nil, nil, fmt.Sprintf("the journal is shorter (%d bytes) than the %d it covers", fi.Size(), hd.Off)
+		return nil, fmt.Sprintf("the journal is shorter (%d bytes) than the %d it covers", fi.Size(), hd.Off)
 	case fi.Size() == hd.Size && fi.ModTime().UnixNano() != hd.MTime:
-		return nil, nil, "the journal was written over in place (same size, another mtime)"
+		return nil, "the journal was written over in place (same size, another mtime)"
 	}
 	if why := fs.check(fi.Size()); why != "" {
-		return nil, nil, "it does not hold together: " + why
+		return nil, "it does not hold together: " + why
 	}
-	h, ok := hashJournalTo(f, hd.Off)
-	if !ok || h.d.Sum64() != hd.Print {
+	return &foldCandidate{fs: fs, hd: hd, file: cf.Name()}, ""
+}
+
+// foldCandidate is a summary loadFold read, not yet checked against the
+// journal's bytes.
+type foldCandidate struct {
+	fs   *foldState
+	hd   *cacheHeader
+	file string
+}
+
+// foldVerifies counts verifyFold's hashings (tests: a summary is hashed
+// once per open).
+var foldVerifies atomic.Int64
+
+// verifyFold hashes the journal's bytes the summary covers and gives the
+// summary and that hash to go on with, or says why it is not to be used.
+func (c *foldCandidate) verifyFold(f *os.File) (*foldState, *foldHash, string) {
+	foldVerifies.Add(1)
+	h, ok := hashJournalTo(f, c.hd.Off)
+	if !ok || h.d.Sum64() != c.hd.Print {
 		return nil, nil, "the journal's bytes under it changed"
 	}
 	now := time.Now()
-	os.Chtimes(cf.Name(), now, now) // used: kept by pruneFolds
-	return fs, h, ""
+	os.Chtimes(c.file, now, now) // used: kept by pruneFolds
+	return c.fs, h, ""
 }
 
 // decodeFold splits a cache file into its header and state: magic,

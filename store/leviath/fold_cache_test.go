@@ -438,3 +438,30 @@ func TestFoldCachePrune(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldCacheLongTailHashedOnce: a summary with a tail long enough for
+// the background fold is hashed once, by that fold (not also at open),
+// and the store still reads as the cold fold does.
+func TestFoldCacheLongTailHashedOnce(t *testing.T) {
+	runs, _, g := journalCase(t, 40, 8<<10)
+	cache := t.TempDir()
+	whys := cacheAt(t, cache)
+	picture(t, runs)
+	for i := 40; i < 50; i++ {
+		appendJob(g, i, 8<<10)
+	}
+	g.writeMeta()
+	oldBytes := deferBytes
+	deferBytes = 1
+	defer func() { deferBytes = oldBytes }()
+	before := foldVerifies.Load()
+	got, _ := picture(t, runs)
+	if n := foldVerifies.Load() - before; n != 1 {
+		t.Errorf("the summary was hashed %d times, want once", n)
+	}
+	if len(*whys) > 0 {
+		t.Errorf("reasons the summary was not used: %q", *whys)
+	}
+	deferBytes = oldBytes
+	samePicture(t, "long tail, deferred", got, cold(t, runs))
+}

@@ -298,18 +298,32 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 		}
 		if !l.logging && size >= foldCacheBytes {
 			// A long journal read for the first time: a summary of its fold
-			// another process wrote leaves only the tail to read (unless
-			// that tail is long enough to fold in the background, which
-			// then finds the same summary).
-			fs, fh, why := loadFold(p, rs.id, f)
-			if why != "" {
-				foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
-			}
+			// another process wrote leaves only the tail to read. When that
+			// tail is long enough to fold in the background, the summary is
+			// checked (its bytes hashed) only by that fold, which finds it
+			// again: at open it would be hashed for nothing.
+			cand, why := loadFold(p, rs.id, f)
 			hash, _ = hashJournalTo(f, preambleLen)
-			if fs != nil && fs.Off <= size && (!mayDefer || size-fs.Off < deferBytes) {
+			use := func() {
+				fs, fh, why := cand.verifyFold(f)
+				if why != "" {
+					foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
+					return
+				}
 				fs.restore(rs)
 				from, hash = rs.off, fh
 				foldCacheDebug(p, fmt.Sprintf("%d of %d bytes from the summary", fs.Off, size))
+			}
+			switch {
+			case why != "":
+				foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
+			case cand != nil && cand.hd.Off <= size && (!mayDefer || size-cand.hd.Off < deferBytes):
+				use()
+			case cand != nil && cand.hd.Off <= size:
+				if s.deferFold(rs, f, size) {
+					return rs // the background fold checks and uses the summary
+				}
+				use()
 			}
 		}
 		if rs.off == preambleLen && mayDefer && s.deferFold(rs, f, size) {
