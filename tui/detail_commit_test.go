@@ -24,7 +24,7 @@ func TestACommitShowsItsStepsDetailAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(detailDelay) // the detail read when the timeline opened is long past
+	time.Sleep(detailDelay)        // the detail read when the timeline opened is long past
 	d.wait = 10 * time.Millisecond // timers any longer never fire: only what comes at once
 	commit(5, "decision-five", "result-of-step-five")
 	read := time.Now() // the detail read starts no sooner
@@ -32,7 +32,7 @@ func TestACommitShowsItsStepsDetailAtOnce(t *testing.T) {
 	d.contains("4 Step 5 ", "decision-five", "result-of-step-five")
 	commit(6, "decision-six", "result-of-step-six")
 	d.refresh()
-	d.contains("decision-six") // the timeline's new row
+	d.contains("decision-six")          // the timeline's new row
 	if time.Since(read) < detailDelay { // a starved machine may have taken longer: then it is read at once too
 		d.lacks("result-of-step-six") // within the pause after the read before: after it
 	}
