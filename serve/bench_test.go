@@ -189,8 +189,8 @@ func benchServe(b *testing.B, own bool) {
 	for i, tm := range terms {
 		client[i] = tm.scr.replay
 	}
-	lat, perSession := latencies(client, committed, last)
-	doneLat, donePer := latencies(client, visible, last)
+	ct := latencies(client, last, committed, visible)
+	lat, perSession, doneLat, donePer := ct[0].all, ct[0].per, ct[1].all, ct[1].per
 	if len(lat) == 0 {
 		b.Fatal("no commit reached a screen")
 	}
@@ -224,8 +224,8 @@ func benchServe(b *testing.B, own bool) {
 			scr.recs = recs
 			server[i] = scr.replay
 		}
-		srvLat, srvPer = latencies(server, committed, last)
-		srvDoneLat, srvDonePer = latencies(server, visible, last)
+		st := latencies(server, last, committed, visible)
+		srvLat, srvPer, srvDoneLat, srvDonePer = st[0].all, st[0].per, st[1].all, st[1].per
 	}
 	report := func(prefix string, lat []time.Duration, per [][]time.Duration, all bool) {
 		worst := time.Duration(0)
@@ -283,13 +283,16 @@ func waitQuiet(b *testing.B, pid int, within time.Duration) {
 	}
 }
 
-// latencies replays each session's writes and times each commit from when
-// it was made to the first write after which its step is on that screen
-// (or a later step is: it may have scrolled by within one frame): over
-// every session, and each session's own.
-func latencies(sessions []func(func(time.Time, string)), committed map[int]time.Time, last int) ([]time.Duration, [][]time.Duration) {
-	var lat []time.Duration
-	per := make([][]time.Duration, len(sessions))
+// latencies replays each session's writes (once: a replay is used up)
+// and times each commit from its time in each of froms to the first write
+// after which its step is on that screen (or a later step is: it may have
+// scrolled by within one frame): over every session, and each session's
+// own, one timing for each of froms.
+func latencies(sessions []func(func(time.Time, string)), last int, froms ...map[int]time.Time) []timing {
+	out := make([]timing, len(froms))
+	for k := range out {
+		out[k].per = make([][]time.Duration, len(sessions))
+	}
 	for i, replay := range sessions {
 		next := 1
 		replay(func(at time.Time, scr string) {
@@ -298,16 +301,24 @@ func latencies(sessions []func(func(time.Time, string)), committed map[int]time.
 					continue
 				}
 				for s := next; s <= m; s++ {
-					d := at.Sub(committed[s])
-					lat = append(lat, d)
-					per[i] = append(per[i], d)
+					for k, from := range froms {
+						d := at.Sub(from[s])
+						out[k].all = append(out[k].all, d)
+						out[k].per[i] = append(out[k].per[i], d)
+					}
 				}
 				next = m + 1
 				break
 			}
 		})
 	}
-	return lat, per
+	return out
+}
+
+// timing is the latencies over every session, and each session's.
+type timing struct {
+	all []time.Duration
+	per [][]time.Duration
 }
 
 // readTaps waits for n sessions' taps in dir (tap_trace.go) and reads them.
