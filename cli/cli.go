@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -151,6 +152,11 @@ type app struct {
 
 	cfg    *config.Config // the user's config file, once read (config.go)
 	cfgErr error
+
+	// Whether the tmux vigil runs in passes sequences through, asked at
+	// most once (notify.go).
+	passOnce   sync.Once
+	passAnswer func() bool
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, env []string) *app {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-run/vigil/demo"
 	"github.com/vigil-run/vigil/internal/sanitize"
@@ -57,6 +58,7 @@ func (s *sources) close() {
 }
 
 func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
+	a.askPassthrough() // answered while the store opens
 	ss := &sources{path: o.store, readOnly: o.readOnly}
 	defer closeWithin(closeWait, ss.close)
 	src, err := ss.open()
@@ -113,6 +115,13 @@ func teaExplore(ctx context.Context, a *app, opt tui.Options) error {
 	// 60 fps a commit folded just after a tick waits 16.7 ms to be seen.
 	// Its cap is 120 (8.3 ms); an idle tick costs a comparison of views.
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(explorerFPS)}
+	if a.stdout == io.Writer(os.Stdout) {
+		// lipgloss worked out the profile of this terminal as the program
+		// started (lipgloss.Writer: the same stdout and environment Bubble
+		// Tea would read); inside tmux, working it out again starts
+		// another tmux process before the first frame.
+		opts = append(opts, tea.WithColorProfile(lipgloss.Writer.Profile))
+	}
 	if a.stdin != io.Reader(os.Stdin) {
 		opts = append(opts, tea.WithInput(a.stdin))
 	}

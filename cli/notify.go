@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigil-run/vigil/tui"
@@ -12,10 +13,37 @@ import (
 // notifyFor works out how this terminal takes notices: its desktop
 // notification sequence, and inside tmux whether tmux passes it through.
 func (a *app) notifyFor() tui.Notify {
-	allows := a.getenv("TMUX") != "" && tmuxAllowsPassthrough()
-	d, tmux := tui.DetectDesktop(a.getenv, allows)
+	d, tmux := tui.DetectDesktop(a.getenv, a.passthrough())
 	return tui.Notify{Desktop: d, Tmux: tmux}
 }
+
+// askPassthrough starts asking tmux whether it passes sequences through,
+// where the answer can matter: inside tmux, with an outer terminal whose
+// notification sequence is known (without one nothing is wrapped). Asking
+// is a process started (5–20 ms), so the explorer asks while it opens the
+// store rather than before its first frame; passthrough waits for the
+// answer, asking first if nothing did.
+func (a *app) askPassthrough() {
+	a.passOnce.Do(func() {
+		if a.getenv("TMUX") == "" {
+			return
+		}
+		if d, _ := tui.DetectDesktop(a.getenv, true); d == tui.DesktopNone {
+			return
+		}
+		ch := make(chan bool, 1)
+		go func() { ch <- tmuxPassthrough() }()
+		a.passAnswer = sync.OnceValue(func() bool { return <-ch })
+	})
+}
+
+func (a *app) passthrough() bool {
+	a.askPassthrough()
+	return a.passAnswer != nil && a.passAnswer()
+}
+
+// tmuxPassthrough is how tmux is asked (tests count the questions).
+var tmuxPassthrough = tmuxAllowsPassthrough
 
 // tmuxAllowsPassthrough asks the tmux vigil runs in whether its pane lets
 // escape sequences through to the outer terminal (allow-passthrough, tmux

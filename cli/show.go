@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -384,11 +385,31 @@ func (a *app) requestBody(w io.Writer, q store.Request) {
 
 // Markdown.
 
+// mdEscaper backslash-escapes the characters that open Markdown's inline
+// constructs (code, emphasis, links and images, raw HTML and autolinks,
+// entities, strikethrough, table cells): a store's text is shown as text,
+// never as markup a renderer acts on (a goal holding <img onerror=…> or
+// [x](javascript:…) was written into the export as it was).
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", `\<`, ">", `\>`, "|", `\|`, "&", `\&`, "~", `\~`)
+
+// mdBlockStart is what, at the start of a line, opens a heading, a list,
+// a quote or a setext underline.
+var mdBlockStart = regexp.MustCompile(`^([#=+-]|[0-9]{1,9}[.)])`)
+
+// mdText is a store's text as Markdown inline text: one line, every
+// character shown as itself.
+func mdText(s string) string {
+	s = mdEscaper.Replace(sanitize.Line(s))
+	if m := mdBlockStart.FindStringIndex(s); m != nil {
+		s = s[:m[1]-1] + `\` + s[m[1]-1:]
+	}
+	return s
+}
+
 // mdCell makes text safe inside a table cell.
 func mdCell(s string) string {
-	s = sanitize.Line(s)
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
+	s = mdText(s)
 	if s == "" {
 		return " "
 	}
@@ -441,7 +462,7 @@ func mdTable(w io.Writer, header []string, rows [][]string) {
 
 func (a *app) showMarkdown(w io.Writer, sh *shown) {
 	rd, md, r := sh.rd, sh.rd.md, sh.run
-	fmt.Fprintf(w, "# Run %s: %s\n\n", clean(r.ID), clean(r.Goal))
+	fmt.Fprintf(w, "# Run %s: %s\n\n", mdText(r.ID), mdText(r.Goal))
 	var rows [][]string
 	add := func(k, v string) { rows = append(rows, []string{k, v}) }
 	add("State", mdCell(stateName(md.State(sh.id, rd.now))+" ("+a.leaseLine(rd, sh.id)+")"))
@@ -530,10 +551,10 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 	}
 	for _, q := range sh.requests {
 		dl, why := rd.delivery(q)
-		fmt.Fprintf(w, "### %s\n\n", requestKey(q.Key()))
-		fmt.Fprintf(w, "Run %s, step %d. Delivery: %s", clean(q.RunID), q.Step, deliveryName(dl))
+		fmt.Fprintf(w, "### %s\n\n", mdText(requestKey(q.Key())))
+		fmt.Fprintf(w, "Run %s, step %d. Delivery: %s", mdText(q.RunID), q.Step, deliveryName(dl))
 		if why != "" {
-			fmt.Fprintf(w, " (%s)", clean(why))
+			fmt.Fprintf(w, " (%s)", mdText(why))
 		}
 		fmt.Fprintf(w, ".\n\n")
 		switch q.Kind {
@@ -547,13 +568,13 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 				fmt.Fprintln(w)
 			}
 		case store.Question:
-			fmt.Fprintf(w, "> %s\n\n", clean(q.Question))
+			fmt.Fprintf(w, "> %s\n\n", mdText(q.Question))
 			if q.Context != "" {
 				mdFence(w, q.Context)
 				fmt.Fprintln(w)
 			}
 			for _, c := range q.Choices {
-				fmt.Fprintf(w, "- %s\n", clean(c))
+				fmt.Fprintf(w, "- %s\n", mdText(c))
 			}
 			if len(q.Choices) > 0 {
 				fmt.Fprintln(w)
@@ -562,9 +583,9 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			for i, p := range q.PlanSteps {
 				agent := ""
 				if p.Agent != "" {
-					agent = " (" + clean(p.Agent) + ")"
+					agent = " (" + mdText(p.Agent) + ")"
 				}
-				fmt.Fprintf(w, "%d. %s%s\n", i+1, clean(p.Intent), agent)
+				fmt.Fprintf(w, "%d. %s%s\n", i+1, mdText(p.Intent), agent)
 			}
 			fmt.Fprintln(w)
 		}

@@ -75,7 +75,7 @@ func (a *app) decisionsMarkdown(w io.Writer, sh *shown) {
 		if !d.DecidedAt.IsZero() {
 			at = a.fmtTime(d.DecidedAt)
 		}
-		rows = append(rows, []string{requestKey(d.Key()), mdCell(d.RunID), fmt.Sprint(d.Step), mdCell(what),
+		rows = append(rows, []string{mdCell(requestKey(d.Key())), mdCell(d.RunID), fmt.Sprint(d.Step), mdCell(what),
 			mdCell(store.DecisionWords(d.Request)), by, at})
 	}
 	mdTable(w, []string{"Request", "Run", "Step", "Asked", "Decided", "By", "At"}, rows)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +21,10 @@ func (m *Model) refreshItems() {
 	m.itemsAt = now
 	md := m.st.model
 	roots := md.Roots()
-	items := make([]views.RunItem, 0, len(roots))
+	// The runs pane's own array is filled again (it reads it only in
+	// SetItems): 20 k roots are 6 MB a refresh, which the clock asks for
+	// every second.
+	items := slices.Grow(m.runItems[:0], len(roots))
 	set, _ := m.src.Source.(store.StoreSet)
 	m.itemsOffline = offlineStores(set)
 	for _, id := range roots {
@@ -33,7 +37,9 @@ func (m *Model) refreshItems() {
 		}
 		items = append(items, it)
 	}
+	m.runItems = items
 	m.runs.SetItems(items)
+	m.holdLeanForList()
 	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()

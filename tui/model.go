@@ -111,9 +111,11 @@ type Model struct {
 	refreshing   bool
 	again        bool // a refresh was asked for while one ran
 	lastChange   time.Time
-	itemsOffline string // the stores offline when the lists were built (offlineStores)
-	problem      string // the last error, one line, in the status bar
-	noticeText   string // a confirmation (copied, opened), shown a moment (open.go)
+	itemsOffline string          // the stores offline when the lists were built (offlineStores)
+	runItems     []views.RunItem // the runs pane's rows, refilled by refreshItems
+	leanList     func()          // lets the collector go (holdLeanForList)
+	problem      string          // the last error, one line, in the status bar
+	noticeText   string          // a confirmation (copied, opened), shown a moment (open.go)
 	noticeAt     time.Time
 
 	// What is shown is not the store as it is now while stale says why
@@ -210,6 +212,7 @@ func (m *Model) newWakeup() (Wakeup, error) {
 // Close stops the watcher.
 func (m *Model) Close() {
 	m.closed = true
+	m.holdLeanForList()
 	if m.watcher != nil {
 		m.watcher.Close()
 		m.watcher = nil

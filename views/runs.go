@@ -1,8 +1,9 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,12 +52,18 @@ func (k SortKey) String() string { return sortNames[k] }
 
 // Runs is the runs pane: every root run, filterable and sortable.
 type Runs struct {
-	env       *Env
-	w, h      int
-	list      List
-	cols      []column // the columns that fit, sized to the ids shown
-	all       []RunItem
-	shown     []RunItem
+	env  *Env
+	w, h int
+	list List
+	cols []column // the columns that fit, sized to the ids shown
+	all  []RunItem
+	// shown are the rows listed, as indexes into all: filtered and in the
+	// pane's order. A copy of each item (a run and its tree's totals,
+	// about 300 bytes) was 6 MB on 20 k roots, made again with every
+	// refresh (once a second, for the clock) and grown by appending to it,
+	// which was the 10 M-step store's peak (32 MB of copies while the
+	// whole run list arrived); sorting moves indexes, not items.
+	shown     []int32
 	sort      SortKey
 	filter    textinput.Model
 	filtering bool
@@ -84,9 +91,9 @@ func (p *Runs) fit() {
 	// With several stores the store column names the store and the id
 	// column the store's own id; where the store column has no room, the
 	// id says both ("#beta/4").
-	p.cols = visibleColumns(withRunWidth(runColumns, p.shown, true), inner)
+	p.cols = visibleColumns(p.withRunWidth(runColumns, true), inner)
 	if !hasColumn(p.cols, "STORE") {
-		p.cols = visibleColumns(withRunWidth(runColumns, p.shown, false), inner)
+		p.cols = visibleColumns(p.withRunWidth(runColumns, false), inner)
 	}
 	p.filter.SetWidth(max(inner-4, 4))
 }
@@ -100,7 +107,9 @@ func (p *Runs) Focus() {}
 // Capturing reports whether the filter is taking typed text.
 func (p *Runs) Capturing() bool { return p.filtering }
 
-// SetItems replaces the runs, keeping the cursor on the same run.
+// SetItems replaces the runs, keeping the cursor on the same run. The
+// pane keeps items until the next SetItems, which may be handed the same
+// array filled again (the explorer refills one every second).
 func (p *Runs) SetItems(items []RunItem) {
 	p.all = items
 	p.apply()
@@ -114,7 +123,7 @@ func (p *Runs) SetReading(v bool) { p.reading = v }
 // Selected is the run under the cursor.
 func (p *Runs) Selected() (RunItem, bool) {
 	if p.list.Cursor < len(p.shown) {
-		return p.shown[p.list.Cursor], true
+		return *p.item(p.list.Cursor), true
 	}
 	return RunItem{}, false
 }
@@ -125,19 +134,25 @@ func (p *Runs) Sort() SortKey { return p.sort }
 // Filter is the current filter text.
 func (p *Runs) Filter() string { return p.filter.Value() }
 
+// item is the i-th row listed.
+func (p *Runs) item(i int) *RunItem { return &p.all[p.shown[i]] }
+
 func (p *Runs) apply() {
 	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
+	if cap(p.shown) < len(p.all) {
+		p.shown = make([]int32, 0, len(p.all))
+	}
 	p.shown = p.shown[:0]
-	for _, it := range p.all {
-		if q == "" || matches(it, q) {
-			p.shown = append(p.shown, it)
+	for i := range p.all {
+		if q == "" || matches(&p.all[i], q) {
+			p.shown = append(p.shown, int32(i))
 		}
 	}
-	sortRuns(p.shown, p.sort)
+	sortRuns(p.all, p.shown, p.sort)
 	p.list.SetLen(len(p.shown))
 	p.fit()
-	for i, it := range p.shown {
-		if it.Run.ID == p.selected {
+	for i, k := range p.shown {
+		if p.all[k].Run.ID == p.selected {
 			p.list.Select(i)
 			return
 		}
@@ -151,7 +166,7 @@ func (p *Runs) remember() {
 	}
 }
 
-func matches(it RunItem, q string) bool {
+func matches(it *RunItem, q string) bool {
 	for _, f := range []string{it.Run.Goal, string(it.Run.Outcome), StateLabel(it.State, it.Run.Outcome), it.State.String(), "#" + it.Run.ID, it.Store} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
@@ -160,33 +175,46 @@ func matches(it RunItem, q string) bool {
 	return false
 }
 
-func sortRuns(items []RunItem, k SortKey) {
+// sortRuns orders the rows (indexes into items) by k, ties newest first.
+// The rows usually come in the default order already (the model lists
+// roots newest first): one pass finds that and nothing is moved.
+func sortRuns(items []RunItem, rows []int32, k SortKey) {
 	// Age: start time where both have one, else the id (numeric ids grow).
 	// A run with no start time counts as oldest, so the order is total.
-	newer := func(i, j int) bool {
-		a, b := items[i].Run, items[j].Run
-		if !a.StartedAt.Equal(b.StartedAt) {
-			return a.StartedAt.After(b.StartedAt)
+	newer := func(a, b *store.Run) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
 		}
-		if na, nb := store.IDNumber(a.ID), store.IDNumber(b.ID); na != nb {
-			return na > nb
+		if c := cmp.Compare(store.IDNumber(b.ID), store.IDNumber(a.ID)); c != 0 {
+			return c
 		}
-		return a.ID > b.ID
+		return cmp.Compare(b.ID, a.ID)
 	}
-	less := map[SortKey]func(i, j int) bool{
-		SortNewest:   newer,
-		SortOldest:   func(i, j int) bool { return newer(j, i) },
-		SortTokens:   func(i, j int) bool { return items[i].Tree.Tokens > items[j].Tree.Tokens },
-		SortSteps:    func(i, j int) bool { return items[i].Tree.Steps > items[j].Tree.Steps },
-		SortDuration: func(i, j int) bool { return items[i].Duration > items[j].Duration },
-		SortState:    func(i, j int) bool { return items[i].State < items[j].State },
-	}[k]
-	sort.SliceStable(items, func(i, j int) bool {
-		if less(i, j) != less(j, i) {
-			return less(i, j)
+	first := func(a, b *RunItem) int {
+		switch k {
+		case SortOldest:
+			return newer(&b.Run, &a.Run)
+		case SortTokens:
+			return cmp.Compare(b.Tree.Tokens, a.Tree.Tokens)
+		case SortSteps:
+			return cmp.Compare(b.Tree.Steps, a.Tree.Steps)
+		case SortDuration:
+			return cmp.Compare(b.Duration, a.Duration)
+		case SortState:
+			return cmp.Compare(a.State, b.State)
 		}
-		return newer(i, j)
-	})
+		return 0
+	}
+	order := func(i, j int32) int {
+		a, b := &items[i], &items[j]
+		if c := first(a, b); c != 0 {
+			return c
+		}
+		return newer(&a.Run, &b.Run)
+	}
+	if !slices.IsSortedFunc(rows, order) {
+		slices.SortStableFunc(rows, order)
+	}
 }
 
 // Key handles a key; it returns OpenRun when a run is chosen.
@@ -300,7 +328,7 @@ func (p *Runs) View(focused bool) string {
 	from, to := p.list.Visible()
 	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
 	for i := from; i < to; i++ {
-		body = append(body, highlight(t, p.row(t, p.shown[i], p.cols, i == p.list.Cursor, focused, now, inner), q))
+		body = append(body, highlight(t, p.row(t, *p.item(i), p.cols, i == p.list.Cursor, focused, now, inner), q))
 	}
 	if len(p.shown) == 0 {
 		msg := "no runs in this store yet"
@@ -352,9 +380,10 @@ const offlineMark = "✕ "
 // withRunWidth sizes the RUN column to the ids shown (numbers are short;
 // other formats' ids are shortened by store.DisplayID), and the STORE
 // column to the stores' prefixes, or drops it when one store is open.
-func withRunWidth(cols []column, items []RunItem, withStore bool) []column {
+func (p *Runs) withRunWidth(cols []column, withStore bool) []column {
 	w, sw := 4, 0
-	for _, it := range items {
+	for _, k := range p.shown {
+		it := &p.all[k]
 		w = max(w, textfmt.Width(store.DisplayID(runID(it, withStore)))+1)
 		if it.Store != "" {
 			sw = max(sw, textfmt.Width(it.Store)+textfmt.Width(offlineMark), 5)
@@ -465,7 +494,7 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 			}
 			cell, style = label, stStyle
 		case "RUN":
-			cell, style = "#"+sanitize.Line(store.DisplayID(runID(it, storeShown))), t.Muted
+			cell, style = "#"+sanitize.Line(store.DisplayID(runID(&it, storeShown))), t.Muted
 		case "STORE":
 			cell, style = sanitize.Line(it.Store), t.Muted
 			if it.StoreOffline {
@@ -520,7 +549,7 @@ func unknown(known bool, s string) string {
 
 // runID is the id the RUN column shows: the store's own id when the store
 // column names the store.
-func runID(it RunItem, storeShown bool) string {
+func runID(it *RunItem, storeShown bool) string {
 	if storeShown && it.Store != "" {
 		return strings.TrimPrefix(it.Run.ID, it.Store+"/")
 	}

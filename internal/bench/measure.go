@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,11 +20,12 @@ import (
 // process, and times it from the moment tmux is asked to start it to the
 // first screen that shows the runs list (the newest root's goal in its
 // row). rssGoalKB, when set, adds the peak RSS over the first three
-// seconds (the counts arrive after the first frame) to the figure.
+// seconds (the counts arrive after the first frame): the highest of the
+// rounds in the figure, each round's in the detail.
 func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rssGoalKB int64) (row, error) {
 	marker := fmt.Sprintf("task %d: refactor", newestRoot(s))
 	var ds []time.Duration
-	var peak int64
+	var peaks []int64 // each round's, kB
 	for i := 0; i < c.rounds; i++ {
 		at, err := t.start(c.vigil, "--store", path)
 		if err != nil {
@@ -41,7 +43,7 @@ func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rs
 		}
 		if rssGoalKB > 0 {
 			time.Sleep(3 * time.Second)
-			peak = max(peak, procKB(t.pid(), "VmHWM"))
+			peaks = append(peaks, procKB(t.pid(), "VmHWM"))
 		}
 		t.stop()
 	}
@@ -49,9 +51,16 @@ func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rs
 	r := row{figure: "first frame, " + s.String(), now: fmt.Sprintf("%s (median %s)", ms(best), ms(med)),
 		goal: "≤ " + ms(goal), ratio: float64(best) / float64(goal)}
 	if rssGoalKB > 0 {
+		// The bound holds in every run, so the figure is the highest.
+		peak := slices.Max(peaks)
 		r.now += fmt.Sprintf(", peak RSS %d MB", peak>>10)
 		r.goal += fmt.Sprintf(", ≤ %d MB", rssGoalKB>>10)
 		r.ratio = max(r.ratio, float64(peak)/float64(rssGoalKB))
+		var each []string
+		for _, kb := range peaks {
+			each = append(each, strconv.FormatInt(kb>>10, 10))
+		}
+		r.detail = "peak RSS of each round: " + strings.Join(each, " ") + " MB"
 	}
 	return r, nil
 }

@@ -3,6 +3,7 @@ package sqlitex
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,6 +22,9 @@ func ErrKind(path string, err error) (kind error, detail string, ok bool) {
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
+		if emptied(path) {
+			return store.ErrNotAStore, "the file is empty", true
+		}
 		return store.ErrIO, err.Error(), true
 	}
 	switch code := se.Code() & 0xff; {
@@ -42,8 +46,20 @@ func ErrKind(path string, err error) (kind error, detail string, ok bool) {
 		}
 		return store.ErrIO, "cannot open", true
 	}
+	if emptied(path) {
+		return store.ErrNotAStore, "the file is empty", true
+	}
 	msg, _, _ := strings.Cut(se.Error(), "\n")
 	return store.ErrIO, msg, true
+}
+
+// emptied reports whether the store file is there and empty: a store
+// truncated under an open handle reads as a database without tables, whose
+// queries fail with words of the driver's ("sql: no rows in result set",
+// "no such table"), not the one line the open gives.
+func emptied(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // MapErr turns a driver error into a *store.Error of one of the sentinel

@@ -92,6 +92,13 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		if pre, err = s.factsFor(ctx, preparedReads{s}, true, d.Key, id); err != nil {
 			return store.DecideResult{}, err
 		}
+		if pre.req.Resolved {
+			// A decided request stays decided (io-harness never reopens
+			// one): said without the write lock, so a decision that
+			// writes nothing opens nothing beside the store (no -wal or
+			// -shm made, none rewritten).
+			return store.DecideResult{Decision: pre.req.Decision, DecidedBy: pre.req.DecidedBy}, nil
+		}
 	}
 	if beforeDecideLock != nil {
 		beforeDecideLock()

@@ -24,6 +24,33 @@ func BenchmarkFoldBigJournal(b *testing.B) {
 	if _, err := os.Stat(runs + "/../done"); err != nil {
 		b.Skip("no cached 1 GB journal: VIGIL_BIG=1 go test -run TestBigJournal ./store/leviath/ builds it")
 	}
+	root := foldCacheRoot
+	foldCacheRoot = func() string { return "" } // the cold fold: no summary read or written
+	defer func() { foldCacheRoot = root }()
+	foldBig(b, runs)
+}
+
+// BenchmarkFoldBigJournalWarm: the same with a summary of the fold in the
+// cache (written before the timer starts).
+func BenchmarkFoldBigJournalWarm(b *testing.B) {
+	runs := "/tmp/vigil-bench/leviath-1073741824-262144/runs"
+	if _, err := os.Stat(runs + "/../done"); err != nil {
+		b.Skip("no cached 1 GB journal")
+	}
+	root := foldCacheRoot
+	dir := b.TempDir()
+	foldCacheRoot = func() string { return dir }
+	defer func() { foldCacheRoot = root }()
+	s, err := Open(runs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Runs(bg)
+	s.Close()
+	foldBig(b, runs)
+}
+
+func foldBig(b *testing.B, runs string) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := 0; i < b.N; i++ {

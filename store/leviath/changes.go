@@ -26,7 +26,7 @@ type Cursor struct {
 	src     *Store
 	seq     int64
 	marks   map[string]*runMarks // a written cursor read back (src nil), or a page of one
-	folding []string             // with marks: the runs left out of them while being folded
+	folding map[string]foldMark  // the runs being folded when the cursor was made, and what the reader has of each (cursor_folding.go)
 	why     string               // with Reset: why the cursor before could not be followed
 	dead    string               // a written cursor that could not be followed when written, and why
 }
@@ -44,7 +44,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if err := s.refreshLocked(); err != nil {
 		return nil, err
 	}
-	return &Cursor{src: s, seq: s.seq}, nil
+	return s.liveCursor(nil), nil
 }
 
 // Changes reads what was appended since the last read (new run
@@ -111,7 +111,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if c.seq >= s.resetAt {
 			why = "the cursor is older than the change log keeps"
 		}
-		return ch, &Cursor{src: s, seq: s.seq, why: why}, nil
+		next := s.liveCursor(nil)
+		next.why = why
+		return ch, next, nil
 	}
 	i := sort.Search(len(s.log), func(i int) bool { return s.log[i].seq > c.seq })
 	end := len(s.log)
@@ -157,7 +159,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		}
 	}
 	ch.Unwritten = unwritten && !ch.Empty()
-	next := &Cursor{src: s, seq: s.seq}
+	next := s.liveCursor(c.folding)
 	if ch.More {
 		next.seq = s.log[end-1].seq
 	}

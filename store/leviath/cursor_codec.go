@@ -37,6 +37,9 @@ type wireCursor struct {
 	// Folding are the runs left out of Runs because they were still being
 	// folded: given whole once they are, that is no write (Unwritten).
 	Folding []string `json:"folding,omitempty"`
+	// FoldingAt is what the reader has of each of them (cursor_folding.go;
+	// absent from an older vigil's cursor).
+	FoldingAt map[string]foldMark `json:"folding_at,omitempty"`
 }
 
 // caughtRun is a mark's Run when the run reads otherwise only because its
@@ -84,7 +87,8 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	switch {
 	case c.dead != "":
 	case c.marks != nil:
-		w.Runs, w.Folding = c.marks, c.folding
+		w.Runs = c.marks
+		w.Folding, w.FoldingAt = wireFolding(c.folding)
 	case c.src != s:
 		w.Reset = "the cursor was made on another Leviath source"
 	case c.seq < s.resetAt:
@@ -92,12 +96,19 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	case c.seq < s.cut:
 		w.Reset = "the cursor is older than the change log keeps"
 	default:
-		w.Runs = s.marksAt(c.seq)
+		// The runs being folded when the cursor was made, and those still
+		// being folded now: the reader has not got their folds.
+		folding := make(map[string]foldMark, len(c.folding))
+		for id, m := range c.folding {
+			folding[id] = m
+		}
 		for _, rs := range s.order {
-			if rs.pending && rs.born <= c.seq {
-				w.Folding = append(w.Folding, rs.id)
+			if _, ok := folding[rs.id]; !ok && rs.pending && rs.born <= c.seq {
+				folding[rs.id] = foldMarkOf(rs)
 			}
 		}
+		w.Runs = s.marksAt(c.seq, folding)
+		w.Folding, w.FoldingAt = wireFolding(folding)
 	}
 	if c.dead != "" {
 		w.Reset, w.Runs = c.dead, nil
@@ -122,7 +133,7 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 	if w.Runs == nil {
 		return nil, errors.New("a written Leviath cursor without marks")
 	}
-	return &Cursor{marks: w.Runs, folding: w.Folding}, nil
+	return &Cursor{marks: w.Runs, folding: readFolding(w.Folding, w.FoldingAt)}, nil
 }
 
 // ResetReason says why Changes answered Reset to the cursor before this
@@ -130,12 +141,13 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 func (c *Cursor) ResetReason() string { return c.why }
 
 // marksAt is what a reader at log position seq has of every run (s.mu
-// held): each run as it is now, less what the log holds after seq.
-func (s *Store) marksAt(seq int64) map[string]*runMarks {
+// held): each run as it is now, less what the log holds after seq. The
+// runs in folding the reader has not got the fold of: they are left out.
+func (s *Store) marksAt(seq int64, folding map[string]foldMark) map[string]*runMarks {
 	out := map[string]*runMarks{}
 	byRun := map[*runState]*runMarks{}
 	for _, rs := range s.order {
-		if rs.born > seq || rs.pending {
+		if _, f := folding[rs.id]; rs.born > seq || rs.pending || f {
 			continue // the reader has not seen it (or not its fold)
 		}
 		m := s.marksNow(rs)
@@ -345,12 +357,13 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		cp := *m
 		next[id] = &cp
 	}
-	folding := map[string]bool{}
-	for _, id := range c.folding {
-		folding[id] = true
+	// Runs still being folded: next time, with the marks the reader has
+	// (none, for a run it was not given at all).
+	still := make(map[string]foldMark, len(c.folding))
+	for id, m := range c.folding {
+		still[id] = m
 	}
-	var still []string // runs still being folded: next time
-	written := false   // something given is a write, not a fold put in place
+	written := false // something given is a write, not a fold put in place
 	budget := changesPage
 	for _, rs := range s.order {
 		if budget <= 0 {
@@ -359,13 +372,20 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 		}
 		m, had := c.marks[rs.id]
 		if !had && rs.pending {
-			still = append(still, rs.id)
+			if _, ok := still[rs.id]; !ok {
+				still[rs.id] = foldMark{} // new to the reader: a write when it comes
+			}
 			continue // given whole once it is folded (the marks have not got it)
 		}
 		now := s.marksNow(rs)
 		// A run the reader did not have because it was being folded comes
 		// whole as no write; a run whose fold alone changed it, its row.
-		whole := !had && folding[rs.id]
+		fm, whole := c.folding[rs.id]
+		whole = whole && !had
+		if whole && writtenSince(rs, fm) {
+			written = true // appended to, or its meta.json rewritten, after the cursor
+		}
+		delete(still, rs.id)
 		if !had {
 			m = &runMarks{}
 		}
@@ -419,7 +439,7 @@ func (s *Store) changesSince(c *Cursor) (*store.Changes, store.Cursor) {
 	}
 	ch.Unwritten = !written && !ch.Empty()
 	if !ch.More {
-		return ch, &Cursor{src: s, seq: s.seq}
+		return ch, s.liveCursor(still)
 	}
-	return ch, &Cursor{marks: next, folding: append(append([]string(nil), c.folding...), still...)}
+	return ch, &Cursor{marks: next, folding: still}
 }

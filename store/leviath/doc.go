@@ -157,6 +157,11 @@
 // read: a fingerprint of its first 4 KiB and of the 4 KiB before the read
 // offset, taken at each read, no longer matches).
 //
+// A long journal's fold is summarized in vigil's user cache directory
+// (fold_cache.go; docs/formats/leviath.md, "The fold cache"): the next
+// process checks the summary against the journal (path, device, inode,
+// size, mtime, sampled bytes) and folds only what was appended after it.
+//
 // Watch is directory mode on the runs directory, counting run.lvr,
 // meta.json and interactions.json events, with a Version that hashes the
 // run directories and those files' size, mtime and inode (it moves as soon

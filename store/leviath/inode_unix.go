@@ -13,3 +13,10 @@ func inodeOf(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+func deviceOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev)
+	}
+	return 0
+}

@@ -274,6 +274,7 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 		// came after is read once it is in place, and logged for cursors.
 		size, sig.size, sig.mtime = rs.foldTo, rs.foldTo, 0
 	}
+	from := rs.off // (a summary from the fold cache moves it on)
 	if rs.off == 0 {
 		v, ok, n, err := readPreamble(f, size)
 		s.journalBytes.Add(n)
@@ -294,7 +295,22 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 			rs.lvr = sig
 			return rs
 		}
-		if mayDefer && s.deferFold(rs, f, size) {
+		if !l.logging && size >= foldCacheBytes {
+			// A long journal read for the first time: a summary of its fold
+			// another process wrote leaves only the tail to read (unless
+			// that tail is long enough to fold in the background, which
+			// then finds the same summary).
+			fs, why := loadFold(p, rs.id, f)
+			if why != "" {
+				foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
+			}
+			if fs != nil && fs.Off <= size && (!mayDefer || size-fs.Off < deferBytes) {
+				fs.restore(rs)
+				from = rs.off
+				foldCacheDebug(p, fmt.Sprintf("%d of %d bytes from the summary", fs.Off, size))
+			}
+		}
+		if rs.off == preambleLen && mayDefer && s.deferFold(rs, f, size) {
 			return rs
 		}
 	}
@@ -342,6 +358,9 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 	}
 	rs.lvr = sig
 	rs.readPrint = printOf(f, rs.off)
+	if !l.logging && rs.jerr == nil && rs.off-max(from, preambleLen) >= foldCacheBytes {
+		saveFold(p, rs, f) // vigil's reading, not a refresh's: the next process starts here
+	}
 	return rs
 }
 

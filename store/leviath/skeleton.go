@@ -6,10 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"hash/maphash"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // A journal frame can be 256 MB, nearly all of it one string: a tool's
@@ -25,9 +26,11 @@ import (
 // The marker is `\u0000vigil-cut:NONCE:HASH:LEN`, NONCE random for the
 // process, so that no journal can forge one.
 
-// hashSeed is the process's seed for content fingerprints (maphash: fast,
-// and fingerprints never leave the process).
-var hashSeed = maphash.MakeSeed()
+// Content fingerprints are xxhash64 of the encoded string: fast (vector
+// code), and the same in every process, so that a fold summary written by
+// one process (fold_cache.go) matches the entries another reads after it.
+// A journal could craft two contents of one fingerprint; all it gains is
+// that its own later entry is taken for its own earlier one.
 
 var cutPrefix = func() []byte {
 	var b [8]byte
@@ -59,16 +62,15 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 		br = bufio.NewReaderSize(r, int(min(n+1, 64<<10)))
 	}
 	var (
-		in   bool         // inside a string
-		esc  bool         // the previous byte was a backslash
-		str  []byte       // the string so far, quotes included, while it is short
-		big  bool         // the string is past limit: str holds its head
-		h    maphash.Hash // the whole string, while big
-		size int64        // the whole string's encoded length, while big
-		bad  bool         // a raw control character in a big string
+		in   bool           // inside a string
+		esc  bool           // the previous byte was a backslash
+		str  []byte         // the string so far, quotes included, while it is short
+		big  bool           // the string is past limit: str holds its head
+		h    = xxhash.New() // the whole string, while big
+		size int64          // the whole string's encoded length, while big
+		bad  bool           // a raw control character in a big string
 		left = n
 	)
-	h.SetSeed(hashSeed)
 	for left > 0 {
 		// What is buffered, or one read's worth when nothing is: never a
 		// Peek that slides buffered bytes along to make room.
@@ -291,5 +293,5 @@ func bytesIndexString(s, sub string) int {
 
 // contentHash is the fingerprint of a whole encoded string.
 func contentHash(raw []byte) uint64 {
-	return maphash.Bytes(hashSeed, raw)
+	return xxhash.Sum64(raw)
 }
