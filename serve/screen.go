@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -112,6 +113,9 @@ func (s *lineScreen) draw(v tea.View) {
 	}
 	b.WriteString("\x1b[?2026l")
 	io.WriteString(s.out, b.String())
+	if frameTap != nil {
+		frameTap.wrote(s, time.Now(), b.String())
+	}
 }
 
 // terminalReset undoes every mode the explorer sets (the colours, focus
@@ -130,4 +134,7 @@ func (s *lineScreen) close() {
 	}
 	s.closed = true
 	io.WriteString(s.out, terminalReset)
+	if frameTap != nil {
+		frameTap.ended(s)
+	}
 }

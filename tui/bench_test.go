@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/benchstore"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/views"
 )
 
 // Run side by side, e.g.:
@@ -160,5 +161,6 @@ func TestMain(m *testing.M) {
 	// (pane_cache.go); benchmarks time the frames as they are drawn.
 	flag.Parse()
 	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
+	views.CheckTreeLines = checkPaneCache
 	os.Exit(m.Run())
 }

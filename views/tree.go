@@ -125,6 +125,8 @@ type Tree struct {
 
 	stripPeak int    // the most rows the live strip has wanted in this tree (want.go)
 	peakRoot  string // the tree it was counted in
+
+	memo treeLines // the agents' lines of the last frame (tree_lines.go)
 }
 
 // NewTree makes an empty tree pane.
@@ -289,8 +291,9 @@ func (p *Tree) View(focused bool) string {
 		body = append(body, t.Muted.Render(agentHeader(inner)))
 	}
 	from, to := p.list.Visible()
+	p.memo.frame()
 	for i := from; i < to; i++ {
-		body = append(body, p.search.Highlight(t, p.line(t, p.lines[i], i == p.list.Cursor, focused, inner)))
+		body = append(body, p.search.Highlight(t, p.memoLine(t, p.lines[i], i == p.list.Cursor, focused, inner)))
 	}
 	if len(p.lines) == 0 {
 		body = append(body, t.Muted.Render("  open a run to see its agents"))
