@@ -193,8 +193,13 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 		return nil, nil, statErr(p, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || inodeOf(fi) != rs.lvr.ino {
+	fi, err := f.Stat()
+	if err != nil || inodeOf(fi) != rs.lvr.ino {
 		return nil, nil, bad("run.lvr was replaced")
+	}
+	key := frameKeyOf(rs, fi, r.loc.off)
+	if rec, ok := s.frames.get(key); ok {
+		return s.entryOf(rec, r, bad)
 	}
 	var lb [8]byte
 	if _, err := f.ReadAt(lb[:], r.loc.off); err != nil {
@@ -218,10 +223,17 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 			return nil, nil, bad("cannot read its frame")
 		}
 	}
-	var rec runRecord
-	if v, _ := decodeFrame(payload, &rec); v != frameOK {
+	rec := new(runRecord)
+	if v, _ := decodeFrame(payload, rec); v != frameOK {
 		return nil, nil, bad("its frame has changed")
 	}
+	s.frames.put(key, rec, len(payload))
+	return s.entryOf(rec, r, bad)
+}
+
+// entryOf is the entry (or message) of a decoded frame that row r was made
+// from, checked against the fingerprint the fold took.
+func (s *Store) entryOf(rec *runRecord, r *row, bad func(string) error) (*entrySnapshot, *messageRecord, error) {
 	if rec.Message != nil {
 		m := rec.Message.Message
 		if fingerprint("Message", m.Role, m.Content.hash, nil, "") != r.fp {
