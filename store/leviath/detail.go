@@ -213,6 +213,7 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	if l > skeletonFrames {
 		// A long frame is streamed, its strings cut past what a detail shows.
 		var skel bytes.Buffer
+		skel.Grow(int(min(l, 2*(store.MaxDetailBytes+64)))) // a frame of one long content, without regrowing
 		if err := skeleton(io.NewSectionReader(f, r.loc.off+8, int64(l)), int64(l), store.MaxDetailBytes+64, &skel); err != nil {
 			return nil, nil, bad("cannot read its frame")
 		}

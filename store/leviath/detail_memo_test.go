@@ -199,3 +199,27 @@ func TestCutMarkIsAtTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestHasEscape: attention's word-wide loop says what a byte loop says,
+// for a backslash or a control byte at every position of the first words.
+func TestHasEscape(t *testing.T) {
+	slow := func(b []byte) bool {
+		for _, c := range b {
+			if c == '\\' || c < 0x20 {
+				return true
+			}
+		}
+		return false
+	}
+	base := []byte(strings.Repeat("é0123456789abcdef~\x7f\xff", 12))
+	for i := 0; i < len(base); i++ {
+		for _, c := range []byte{'\\', 0, '\n', 0x1f, 0x20, '"', 0x80} {
+			b := append([]byte(nil), base...)
+			b[i] = c
+			b = b[:min(len(b), i+1+i%7)]
+			if got, want := hasEscape(b), slow(b); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, i, got, want)
+			}
+		}
+	}
+}
