@@ -30,8 +30,8 @@ import (
 //
 //   - the journal has the same path, device and inode, and the run its id;
 //   - it is at least as long as the offset;
-//   - its first and last 64 KiB before the offset, and 14 blocks of 4 KiB
-//     spread between them, hash as they did;
+//   - every byte before the offset hashes as it did (xxhash64, made while
+//     the fold that wrote the summary read them: fold_hash.go);
 //   - if it is exactly as long as when the summary was written, its mtime
 //     is the same too (a journal only grows: same size and another mtime
 //     is a rewrite in place).
@@ -47,7 +47,7 @@ import (
 // (the header below and foldState's fields). Bump it on any change.
 const (
 	foldCacheMagic   = "vigil leviath fold\n"
-	foldCacheVersion = 1
+	foldCacheVersion = 2
 )
 
 // foldCacheBytes is the journal size from which the cache is read, and the
@@ -80,7 +80,7 @@ type cacheHeader struct {
 	Ino     uint64
 	RunID   string
 	Off     int64  // the summary covers [0, Off)
-	Print   uint64 // journalSample's hash of those bytes
+	Print   uint64 // xxhash64 of those bytes, every one
 	Size    int64  // the journal's size when written
 	MTime   int64  // and its mtime (ns)
 }
@@ -92,77 +92,50 @@ func cacheFile(root, path string, dev, ino uint64) string {
 	return filepath.Join(root, strconv.FormatUint(h.Sum64(), 16)+".fold")
 }
 
-// printBlocks are the sample blocks between a summary's head and tail.
-const (
-	printEdge   = 64 << 10
-	printBlock  = 4 << 10
-	printBlocks = 14
-)
-
-// journalSample hashes what the summary of [0, off) is checked against:
-// the first and last printEdge bytes and printBlocks blocks spread
-// between. ok is false when they cannot all be read.
-func journalSample(f *os.File, off int64) (uint64, bool) {
-	h := xxhash.New()
-	buf := make([]byte, printEdge)
-	read := func(at, n int64) bool {
-		m, err := f.ReadAt(buf[:n], at)
-		h.Write(buf[:m])
-		return int64(m) == n && (err == nil || errors.Is(err, io.EOF))
-	}
-	ok := read(0, min(off, printEdge))
-	for i := int64(1); i <= printBlocks && ok; i++ {
-		at := off * i / (printBlocks + 1)
-		ok = read(at, min(printBlock, off-at))
-	}
-	from := max(0, off-printEdge)
-	ok = ok && read(from, off-from)
-	binary.Write(h, binary.BigEndian, off)
-	return h.Sum64(), ok
-}
-
 // loadFold reads the summary of the journal f (at path, of run id), checked against it, or says why there is none to use ("" when
-// there simply is none).
-func loadFold(path, id string, f *os.File) (*foldState, string) {
+// there simply is none). The hash of the bytes it covers, made to check
+// it, is given for the fold to go on with.
+func loadFold(path, id string, f *os.File) (*foldState, *foldHash, string) {
 	root := foldCacheRoot()
 	fi, err := f.Stat()
 	if root == "" || err != nil || inodeOf(fi) == 0 {
-		return nil, ""
+		return nil, nil, ""
 	}
 	dev, ino := deviceOf(fi), inodeOf(fi)
 	cf, err := openFile(cacheFile(root, path, dev, ino))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, "" // none (or no cache directory) yet
+			return nil, nil, "" // none (or no cache directory) yet
 		}
-		return nil, "cannot open the cache file: " + err.Error()
+		return nil, nil, "cannot open the cache file: " + err.Error()
 	}
 	defer cf.Close()
 	b, err := io.ReadAll(io.LimitReader(cf, 256<<20))
 	if err != nil {
-		return nil, "cannot read the cache file: " + err.Error()
+		return nil, nil, "cannot read the cache file: " + err.Error()
 	}
 	hd, fs, why := decodeFold(b)
 	if why != "" {
-		return nil, why
+		return nil, nil, why
 	}
 	switch {
 	case hd.Path != path || hd.Dev != dev || hd.Ino != ino || hd.RunID != id:
-		return nil, "it is another journal's"
+		return nil, nil, "it is another journal's"
 	case fi.Size() < hd.Off:
-		return nil, fmt.Sprintf("the journal is shorter (%d bytes) than the %d it covers", fi.Size(), hd.Off)
+		return nil, nil, fmt.Sprintf("the journal is shorter (%d bytes) than the %d it covers", fi.Size(), hd.Off)
 	case fi.Size() == hd.Size && fi.ModTime().UnixNano() != hd.MTime:
-		return nil, "the journal was written over in place (same size, another mtime)"
-	}
-	if p, ok := journalSample(f, hd.Off); !ok || p != hd.Print {
-		return nil, "the journal's bytes under it changed"
+		return nil, nil, "the journal was written over in place (same size, another mtime)"
 	}
 	if why := fs.check(fi.Size()); why != "" {
-		return nil, "it does not hold together: " + why
+		return nil, nil, "it does not hold together: " + why
+	}
+	h, ok := hashJournalTo(f, hd.Off)
+	if !ok || h.d.Sum64() != hd.Print {
+		return nil, nil, "the journal's bytes under it changed"
 	}
 	now := time.Now()
 	os.Chtimes(cf.Name(), now, now) // used: kept by pruneFolds
-	return fs, ""
+	return fs, h, ""
 }
 
 // decodeFold splits a cache file into its header and state: magic,
@@ -200,13 +173,13 @@ func decodeFold(b []byte) (*cacheHeader, *foldState, string) {
 // saveFold writes rs's fold of the journal f (at path) down, replacing the
 // summary before it (a new file renamed into place: a reader sees the old
 // summary or the new, whole). Any failure leaves the cache as it was.
-func saveFold(path string, rs *runState, f *os.File) {
+func saveFold(path string, rs *runState, f *os.File, hash *foldHash) {
 	root := foldCacheRoot()
 	fi, err := f.Stat()
 	if root == "" || err != nil || inodeOf(fi) == 0 || rs.off < preambleLen {
 		return
 	}
-	p, ok := journalSample(f, rs.off)
+	p, ok := hash.sumTo(f, rs.off)
 	if !ok {
 		return
 	}

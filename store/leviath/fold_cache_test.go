@@ -228,6 +228,54 @@ func TestFoldCacheRewrittenSameSizeAndMTime(t *testing.T) {
 	}, "bytes under it changed")
 }
 
+// The same size and mtime (put back), one byte of a turn's text changed
+// where a sampled check does not look: outside the first and last 64 KiB
+// and the 14 blocks of 4 KiB spread between them that the check before
+// the whole-prefix hash read. That check served the summary, and the old
+// text with it; only a hash of every byte tells.
+func TestFoldCacheRewrittenOutsideEverySample(t *testing.T) {
+	warmThen(t, func(runs, journal, cache string, g *genRun) {
+		fi, err := os.Stat(journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(cacheFile(cache, journal, deviceOf(fi), inodeOf(fi)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hd, _, why := decodeFold(b)
+		if why != "" {
+			t.Fatal(why)
+		}
+		at := int64(-1)
+		for n := 1; n < 40 && at < 0; n++ {
+			if a := turnAt(t, journal, n); !sampledOnce(hd.Off, a) {
+				at = a
+			}
+		}
+		if at < 0 {
+			t.Fatal("every turn lies in a block the sampled check read")
+		}
+		rewriteAt(t, journal, at, []byte("T"))
+		os.Chtimes(journal, fi.ModTime(), fi.ModTime())
+	}, "bytes under it changed")
+}
+
+// sampledOnce says whether byte at of the journal lay in the bytes the
+// sampled check of a summary of [0, off) hashed.
+func sampledOnce(off, at int64) bool {
+	const edge, block, blocks = 64 << 10, 4 << 10, 14
+	if at < edge || at >= off-edge {
+		return true
+	}
+	for i := int64(1); i <= blocks; i++ {
+		if from := off * i / (blocks + 1); at >= from && at < from+block {
+			return true
+		}
+	}
+	return false
+}
+
 // Rewritten in place and appended to: neither size nor mtime says it, the
 // sampled tail of what the summary covers does.
 func TestFoldCacheRewrittenThenAppended(t *testing.T) {

@@ -54,16 +54,22 @@ const foldReadSize = 256 << 10
 // frames and cuts the long ones to their skeletons, while the caller's fn
 // folds the frames before them (readFramesAhead).
 func readFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailState, n int64, err error) {
+	return readFramesHashed(f, off, size, nil, fn)
+}
+
+// readFramesHashed is readFrames that also feeds every byte it reads to h
+// (the fold cache's hash; nil: none).
+func readFramesHashed(f *os.File, off, size int64, h *foldHash, fn frameFn) (next int64, st tailState, n int64, err error) {
 	if size-off >= aheadBytes {
-		return readFramesAhead(f, off, size, fn)
+		return readFramesAhead(f, off, size, h, fn)
 	}
-	return scanFrames(f, off, size, fn)
+	return scanFrames(f, off, size, h, fn)
 }
 
 // scanFrames is readFrames in the caller's goroutine.
-func scanFrames(f *os.File, off, size int64, fn frameFn) (next int64, st tailState, n int64, err error) {
+func scanFrames(f *os.File, off, size int64, h *foldHash, fn frameFn) (next int64, st tailState, n int64, err error) {
 	sr := io.NewSectionReader(f, off, size-off)
-	cr := &countReader{r: sr}
+	cr := &countReader{r: sr, at: off, h: h}
 	br := bufio.NewReaderSize(cr, int(max(4<<10, min(foldReadSize, size-off)))) // (a refresh's few new bytes need no megabyte)
 	var lenBuf [8]byte
 	var buf []byte
@@ -123,12 +129,15 @@ func ioErr(err error) error {
 }
 
 type countReader struct {
-	r io.Reader
-	n int64
+	r  io.Reader
+	n  int64
+	at int64     // the file offset of the next byte read
+	h  *foldHash // fed what is read (nil: nothing)
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.h.feed(c.at+c.n, p[:n])
 	c.n += int64(n)
 	return n, err
 }

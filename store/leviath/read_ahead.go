@@ -25,7 +25,7 @@ const batchBytes = 1 << 20
 // of its own, the folding (fn) in the caller's: the same frames, offsets
 // and outcome. When fn stops at a frame, the goroutine is stopped and
 // waited for; n then counts the bytes it had read ahead too.
-func readFramesAhead(f *os.File, off, size int64, fn frameFn) (next int64, st tailState, n int64, err error) {
+func readFramesAhead(f *os.File, off, size int64, h *foldHash, fn frameFn) (next int64, st tailState, n int64, err error) {
 	type result struct {
 		next int64
 		st   tailState
@@ -53,7 +53,7 @@ func readFramesAhead(f *os.File, off, size int64, fn frameFn) (next int64, st ta
 			return true
 		}
 		r := result{}
-		r.next, r.st, r.n, r.err = scanFrames(f, off, size, func(o int64, p []byte) bool {
+		r.next, r.st, r.n, r.err = scanFrames(f, off, size, h, func(o int64, p []byte) bool {
 			if len(p) > 4<<20 {
 				// A skeleton this big is a buffer scanFrames drops after
 				// this call (it keeps none over 4 MB): handed over as it

@@ -1,6 +1,8 @@
 package leviath
 
 import (
+	"github.com/cespare/xxhash/v2"
+
 	"bytes"
 	"fmt"
 	"os"
@@ -31,7 +33,7 @@ func TestReadAheadAgrees(t *testing.T) {
 		off     int64
 		payload string
 	}
-	read := func(how func(*os.File, int64, int64, frameFn) (int64, tailState, int64, error), p string, stopAt int) ([]frame, string) {
+	read := func(how func(*os.File, int64, int64, *foldHash, frameFn) (int64, tailState, int64, error), p string, stopAt int) ([]frame, string) {
 		f, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -39,13 +41,20 @@ func TestReadAheadAgrees(t *testing.T) {
 		defer f.Close()
 		fi, _ := f.Stat()
 		var got []frame
-		next, st, _, err := how(f, preambleLen, fi.Size(), func(off int64, payload []byte) bool {
+		h, _ := hashJournalTo(f, preambleLen)
+		next, st, _, err := how(f, preambleLen, fi.Size(), h, func(off int64, payload []byte) bool {
 			if len(got) == stopAt {
 				return false
 			}
 			got = append(got, frame{off, string(bytes.Clone(payload))})
 			return true
 		})
+		// The fold cache's hash was fed every byte up to where the read
+		// stopped, and hashes them as the file does.
+		b, _ := os.ReadFile(p)
+		if sum, ok := h.sumTo(f, next); h.at < next || !ok || sum != xxhash.Sum64(b[:next]) {
+			t.Fatalf("%s, stopping at %d: the hash reached %d of %d (ok %v) and is %x, the file's %x", p, stopAt, h.at, next, ok, sum, xxhash.Sum64(b[:next]))
+		}
 		return got, fmt.Sprintf("next %d state %d err %v", next, st, err)
 	}
 	for _, p := range journals {

@@ -274,7 +274,8 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 		// came after is read once it is in place, and logged for cursors.
 		size, sig.size, sig.mtime = rs.foldTo, rs.foldTo, 0
 	}
-	from := rs.off // (a summary from the fold cache moves it on)
+	from := rs.off     // (a summary from the fold cache moves it on)
+	var hash *foldHash // of every byte this fold reads, when it may write a summary
 	if rs.off == 0 {
 		v, ok, n, err := readPreamble(f, size)
 		s.journalBytes.Add(n)
@@ -300,13 +301,14 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 			// another process wrote leaves only the tail to read (unless
 			// that tail is long enough to fold in the background, which
 			// then finds the same summary).
-			fs, why := loadFold(p, rs.id, f)
+			fs, fh, why := loadFold(p, rs.id, f)
 			if why != "" {
 				foldCacheDebug(p, "not used ("+why+"): folding the journal from its start")
 			}
+			hash, _ = hashJournalTo(f, preambleLen)
 			if fs != nil && fs.Off <= size && (!mayDefer || size-fs.Off < deferBytes) {
 				fs.restore(rs)
-				from = rs.off
+				from, hash = rs.off, fh
 				foldCacheDebug(p, fmt.Sprintf("%d of %d bytes from the summary", fs.Off, size))
 			}
 		}
@@ -330,7 +332,7 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 		return true
 	}
 	for {
-		next, st, n, err := readFrames(f, rs.off, size, fold)
+		next, st, n, err := readFramesHashed(f, rs.off, size, hash, fold)
 		s.journalBytes.Add(n)
 		rs.off = next
 		if err != nil || st == tailClean {
@@ -359,7 +361,7 @@ func (s *Store) readJournal(l *ledger, rs *runState, mayDefer bool) *runState {
 	rs.lvr = sig
 	rs.readPrint = printOf(f, rs.off)
 	if !l.logging && rs.jerr == nil && rs.off-max(from, preambleLen) >= foldCacheBytes {
-		saveFold(p, rs, f) // vigil's reading, not a refresh's: the next process starts here
+		saveFold(p, rs, f, hash) // vigil's reading, not a refresh's: the next process starts here
 	}
 	return rs
 }

@@ -191,26 +191,28 @@ func plainRun(b []byte) int {
 
 // attention is the index of b's first backslash or control character
 // (len(b): none). The backslash is found by bytes.IndexByte (vector
-// instructions); a control character, below 0x20, is a byte whose top
-// three bits are clear, looked for 64 bytes at a time. A tool's output
-// is most of a long frame: this loop is the fold's own cost per byte.
+// instructions); a control character, below 0x20, is looked for 64 bytes
+// at a time: a word x holds a byte below 0x20 exactly when
+// (x - 0x2020…) &^ x has a high bit set (a borrow can set more, but only
+// after a byte that is below). A tool's output is most of a long frame:
+// this loop is the fold's own cost per byte.
 func attention(b []byte) int {
 	if k := bytes.IndexByte(b, '\\'); k >= 0 {
 		b = b[:k]
 	}
 	const (
-		ones  = 0x0101010101010101
+		lows  = 0x2020202020202020
 		highs = 0x8080808080808080
-		top3  = 0xE0E0E0E0E0E0E0E0
 	)
 	i := 0
 	for ; i+64 <= len(b); i += 64 {
 		w := b[i : i+64 : i+64]
-		var acc uint64
-		for k := 0; k < 64; k += 8 {
-			y := binary.LittleEndian.Uint64(w[k:]) & top3
-			acc |= (y - ones) &^ y // a zero byte of y: a control byte of b
-		}
+		x0, x1 := binary.LittleEndian.Uint64(w[0:]), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		x4, x5 := binary.LittleEndian.Uint64(w[32:]), binary.LittleEndian.Uint64(w[40:])
+		x6, x7 := binary.LittleEndian.Uint64(w[48:]), binary.LittleEndian.Uint64(w[56:])
+		acc := (x0-lows)&^x0 | (x1-lows)&^x1 | (x2-lows)&^x2 | (x3-lows)&^x3 |
+			(x4-lows)&^x4 | (x5-lows)&^x5 | (x6-lows)&^x6 | (x7-lows)&^x7
 		if acc&highs != 0 {
 			break
 		}
