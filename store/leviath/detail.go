@@ -193,8 +193,13 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 		return nil, nil, statErr(p, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || inodeOf(fi) != rs.lvr.ino {
+	fi, err := f.Stat()
+	if err != nil || inodeOf(fi) != rs.lvr.ino {
 		return nil, nil, bad("run.lvr was replaced")
+	}
+	key := frameKeyOf(rs, fi, r.loc.off)
+	if rec, ok := s.frames.get(key); ok {
+		return s.entryOf(rec, r, bad)
 	}
 	var lb [8]byte
 	if _, err := f.ReadAt(lb[:], r.loc.off); err != nil {
@@ -208,6 +213,7 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 	if l > skeletonFrames {
 		// A long frame is streamed, its strings cut past what a detail shows.
 		var skel bytes.Buffer
+		skel.Grow(int(min(l, 2*(store.MaxDetailBytes+64)))) // a frame of one long content, without regrowing
 		if err := skeleton(io.NewSectionReader(f, r.loc.off+8, int64(l)), int64(l), store.MaxDetailBytes+64, &skel); err != nil {
 			return nil, nil, bad("cannot read its frame")
 		}
@@ -218,10 +224,17 @@ func (s *Store) readEntry(rs *runState, r *row) (*entrySnapshot, *messageRecord,
 			return nil, nil, bad("cannot read its frame")
 		}
 	}
-	var rec runRecord
-	if v, _ := decodeFrame(payload, &rec); v != frameOK {
+	rec := new(runRecord)
+	if v, _ := decodeFrame(payload, rec); v != frameOK {
 		return nil, nil, bad("its frame has changed")
 	}
+	s.frames.put(key, rec, len(payload))
+	return s.entryOf(rec, r, bad)
+}
+
+// entryOf is the entry (or message) of a decoded frame that row r was made
+// from, checked against the fingerprint the fold took.
+func (s *Store) entryOf(rec *runRecord, r *row, bad func(string) error) (*entrySnapshot, *messageRecord, error) {
 	if rec.Message != nil {
 		m := rec.Message.Message
 		if fingerprint("Message", m.Role, m.Content.hash, nil, "") != r.fp {

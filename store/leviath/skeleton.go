@@ -250,6 +250,10 @@ func cutEncoded(b []byte) []byte {
 	return b[:1+j]
 }
 
+// maxMarkLen is the longest marker skeleton writes, closing quote
+// included: the prefix, 16 hex digits, ':', at most 19 digits of length.
+var maxMarkLen = len(cutPrefix) + 16 + 1 + 19 + 1
+
 // cutMark finds the marker at the end of an encoded string (quotes
 // included) and returns the string without it, the whole string's
 // fingerprint and encoded length.
@@ -257,10 +261,14 @@ func cutMark(raw []byte) (head []byte, hash uint64, size int64, ok bool) {
 	if len(raw) < 2 || raw[len(raw)-1] != '"' {
 		return raw, 0, 0, false
 	}
-	i := bytes.LastIndex(raw, cutPrefix)
+	// The marker is the string's last bytes, as skeleton writes it: only
+	// they are searched, not a whole 256 KB content for every entry read.
+	from := max(0, len(raw)-maxMarkLen)
+	i := bytes.LastIndex(raw[from:], cutPrefix)
 	if i < 0 {
 		return raw, 0, 0, false
 	}
+	i += from
 	fields := bytes.Split(raw[i+len(cutPrefix):len(raw)-1], []byte{':'})
 	if len(fields) != 2 {
 		return raw, 0, 0, false

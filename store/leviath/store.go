@@ -52,6 +52,7 @@ type Store struct {
 	startFold   func()      // starts that fold (once): on the first read that waits for it, or after foldDelay
 	resetAt     int64       // cursors older than this must reload
 	closed      bool
+	frames      frameMemo // the frame a step detail was last read from (detail_memo.go)
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
 }

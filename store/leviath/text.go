@@ -93,13 +93,11 @@ func (t text) head(n int) (string, bool) {
 	return s, whole
 }
 
+// hasEscape says whether b holds a backslash or a control character: a
+// detail's 256 KB head is looked at by attention's word-wide loop, not a
+// byte at a time.
 func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' || c < 0x20 {
-			return true
-		}
-	}
-	return false
+	return attention(b) < len(b)
 }
 
 // firstLineOf is text's first non-blank line, cut to one row; it decodes
