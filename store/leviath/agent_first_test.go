@@ -44,6 +44,34 @@ func startAgent(t *testing.T, src store.Source) *agentLink {
 	return l
 }
 
+// agentCursor is a cursor as vigil agent's protocol carries it.
+type agentCursor struct {
+	Instance string          `json:"instance"`
+	Token    json.RawMessage `json:"token"`
+}
+
+// head asks the agent for the store's Head.
+func (l *agentLink) head() agentCursor {
+	l.t.Helper()
+	var cur agentCursor
+	l.call(2*time.Second, "Head", nil, &cur)
+	return cur
+}
+
+// recentPage is RecentRuns' answer: the newest runs, and whether that is all.
+type recentPage struct {
+	Runs []store.Run `json:"runs"`
+	All  bool        `json:"all"`
+}
+
+// recentRuns asks for the newest runs, as a client's first screen does.
+func (l *agentLink) recentRuns() recentPage {
+	l.t.Helper()
+	var page recentPage
+	l.call(2*time.Second, "RecentRuns", map[string]int{"limit": 256}, &page)
+	return page
+}
+
 // call sends one request and waits, at most within, for its answer.
 func (l *agentLink) call(within time.Duration, method string, params, result any) {
 	l.t.Helper()
@@ -114,17 +142,8 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 	s, release := openDeferred(t, fx.runs)
 	l := startAgent(t, s)
 	t.Cleanup(release) // before the agent is waited for: a call stuck in the fold ends
-	type cursor struct {
-		Instance string          `json:"instance"`
-		Token    json.RawMessage `json:"token"`
-	}
-	var cur cursor
-	l.call(2*time.Second, "Head", nil, &cur)
-	var recent struct {
-		Runs []store.Run `json:"runs"`
-		All  bool        `json:"all"`
-	}
-	l.call(2*time.Second, "RecentRuns", map[string]int{"limit": 256}, &recent)
+	cur := l.head()
+	recent := l.recentRuns()
 	if recent.All || len(recent.Runs) == 0 {
 		t.Fatalf("before the fold: %d runs, all %v", len(recent.Runs), recent.All)
 	}
@@ -147,7 +166,7 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 		}
 		var res struct {
 			Changes *store.Changes `json:"changes"`
-			Next    cursor         `json:"next"`
+			Next    agentCursor    `json:"next"`
 		}
 		l.call(10*time.Second, "Changes", cur, &res)
 		if res.Changes.Reset {
@@ -172,7 +191,7 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var res struct {
 			Changes *store.Changes `json:"changes"`
-			Next    cursor         `json:"next"`
+			Next    agentCursor    `json:"next"`
 		}
 		l.call(10*time.Second, "Changes", cur, &res)
 		cur = res.Next

@@ -1,7 +1,6 @@
 package leviath
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -114,17 +113,8 @@ func TestAgentAFrameAppendedDuringTheFoldIsAWrite(t *testing.T) {
 	s, release := openDeferred(t, fx.runs)
 	l := startAgent(t, s)
 	t.Cleanup(release)
-	type cursor struct {
-		Instance string          `json:"instance"`
-		Token    json.RawMessage `json:"token"`
-	}
-	var cur cursor
-	l.call(2*time.Second, "Head", nil, &cur)
-	var recent struct {
-		Runs []store.Run `json:"runs"`
-		All  bool        `json:"all"`
-	}
-	l.call(2*time.Second, "RecentRuns", map[string]int{"limit": 256}, &recent)
+	cur := l.head()
+	l.recentRuns() // a client's first screen asks this before Changes
 
 	g := fx.gens[idRoot]
 	g.meta.iteration, g.meta.prompt, g.meta.completion = 4, 5000, 260
@@ -149,7 +139,7 @@ func TestAgentAFrameAppendedDuringTheFoldIsAWrite(t *testing.T) {
 		}
 		var res struct {
 			Changes *store.Changes `json:"changes"`
-			Next    cursor         `json:"next"`
+			Next    agentCursor    `json:"next"`
 		}
 		l.call(10*time.Second, "Changes", cur, &res)
 		if res.Changes.Reset {
@@ -178,12 +168,7 @@ func TestAgentAPromptTheFoldFindsIsNoWrite(t *testing.T) {
 	s, release := openDeferred(t, fx.runs)
 	l := startAgent(t, s)
 	t.Cleanup(release)
-	type cursor struct {
-		Instance string          `json:"instance"`
-		Token    json.RawMessage `json:"token"`
-	}
-	var cur cursor
-	l.call(2*time.Second, "Head", nil, &cur)
+	cur := l.head()
 	release()
 	prompts := 0
 	for deadline := time.Now().Add(10 * time.Second); prompts == 0; {
@@ -192,7 +177,7 @@ func TestAgentAPromptTheFoldFindsIsNoWrite(t *testing.T) {
 		}
 		var res struct {
 			Changes *store.Changes `json:"changes"`
-			Next    cursor         `json:"next"`
+			Next    agentCursor    `json:"next"`
 		}
 		l.call(10*time.Second, "Changes", cur, &res)
 		for _, r := range res.Changes.Requests {
