@@ -137,8 +137,7 @@ type Model struct {
 	stepsFailed  [2]int // those of the last read that failed: not asked again until the screen moves
 	scanCancel   func()
 	detailWant   int64
-	detailRev    string    // the revision of the step the detail was asked at (stepRev)
-	detailAt     time.Time // when the last detail read was started (detailRested)
+	detailRev    string // the revision of the step the detail was asked at (stepRev)
 
 	itemsAt time.Time // when the run list was last rebuilt
 
@@ -320,7 +319,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onScan(msg)
 	case detailDueMsg:
 		if msg.seq == m.detailSeq && m.detailWant != 0 {
-			m.detailAt = time.Now()
 			return m, loadDetail(m.src, m.timeline.RunID(), m.detailWant)
 		}
 		return m, nil
@@ -616,7 +614,6 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	m.detail.Loading()
 	m.touch(paneStep)
 	if now {
-		m.detailAt = time.Now()
 		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
 	}
 	m.detailSeq++
@@ -758,24 +755,14 @@ func (m *Model) ack(found bool) {
 
 func (m *Model) wantDetailIfFollowing() tea.Cmd {
 	if m.timeline.Following() {
-		return m.wantDetail(m.detailRested())
+		return m.wantDetail(false)
 	}
 	// The selected step itself moved (a retry or an attempt arrived): its
 	// detail is read again, so it says what the timeline does.
 	if st, ok := m.timeline.Selected(); ok && (st.RowID != m.detailWant || m.stepRev(st) != m.detailRev) {
-		return m.wantDetail(m.detailRested())
+		return m.wantDetail(false)
 	}
 	return nil
-}
-
-// detailRested: no detail read was started within detailDelay. A commit
-// that moves the selected step then reads its detail at once, so the frame
-// that shows the step shows its detail (vigil serve draws a session's
-// frame a moment after a commit: a detail read 40 ms later cost every
-// session a second frame, or the next commit a frame's wait); commits
-// closer together than that are read after the pause, as keys held down.
-func (m *Model) detailRested() bool {
-	return time.Since(m.detailAt) >= detailDelay
 }
 
 // countsEvery is how often a burst of commits may rebuild the run list just
