@@ -72,6 +72,21 @@ func (l *agentLink) recentRuns() recentPage {
 	return page
 }
 
+// agentChanges is Changes' answer: what changed after a cursor, and the
+// cursor to ask after next.
+type agentChanges struct {
+	Changes *store.Changes `json:"changes"`
+	Next    agentCursor    `json:"next"`
+}
+
+// changes asks for what changed after cur.
+func (l *agentLink) changes(cur agentCursor) agentChanges {
+	l.t.Helper()
+	var page agentChanges
+	l.call(10*time.Second, "Changes", cur, &page)
+	return page
+}
+
 // call sends one request and waits, at most within, for its answer.
 func (l *agentLink) call(within time.Duration, method string, params, result any) {
 	l.t.Helper()
@@ -164,11 +179,7 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the fold, Changes gave %v of %v rows", got, wantSteps)
 		}
-		var res struct {
-			Changes *store.Changes `json:"changes"`
-			Next    agentCursor    `json:"next"`
-		}
-		l.call(10*time.Second, "Changes", cur, &res)
+		res := l.changes(cur)
 		if res.Changes.Reset {
 			t.Fatalf("Reset after the fold: %+v", res)
 		}
@@ -189,11 +200,7 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 	g.meta.iteration, g.meta.prompt, g.meta.completion = 4, 5000, 260
 	g.progress(t0+60, g.appendD("conversation", turnE("Publishing now.")))
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		var res struct {
-			Changes *store.Changes `json:"changes"`
-			Next    agentCursor    `json:"next"`
-		}
-		l.call(10*time.Second, "Changes", cur, &res)
+		res := l.changes(cur)
 		cur = res.Next
 		if len(res.Changes.Steps) > 0 {
 			if res.Changes.Unwritten {

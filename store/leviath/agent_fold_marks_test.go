@@ -137,11 +137,7 @@ func TestAgentAFrameAppendedDuringTheFoldIsAWrite(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the fold, Changes gave %d of %d rows of the root", got, len(wantRows))
 		}
-		var res struct {
-			Changes *store.Changes `json:"changes"`
-			Next    agentCursor    `json:"next"`
-		}
-		l.call(10*time.Second, "Changes", cur, &res)
+		res := l.changes(cur)
 		if res.Changes.Reset {
 			t.Fatalf("Reset after the fold: %+v", res)
 		}
@@ -175,11 +171,7 @@ func TestAgentAPromptTheFoldFindsIsNoWrite(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the prompt the journal ends in never came")
 		}
-		var res struct {
-			Changes *store.Changes `json:"changes"`
-			Next    agentCursor    `json:"next"`
-		}
-		l.call(10*time.Second, "Changes", cur, &res)
+		res := l.changes(cur)
 		for _, r := range res.Changes.Requests {
 			if r.RunID == idRoot && !r.Resolved {
 				prompts++
