@@ -1,7 +1,6 @@
 package leviath
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -21,7 +20,7 @@ import (
 //
 // The time it saves is encoding/json's two passes (checkValid, then the
 // decode) byte by byte over each string: here a string is skipped with
-// bytes.IndexByte and attention, so a skeleton's 4 KB heads and a whole
+// stop, one vector pass, so a skeleton's 4 KB heads and a whole
 // 256 KB frame (a step's detail) cost little more than a read.
 func decodeFast(payload []byte, rec *runRecord) bool {
 	d := fdec{b: payload}
@@ -72,24 +71,19 @@ func (d *fdec) lit(s string) bool {
 // str consumes a string token: its bytes, quotes included, and whether it
 // holds an escape. Every escape is checked (\uXXXX: four hex digits) and a
 // raw control character refused, as encoding/json's scanner does; the
-// plain runs between are skipped by bytes.IndexByte and attention.
+// plain runs between are skipped by stop (one vector pass).
 func (d *fdec) str() (raw []byte, esc, ok bool) {
 	b := d.b
 	if d.i >= len(b) || b[d.i] != '"' {
 		return nil, false, false
 	}
-	start, j, nq := d.i, d.i+1, -1
+	start, j := d.i, d.i+1
 	for {
-		if nq < j {
-			k := bytes.IndexByte(b[j:], '"')
-			if k < 0 {
-				return nil, false, false
-			}
-			nq = j + k
+		if j += stop(b[j:]); j == len(b) {
+			return nil, false, false // cut short
 		}
-		j += attention(b[j:nq])
-		if j == nq {
-			d.i = nq + 1
+		if b[j] == '"' {
+			d.i = j + 1
 			return b[start:d.i], esc, true
 		}
 		if b[j] != '\\' || j+1 >= len(b) {
