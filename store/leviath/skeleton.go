@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // A journal frame can be 256 MB, nearly all of it one string: a tool's
@@ -26,8 +26,9 @@ import (
 // The marker is `\u0000vigil-cut:NONCE:HASH:LEN`, NONCE random for the
 // process, so that no journal can forge one.
 
-// Content fingerprints are xxhash64 of the encoded string: fast (vector
-// code), and the same in every process, so that a fold summary written by
+// Content fingerprints are XXH3-64 of the encoded string (zeebo/xxh3:
+// AVX2 code, streamed here, in one call for a short string; both give the
+// same sum), and the same in every process, so that a fold summary written by
 // one process (fold_cache.go) matches the entries another reads after it.
 // A journal could craft two contents of one fingerprint; all it gains is
 // that its own later entry is taken for its own earlier one.
@@ -62,13 +63,13 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 		br = bufio.NewReaderSize(r, int(min(n+1, 64<<10)))
 	}
 	var (
-		in   bool           // inside a string
-		esc  bool           // the previous byte was a backslash
-		str  []byte         // the string so far, quotes included, while it is short
-		big  bool           // the string is past limit: str holds its head
-		h    = xxhash.New() // the whole string, while big
-		size int64          // the whole string's encoded length, while big
-		bad  bool           // a raw control character in a big string
+		in   bool         // inside a string
+		esc  bool         // the previous byte was a backslash
+		str  []byte       // the string so far, quotes included, while it is short
+		big  bool         // the string is past limit: str holds its head
+		h    = xxh3.New() // the whole string, while big
+		size int64        // the whole string's encoded length, while big
+		bad  bool         // a raw control character in a big string
 		left = n
 	)
 	for left > 0 {
@@ -308,5 +309,5 @@ func bytesIndexString(s, sub string) int {
 
 // contentHash is the fingerprint of a whole encoded string.
 func contentHash(raw []byte) uint64 {
-	return xxhash.Sum64(raw)
+	return xxh3.Hash(raw)
 }
