@@ -3,7 +3,7 @@ package serve
 import (
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // A commit changes a few cells of most rows a frame rewrites: the explorer's
@@ -35,56 +35,62 @@ func rowCut(was, now string) (cut, col int, sgr string) {
 	if n == len(was) && n == len(now) {
 		return len(now), -1, "" // the same row
 	}
+	w := 0         // the width of now[:i]
+	from := 0      // where the SGR sequences in force at i begin (after the last reset)
+	cutFrom := 0   // from, at cut
+	run := -1      // where the run of non-ASCII bytes before i began (-1: none)
 	prevOK := true // the byte before i ends a printable ASCII character or an SGR sequence
 	for i := 0; i <= n; i++ {
+		if run >= 0 && (i == n || now[i] < 0x80) {
+			// A run of non-ASCII between ASCII bytes and escapes is whole
+			// characters: measured alone (textfmt remembers the long ones).
+			w += textfmt.Width(now[run:i])
+			run = -1
+		}
 		if prevOK && boundaryByte(now, i) && boundaryByte(was, i) {
-			cut = i
+			cut, col, cutFrom = i, w, from
 		}
 		if i == n {
 			break
 		}
-		c := now[i]
-		switch {
+		switch c := now[i]; {
 		case c == 0x1b:
 			end := sgrEnd(now, i)
 			if end < 0 || end > n {
-				return finish(now, cut)
+				return cut, col, sgrIn(now, cutFrom, cut)
+			}
+			if seq := now[i:end]; seq == "\x1b[m" || seq == "\x1b[0m" {
+				from = end
 			}
 			i = end - 1
 			prevOK = true
 		case c >= 0x20 && c < 0x7f:
+			w++
 			prevOK = true
 		case c < 0x20 || c == 0x7f:
-			return finish(now, cut)
+			return cut, col, sgrIn(now, cutFrom, cut)
 		default:
+			if run < 0 {
+				run = i
+			}
 			prevOK = false
 		}
 	}
-	return finish(now, cut)
+	return cut, col, sgrIn(now, cutFrom, cut)
 }
 
-// finish measures the cut's column and gathers the SGR in force there.
-func finish(now string, cut int) (int, int, string) {
-	if cut == 0 {
-		return 0, 0, ""
-	}
-	// The SGR in force at cut: the sequences since the last reset before it
-	// (every escape before cut is a whole SGR sequence: rowCut stops at any
-	// other).
-	var sgr strings.Builder
-	for i := 0; i < cut; i++ {
-		if now[i] != 0x1b {
+// sgrIn is the SGR sequences in s[from:to], which holds no other escape.
+func sgrIn(s string, from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		if s[i] != 0x1b {
 			continue
 		}
-		end := sgrEnd(now, i)
-		if seq := now[i:end]; seq == "\x1b[m" || seq == "\x1b[0m" {
-			sgr.Reset()
-		} else {
-			sgr.WriteString(seq)
-		}
+		end := sgrEnd(s, i)
+		b.WriteString(s[i:end])
 		i = end - 1
 	}
-	return cut, ansi.StringWidth(now[:cut]), sgr.String()
+	return b.String()
 }
 
 // boundaryByte: offset i of s starts nothing a character before it could
