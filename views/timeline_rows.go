@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -31,6 +32,13 @@ type timelineRowKey struct {
 // on.
 var CheckTimelineRows = false
 
+// sharedTimelineRows is the rows drawn lately by any timeline of this
+// process: a commit's new row is the same in every vigil serve session that
+// follows its agent, and sessions that draw alike share their theme
+// (NewThemeFor), so one of them draws it. Small: a frame's own rows are
+// kept by its timeline.
+var sharedTimelineRows = textfmt.Memo[timelineRowKey, string]{Cap: 512}
+
 // timelineRows is the rows drawn in the last frame and in this one: each
 // frame keeps only what it drew.
 type timelineRows struct {
@@ -57,8 +65,15 @@ func (p *Timeline) memoRow(t *Theme, st store.Step, selected, focused bool, w in
 				panic(fmt.Sprintf("timeline row kept, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
 			}
 		}
+	} else if s, ok = sharedTimelineRows.Get(k); ok {
+		if CheckTimelineRows {
+			if fresh := p.row(t, st, selected, focused, w); fresh != s {
+				panic(fmt.Sprintf("timeline row kept by another session, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
+			}
+		}
 	} else {
 		s = p.row(t, st, selected, focused, w)
+		sharedTimelineRows.Put(k, s)
 	}
 	if p.memo.now == nil {
 		p.memo.now, p.memo.last = map[timelineRowKey]string{}, map[timelineRowKey]string{}
