@@ -104,11 +104,19 @@ func (s *lineScreen) draw(v tea.View) {
 		if row == s.rows[i] {
 			continue
 		}
+		cut, col, sgr := rowCut(s.rows[i], row)
 		s.rows[i] = row
 		b.WriteString("\x1b[")
 		b.WriteString(strconv.Itoa(i + 1))
-		b.WriteString(";1H\x1b[m\x1b[2K")
-		b.WriteString(row)
+		b.WriteByte(';')
+		b.WriteString(strconv.Itoa(col + 1))
+		if cut == 0 {
+			b.WriteString("H\x1b[m\x1b[2K")
+		} else {
+			b.WriteString("H\x1b[m\x1b[K") // the kept cells before the cut stay
+			b.WriteString(sgr)
+		}
+		b.WriteString(row[cut:])
 		b.WriteString("\x1b[m")
 	}
 	b.WriteString("\x1b[?2026l")

@@ -162,5 +162,6 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
 	views.CheckTreeLines = checkPaneCache
+	views.CheckTimelineRows = checkPaneCache
 	os.Exit(m.Run())
 }

@@ -27,46 +27,15 @@ func (t *Theme) FrameScroll(title, note string, body []string, w, h int, focused
 	if w < 4 || h < 2 {
 		return ""
 	}
-	border, titleStyle := t.Border, t.Title
+	border := t.Border
 	if focused {
-		border, titleStyle = t.BorderFocus, t.TitleFocus
+		border = t.BorderFocus
 	}
 	inner := w - 2
 	var b strings.Builder
 	b.Grow(w * h * 2)
 
-	// Top edge: ╭─ title ───── note ─╮. Titles carry run goals: they are
-	// never styled, so they are made safe here, whoever built them.
-	head := " " + sanitize.Line(title) + " "
-	tail := ""
-	if note != "" {
-		tail = " " + note + " "
-	}
-	headW, tailW := ansi.StringWidth(head), ansi.StringWidth(tail)
-	// The note carries counts and badges (following, N new, scroll marks):
-	// the title gives way to it down to a short stub, and only a note that
-	// would leave less than that is dropped.
-	if headW+tailW+2 > inner {
-		if keep := inner - tailW - 3; keep >= min(headW, minTitle) {
-			head = ansi.Truncate(head, keep-1, "…") + " "
-			headW = ansi.StringWidth(head)
-		} else {
-			tail, tailW = "", 0
-		}
-	}
-	if headW+2 > inner {
-		head = ansi.Truncate(head, max(inner-2, 0), "…")
-		headW = ansi.StringWidth(head)
-	}
-	fill := inner - 1 - headW - tailW
-	b.WriteString(border.Render("╭─"))
-	b.WriteString(titleStyle.Render(head))
-	b.WriteString(border.Render(strings.Repeat("─", max(fill-1, 0))))
-	b.WriteString(t.Muted.Render(tail))
-	if fill >= 1 {
-		b.WriteString(border.Render("─"))
-	}
-	b.WriteString(border.Render("╮"))
+	b.WriteString(t.topEdge(title, note, w, focused))
 
 	side := border.Render("│")
 	thumb := border.Render("┃")
@@ -86,7 +55,7 @@ func (t *Theme) FrameScroll(title, note string, body []string, w, h int, focused
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(border.Render("╰" + strings.Repeat("─", inner) + "╯"))
+	b.WriteString(t.bottomEdge(w, focused))
 	return b.String()
 }
 
@@ -138,4 +107,82 @@ func fitNote(title string, w int, notes []string) string {
 		}
 	}
 	return ""
+}
+
+// A frame's edges are the same from frame to frame, and from session to
+// session of vigil serve that draw alike (NewThemeFor shares their theme):
+// measured, cut and styled once, kept in a small memo (the notes carry
+// counts that move with every commit; 256 edges a generation bound it, a
+// few hundred kB at most beside the explorer's own).
+type edgeKey struct {
+	t           *Theme
+	title, note string
+	w           int
+	focused     bool
+	bottom      bool
+}
+
+var edges = textfmt.Memo[edgeKey, string]{Cap: 256}
+
+// topEdge is ╭─ title ───── note ─╮, w cells wide.
+func (t *Theme) topEdge(title, note string, w int, focused bool) string {
+	k := edgeKey{t: t, title: title, note: note, w: w, focused: focused}
+	if s, ok := edges.Get(k); ok {
+		return s
+	}
+	border, titleStyle := t.Border, t.Title
+	if focused {
+		border, titleStyle = t.BorderFocus, t.TitleFocus
+	}
+	inner := w - 2
+	var b strings.Builder
+	// Top edge: ╭─ title ───── note ─╮. Titles carry run goals: they are
+	// never styled, so they are made safe here, whoever built them.
+	head := " " + sanitize.Line(title) + " "
+	tail := ""
+	if note != "" {
+		tail = " " + note + " "
+	}
+	headW, tailW := ansi.StringWidth(head), ansi.StringWidth(tail)
+	// The note carries counts and badges (following, N new, scroll marks):
+	// the title gives way to it down to a short stub, and only a note that
+	// would leave less than that is dropped.
+	if headW+tailW+2 > inner {
+		if keep := inner - tailW - 3; keep >= min(headW, minTitle) {
+			head = ansi.Truncate(head, keep-1, "…") + " "
+			headW = ansi.StringWidth(head)
+		} else {
+			tail, tailW = "", 0
+		}
+	}
+	if headW+2 > inner {
+		head = ansi.Truncate(head, max(inner-2, 0), "…")
+		headW = ansi.StringWidth(head)
+	}
+	fill := inner - 1 - headW - tailW
+	b.WriteString(border.Render("╭─"))
+	b.WriteString(titleStyle.Render(head))
+	b.WriteString(border.Render(strings.Repeat("─", max(fill-1, 0))))
+	b.WriteString(t.Muted.Render(tail))
+	if fill >= 1 {
+		b.WriteString(border.Render("─"))
+	}
+	b.WriteString(border.Render("╮"))
+	edges.Put(k, b.String())
+	return b.String()
+}
+
+// bottomEdge is ╰───╯, w cells wide.
+func (t *Theme) bottomEdge(w int, focused bool) string {
+	k := edgeKey{t: t, w: w, focused: focused, bottom: true}
+	if s, ok := edges.Get(k); ok {
+		return s
+	}
+	border := t.Border
+	if focused {
+		border = t.BorderFocus
+	}
+	s := border.Render("╰" + strings.Repeat("─", w-2) + "╯")
+	edges.Put(k, s)
+	return s
 }

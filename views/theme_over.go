@@ -23,6 +23,10 @@ func NewThemeOver(dark, noColor bool, over map[string]color.Color) *Theme {
 // down; a terminal without colours gets the theme without colour. Unknown
 // and TrueColor: NewThemeOver.
 func NewThemeFor(dark, noColor bool, over map[string]color.Color, profile colorprofile.Profile) *Theme {
+	return sharedTheme(dark, noColor, over, profile)
+}
+
+func newThemeFor(dark, noColor bool, over map[string]color.Color, profile colorprofile.Profile) *Theme {
 	switch {
 	case noColor || profile == colorprofile.Unknown || profile == colorprofile.TrueColor:
 		return NewThemeOver(dark, noColor, over)

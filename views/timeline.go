@@ -50,6 +50,7 @@ type Timeline struct {
 	seq     int
 	// The search over the rows shown (search.go).
 	search Search
+	memo   timelineRows // the rows of the last frame (timeline_rows.go)
 }
 
 // NewTimeline makes an empty timeline.
@@ -428,6 +429,7 @@ func (p *Timeline) View(focused bool) string {
 	t, w, h := p.env.Theme, p.w, p.h
 	inner := w - 2
 	var body []string
+	p.memo.frame()
 	from, to := p.list.Visible()
 	for i := from; i < to; i++ {
 		st, ok := p.step(i)
@@ -440,7 +442,7 @@ func (p *Timeline) View(focused bool) string {
 			}
 			continue
 		}
-		body = append(body, p.search.Highlight(t, p.row(t, st, i == p.list.Cursor, focused, inner)))
+		body = append(body, p.search.Highlight(t, p.memoRow(t, st, i == p.list.Cursor, focused, inner)))
 	}
 	n := p.src.Len()
 	switch {

@@ -3,6 +3,8 @@ package views
 import (
 	"fmt"
 
+	"github.com/vigil-run/vigil/internal/textfmt"
+
 	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
@@ -34,6 +36,12 @@ type treeLineKey struct {
 // two differ: an input treeLineKey does not know of. tui's tests turn it on.
 var CheckTreeLines = false
 
+// sharedTreeLines is the lines drawn lately by any tree of this process: a
+// commit moves the same line in every vigil serve session that shows it,
+// and sessions that draw alike share their theme (NewThemeFor), so one of
+// them draws it. Small: a frame's own lines are kept by its tree.
+var sharedTreeLines = textfmt.Memo[treeLineKey, string]{Cap: 512}
+
 // treeLines is the lines drawn in the last frame and in this one: each
 // frame keeps only what it drew.
 type treeLines struct {
@@ -64,8 +72,15 @@ func (p *Tree) memoLine(t *Theme, l TreeLine, selected, focused bool, w int) str
 				panic(fmt.Sprintf("tree line kept, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
 			}
 		}
+	} else if s, ok = sharedTreeLines.Get(k); ok {
+		if CheckTreeLines {
+			if fresh := p.line(t, l, selected, focused, w); fresh != s {
+				panic(fmt.Sprintf("tree line kept by another session, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
+			}
+		}
 	} else {
 		s = p.line(t, l, selected, focused, w)
+		sharedTreeLines.Put(k, s)
 	}
 	if p.memo.now == nil {
 		p.memo.now, p.memo.last = map[treeLineKey]string{}, map[treeLineKey]string{}

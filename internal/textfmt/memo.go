@@ -13,6 +13,7 @@ import "sync"
 // Memo remembers answers of a pure function, in two generations of memoCap
 // (views keeps a style's renderings in one). Safe for concurrent use.
 type Memo[K comparable, V any] struct {
+	Cap      int // a generation's size (0: memoCap)
 	mu       sync.Mutex
 	cur, old map[K]V
 }
@@ -43,8 +44,12 @@ func (m *Memo[K, V]) Put(k K, v V) {
 }
 
 func (m *Memo[K, V]) putLocked(k K, v V) {
-	if m.cur == nil || len(m.cur) >= memoCap {
-		m.old, m.cur = m.cur, make(map[K]V, 1024)
+	limit := m.Cap
+	if limit <= 0 {
+		limit = memoCap
+	}
+	if m.cur == nil || len(m.cur) >= limit {
+		m.old, m.cur = m.cur, make(map[K]V, min(limit, 1024))
 	}
 	m.cur[k] = v
 }
