@@ -11,7 +11,7 @@ import (
 // source reads stretches of a timeline (store.StepRanger): a run of at most
 // this many is held whole; of a longer run, a window of about this many near
 // the screen (at most twice as many between trims), and every step's key
-// (stepEntry, 16 bytes). A variable so tests can make small runs windowed.
+// (stepEntry, packed: a few bytes, or none, once its chunk is full). A variable so tests can make small runs windowed.
 var windowSteps = 2048
 
 // stepEntry is what the explorer keeps of every step of the shown agent: its
@@ -35,6 +35,14 @@ func entryOf(st store.Step) stepEntry {
 		e.back |= pendingBit
 	}
 	return e
+}
+
+func (e stepEntry) fields() [packFields]int64 {
+	return [packFields]int64{e.row, int64(e.back), int64(e.number)}
+}
+
+func (stepEntry) withFields(f [packFields]int64) stepEntry {
+	return stepEntry{row: f[0], back: uint32(f[1]), number: int32(f[2])}
 }
 
 func (e stepEntry) first() int64  { return e.row - int64(e.back&^pendingBit) }
