@@ -152,13 +152,7 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	if !a.loaded {
 		return false, grown{}, false
 	}
-	var rows []store.StepRow
-	for _, row := range ch.Steps {
-		if row.RunID == a.id && row.RowID > a.stepsRow {
-			rows = append(rows, row)
-			a.stepsRow = row.RowID
-		}
-	}
+	rows := a.newRows(ch.Steps)
 	timed := map[int]bool{}
 	for _, pc := range ch.Calls {
 		if pc.RunID == a.id {
@@ -183,11 +177,34 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	return steps, g, samples
 }
 
+// newRows are the agent's rows among a refresh's, past those folded. A
+// refresh of the one run growing brings nothing else: its rows are taken
+// as they are, not copied.
+func (a *agentView) newRows(all []store.StepRow) []store.StepRow {
+	mine, last := true, a.stepsRow
+	for _, row := range all {
+		mine = mine && row.RunID == a.id && row.RowID > last
+		last = row.RowID
+	}
+	if mine {
+		a.stepsRow = max(a.stepsRow, last)
+		return all
+	}
+	var rows []store.StepRow
+	for _, row := range all {
+		if row.RunID == a.id && row.RowID > a.stepsRow {
+			rows = append(rows, row)
+			a.stepsRow = row.RowID
+		}
+	}
+	return rows
+}
+
 // fold folds new rows onto the newest step.
 func (a *agentView) fold(rows []store.StepRow) grown {
 	n := a.index.Len()
 	from := max(n-1, 0)
-	var tail []store.Step
+	tail := make([]store.Step, 0, 1+len(rows)) // a row is at most a step
 	if n > 0 {
 		tail = append(tail, a.last)
 		a.facets.Remove(a.last)

@@ -97,19 +97,13 @@ func (c *column) at(i int) int64 {
 }
 
 func pack[T packable[T]](vs []T) packedChunk {
-	var cols [packFields][]int64
-	for k := range cols {
-		cols[k] = make([]int64, len(vs))
-	}
-	for i, v := range vs {
-		f := v.fields()
-		for k := range cols {
-			cols[k][i] = f[k]
-		}
-	}
 	var p packedChunk
+	col := make([]int64, len(vs)) // one field at a time: fields is a few moves
 	for k := range p {
-		p[k] = packColumn(cols[k])
+		for i, v := range vs {
+			col[i] = v.fields()[k]
+		}
+		p[k] = packColumn(col)
 	}
 	return p
 }
