@@ -29,9 +29,10 @@ const memoCap = 16384
 // timeline that scrolls as its run grows brings new rows in every frame,
 // each seen once: counted only by entries, the frame filter's memo and the
 // fits held 13 MB of such rows (16384 of 400 bytes a generation) while a
-// run grew by a million steps. A megabyte is still the rows of some eighty
-// distinct 120×32 frames.
-const memoBytes = 1 << 20
+// run grew by a million steps. Two megabytes are still the rows of some 160
+// distinct 120×32 frames, or of two and a half rounds of frames of fifty
+// vigil serve sessions each drawing its own.
+const memoBytes = 2 << 20
 
 // Get is the answer remembered for k.
 func (m *Memo[K, V]) Get(k K) (V, bool) {
