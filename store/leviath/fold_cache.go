@@ -31,7 +31,7 @@ import (
 //
 //   - the journal has the same path, device and inode, and the run its id;
 //   - it is at least as long as the offset;
-//   - every byte before the offset hashes as it did (xxhash64, made while
+//   - every byte before the offset hashes as it did (XXH3-64, made while
 //     the fold that wrote the summary read them: fold_hash.go);
 //   - if it is exactly as long as when the summary was written, its mtime
 //     is the same too (a journal only grows: same size and another mtime
@@ -48,7 +48,7 @@ import (
 // (the header below and foldState's fields). Bump it on any change.
 const (
 	foldCacheMagic   = "vigil leviath fold\n"
-	foldCacheVersion = 2
+	foldCacheVersion = 3
 )
 
 // foldCacheBytes is the journal size from which the cache is read, and the
@@ -81,7 +81,7 @@ type cacheHeader struct {
 	Ino     uint64
 	RunID   string
 	Off     int64  // the summary covers [0, Off)
-	Print   uint64 // xxhash64 of those bytes, every one
+	Print   uint64 // XXH3-64 of those bytes, every one
 	Size    int64  // the journal's size when written
 	MTime   int64  // and its mtime (ns)
 }

@@ -5,27 +5,27 @@ import (
 	"io"
 	"os"
 
-	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // The fold cache's summary of [0, off) is trusted only if every one of
-// those bytes hashes as it did (xxhash64). The hash is made while the fold
+// those bytes hashes as it did (XXH3-64). The hash is made while the fold
 // reads them (foldHash, fed by scanFrames' reads), so it costs the fold
 // only the hashing; a warm open hashes them again in large reads
 // (hashJournalTo) before it uses the summary.
 
-// foldHash is the xxhash64 of a journal's bytes [0, at), fed in file
+// foldHash is the XXH3-64 of a journal's bytes [0, at), fed in file
 // order. marks keep the digest at points behind at, so the hash of any
 // [0, off) with off below at is a short re-read away (sumTo).
 type foldHash struct {
-	d     xxhash.Digest
+	d     xxh3.Hasher
 	at    int64
 	marks []hashMark
 }
 
 type hashMark struct {
 	at int64
-	d  xxhash.Digest
+	d  xxh3.Hasher
 }
 
 // hashMarkEvery is how far apart the marks are: sumTo re-reads at most
@@ -83,7 +83,7 @@ const hashReadSize = 1 << 20
 
 // hashRange feeds f's bytes [from, to) into d. It is false when they
 // cannot all be read.
-func hashRange(f *os.File, d *xxhash.Digest, from, to int64) bool {
+func hashRange(f *os.File, d *xxh3.Hasher, from, to int64) bool {
 	buf := make([]byte, min(hashReadSize, max(to-from, 0)))
 	for from < to {
 		n := min(int64(len(buf)), to-from)

@@ -1,7 +1,7 @@
 package leviath
 
 import (
-	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 
 	"bytes"
 	"fmt"
@@ -52,8 +52,8 @@ func TestReadAheadAgrees(t *testing.T) {
 		// The fold cache's hash was fed every byte up to where the read
 		// stopped, and hashes them as the file does.
 		b, _ := os.ReadFile(p)
-		if sum, ok := h.sumTo(f, next); h.at < next || !ok || sum != xxhash.Sum64(b[:next]) {
-			t.Fatalf("%s, stopping at %d: the hash reached %d of %d (ok %v) and is %x, the file's %x", p, stopAt, h.at, next, ok, sum, xxhash.Sum64(b[:next]))
+		if sum, ok := h.sumTo(f, next); h.at < next || !ok || sum != xxh3.Hash(b[:next]) {
+			t.Fatalf("%s, stopping at %d: the hash reached %d of %d (ok %v) and is %x, the file's %x", p, stopAt, h.at, next, ok, sum, xxh3.Hash(b[:next]))
 		}
 		return got, fmt.Sprintf("next %d state %d err %v", next, st, err)
 	}

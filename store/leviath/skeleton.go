@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // A journal frame can be 256 MB, nearly all of it one string: a tool's
@@ -26,8 +26,9 @@ import (
 // The marker is `\u0000vigil-cut:NONCE:HASH:LEN`, NONCE random for the
 // process, so that no journal can forge one.
 
-// Content fingerprints are xxhash64 of the encoded string: fast (vector
-// code), and the same in every process, so that a fold summary written by
+// Content fingerprints are XXH3-64 of the encoded string (zeebo/xxh3:
+// AVX2 code, streamed here, in one call for a short string; both give the
+// same sum), and the same in every process, so that a fold summary written by
 // one process (fold_cache.go) matches the entries another reads after it.
 // A journal could craft two contents of one fingerprint; all it gains is
 // that its own later entry is taken for its own earlier one.
@@ -62,13 +63,13 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 		br = bufio.NewReaderSize(r, int(min(n+1, 64<<10)))
 	}
 	var (
-		in   bool           // inside a string
-		esc  bool           // the previous byte was a backslash
-		str  []byte         // the string so far, quotes included, while it is short
-		big  bool           // the string is past limit: str holds its head
-		h    = xxhash.New() // the whole string, while big
-		size int64          // the whole string's encoded length, while big
-		bad  bool           // a raw control character in a big string
+		in   bool         // inside a string
+		esc  bool         // the previous byte was a backslash
+		str  []byte       // the string so far, quotes included, while it is short
+		big  bool         // the string is past limit: str holds its head
+		h    = xxh3.New() // the whole string, while big
+		size int64        // the whole string's encoded length, while big
+		bad  bool         // a raw control character in a big string
 		left = n
 	)
 	for left > 0 {
@@ -99,39 +100,30 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 				chunk = chunk[i+1:]
 				continue
 			}
-			// Inside a string: find its end, minding escapes. nq is the
-			// next quote at or after j (-1: not looked for yet), so that a
-			// string of many escapes is not searched again for each.
-			end, nq := -1, -1
-			for j := 0; j < len(chunk); {
+			// Inside a string: find its end, minding escapes, one pass
+			// (stop) over each plain run.
+			end := -1
+		scan:
+			for j := 0; j < len(chunk); j++ {
 				if esc {
 					esc = false
 					if chunk[j] < 0x20 {
 						bad = true
 					}
-					j++
 					continue
 				}
-				if nq < j {
-					if k := bytes.IndexByte(chunk[j:], '"'); k >= 0 {
-						nq = j + k
-					} else {
-						nq = len(chunk)
-					}
-				}
-				j += attention(chunk[j:nq])
-				if j == nq {
-					if nq < len(chunk) {
-						end = j
-					}
+				if j += stop(chunk[j:]); j == len(chunk) {
 					break
 				}
-				if chunk[j] == '\\' {
+				switch chunk[j] {
+				case '"':
+					end = j
+					break scan
+				case '\\':
 					esc = true
-				} else {
+				default:
 					bad = true // a raw control character
 				}
-				j++
 			}
 			part := chunk
 			if end >= 0 {
@@ -182,21 +174,35 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 
 // plainRun is how many bytes at the start of b need no attention inside a
 // JSON string: no quote, no backslash, no control character.
-func plainRun(b []byte) int {
-	if q := bytes.IndexByte(b, '"'); q >= 0 {
-		b = b[:q]
+func plainRun(b []byte) int { return stop(b) }
+
+// stopGo is stop without assembly. It looks in windows that double, so
+// that a call costs about the distance to the byte it finds, however far
+// the next quote is (a string of many escapes is not searched to its end
+// for each).
+func stopGo(b []byte) int {
+	for i, w := 0, 64; i < len(b); w *= 2 {
+		seg := b[i:min(i+w, len(b))]
+		q := bytes.IndexByte(seg, '"')
+		if q >= 0 {
+			seg = seg[:q]
+		}
+		if a := attentionGo(seg); a < len(seg) || q >= 0 {
+			return i + a
+		}
+		i += len(seg)
 	}
-	return attention(b)
+	return len(b)
 }
 
-// attention is the index of b's first backslash or control character
-// (len(b): none). The backslash is found by bytes.IndexByte (vector
+// attentionGo is attention without assembly (attention_amd64.s is the
+// AVX2 one). The backslash is found by bytes.IndexByte (vector
 // instructions); a control character, below 0x20, is looked for 64 bytes
 // at a time: a word x holds a byte below 0x20 exactly when
 // (x - 0x2020…) &^ x has a high bit set (a borrow can set more, but only
 // after a byte that is below). A tool's output is most of a long frame:
 // this loop is the fold's own cost per byte.
-func attention(b []byte) int {
+func attentionGo(b []byte) int {
 	if k := bytes.IndexByte(b, '\\'); k >= 0 {
 		b = b[:k]
 	}
@@ -303,5 +309,5 @@ func bytesIndexString(s, sub string) int {
 
 // contentHash is the fingerprint of a whole encoded string.
 func contentHash(raw []byte) uint64 {
-	return xxhash.Sum64(raw)
+	return xxh3.Hash(raw)
 }
