@@ -11,7 +11,7 @@ import (
 // source reads stretches of a timeline (store.StepRanger): a run of at most
 // this many is held whole; of a longer run, a window of about this many near
 // the screen (at most twice as many between trims), and every step's key
-// (stepEntry, 16 bytes). A variable so tests can make small runs windowed.
+// (stepEntry, packed: a few bytes, or none, once its chunk is full). A variable so tests can make small runs windowed.
 var windowSteps = 2048
 
 // stepEntry is what the explorer keeps of every step of the shown agent: its
@@ -35,6 +35,14 @@ func entryOf(st store.Step) stepEntry {
 		e.back |= pendingBit
 	}
 	return e
+}
+
+func (e stepEntry) fields() [packFields]int64 {
+	return [packFields]int64{e.row, int64(e.back), int64(e.number)}
+}
+
+func (stepEntry) withFields(f [packFields]int64) stepEntry {
+	return stepEntry{row: f[0], back: uint32(f[1]), number: int32(f[2])}
 }
 
 func (e stepEntry) first() int64  { return e.row - int64(e.back&^pendingBit) }
@@ -144,13 +152,7 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	if !a.loaded {
 		return false, grown{}, false
 	}
-	var rows []store.StepRow
-	for _, row := range ch.Steps {
-		if row.RunID == a.id && row.RowID > a.stepsRow {
-			rows = append(rows, row)
-			a.stepsRow = row.RowID
-		}
-	}
+	rows := a.newRows(ch.Steps)
 	timed := map[int]bool{}
 	for _, pc := range ch.Calls {
 		if pc.RunID == a.id {
@@ -175,11 +177,34 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	return steps, g, samples
 }
 
+// newRows are the agent's rows among a refresh's, past those folded. A
+// refresh of the one run growing brings nothing else: its rows are taken
+// as they are, not copied.
+func (a *agentView) newRows(all []store.StepRow) []store.StepRow {
+	mine, last := true, a.stepsRow
+	for _, row := range all {
+		mine = mine && row.RunID == a.id && row.RowID > last
+		last = row.RowID
+	}
+	if mine {
+		a.stepsRow = max(a.stepsRow, last)
+		return all
+	}
+	var rows []store.StepRow
+	for _, row := range all {
+		if row.RunID == a.id && row.RowID > a.stepsRow {
+			rows = append(rows, row)
+			a.stepsRow = row.RowID
+		}
+	}
+	return rows
+}
+
 // fold folds new rows onto the newest step.
 func (a *agentView) fold(rows []store.StepRow) grown {
 	n := a.index.Len()
 	from := max(n-1, 0)
-	var tail []store.Step
+	tail := make([]store.Step, 0, 1+len(rows)) // a row is at most a step
 	if n > 0 {
 		tail = append(tail, a.last)
 		a.facets.Remove(a.last)

@@ -7,14 +7,23 @@ import (
 )
 
 // packedSample is a context sample as the explorer keeps it for the drift
-// pane: 16 bytes a turn with no pointers (the pane draws neither the run id
-// nor the detail), so a run of a million turns is 16 MB the collector need
-// not scan. Counts beyond 32 bits are kept beside it (sampleWide).
+// pane: four integers a turn with no pointers (the pane draws neither the
+// run id nor the detail), packed column by column once its chunk is full
+// (chunked), so a run of a million turns is a few MB at most the collector
+// need not scan. Counts beyond 32 bits are kept beside it (sampleWide).
 type packedSample struct {
 	estimated int32
 	reported  int32
 	step      int32
 	flags     uint8
+}
+
+func (p packedSample) fields() [packFields]int64 {
+	return [packFields]int64{int64(p.estimated), int64(p.reported), int64(p.step), int64(p.flags)}
+}
+
+func (packedSample) withFields(f [packFields]int64) packedSample {
+	return packedSample{estimated: int32(f[0]), reported: int32(f[1]), step: int32(f[2]), flags: uint8(f[3])}
 }
 
 const (
