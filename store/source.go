@@ -11,6 +11,10 @@ type Options struct {
 	// ReadOnly opens the source for browsing only: no decision can be
 	// written through it, and it opens nothing that could write.
 	ReadOnly bool
+	// Seen is what a format's Look read of the path during this Open (set
+	// by Open; nil otherwise). The format opened may take it in place of
+	// reading the file again, once it has checked it still fits the file.
+	Seen any
 }
 
 // Source is a run store as the explorer and the CLI read it, whatever its
