@@ -24,6 +24,12 @@ type Format struct {
 	// Files are the names a store of this format usually has, for a hint
 	// when someone names the directory that holds one.
 	Files []string
+	// Explain, when set, says why a path no format detected cannot be read
+	// in this format although it looks meant for it (it has the format's
+	// file name, or is a directory holding such a file): a journal with a
+	// torn magic, a FIFO where a run's file should be. It returns nil for a
+	// path that does not look meant for the format.
+	Explain func(path string) error
 	// Fallback marks the format Open tries when no format detects a path,
 	// so that its refusal explains what the path is not. At most one.
 	Fallback bool
@@ -111,6 +117,13 @@ func Open(path string, opts Options) (Source, error) {
 		}
 		if claims {
 			return f.Open(path, opts)
+		}
+	}
+	for _, f := range formats {
+		if f.Explain != nil {
+			if err := f.Explain(path); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {

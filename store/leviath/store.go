@@ -64,9 +64,10 @@ var (
 
 func init() {
 	store.Register(store.Format{
-		Name:   Format,
-		Detect: Detect,
-		Open:   func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Name:    Format,
+		Detect:  Detect,
+		Open:    func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Explain: Explain,
 	})
 }
 
