@@ -14,6 +14,11 @@ type Format struct {
 	// Detect reports, cheaply and without writing to it, whether path is a
 	// store in this format.
 	Detect func(path string) bool
+	// Look, when set, is Detect that also hands back what it read of the
+	// file (a SQLite file's header and table names): Open passes the last
+	// such to the format it opens, in Options.Seen, so that one look at a
+	// file serves every format tried on it.
+	Look func(path string) (claims bool, seen any)
 	// Open opens path as this format, or says in a *Error why it is not.
 	Open func(path string, opts Options) (Source, error)
 	// Files are the names a store of this format usually has, for a hint
@@ -98,7 +103,19 @@ func Open(path string, opts Options) (Source, error) {
 	}
 	formats := Formats()
 	for _, f := range formats {
-		if !f.Fallback && f.Detect(path) {
+		if f.Fallback {
+			continue
+		}
+		claims := false
+		if f.Look != nil {
+			var seen any
+			if claims, seen = f.Look(path); seen != nil {
+				opts.Seen = seen
+			}
+		} else {
+			claims = f.Detect(path)
+		}
+		if claims {
 			return f.Open(path, opts)
 		}
 	}

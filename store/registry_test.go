@@ -72,3 +72,31 @@ func TestRegistry(t *testing.T) {
 		}()
 	}
 }
+
+// What a format's Look read reaches the format Open opens, the fallback
+// included, so that one look at a file serves every format tried on it.
+func TestLookReachesTheFormatOpened(t *testing.T) {
+	saved := registry.formats
+	registry.formats = nil
+	t.Cleanup(func() { registry.formats = saved })
+	var got []any
+	record := func(name string) func(string, Options) (Source, error) {
+		return func(_ string, o Options) (Source, error) {
+			got = append(got, o.Seen)
+			return fakeSource{format: name}, nil
+		}
+	}
+	Register(Format{Name: "fallback", Open: record("fallback"), Fallback: true})
+	Register(Format{Name: "looks", Open: record("looks"), Detect: func(string) bool { panic("Open asks Look") },
+		Look: func(p string) (bool, any) { return strings.HasSuffix(p, ".mine"), "seen " + filepath.Base(p) }})
+	for path, want := range map[string]string{"a.mine": "looks", "b.other": "fallback"} {
+		got = nil
+		src, err := Open(filepath.Join(t.TempDir(), path), Options{})
+		if err != nil || src.Format() != want {
+			t.Fatalf("Open(%s) = %v, %v", path, src, err)
+		}
+		if len(got) != 1 || got[0] != "seen "+path {
+			t.Errorf("Open(%s): the format opened was handed %v", path, got)
+		}
+	}
+}

@@ -11,6 +11,10 @@ type Options struct {
 	// ReadOnly opens the source for browsing only: no decision can be
 	// written through it, and it opens nothing that could write.
 	ReadOnly bool
+	// Seen is what a format's Look read of the path during this Open (set
+	// by Open; nil otherwise). The format opened may take it in place of
+	// reading the file again, once it has checked it still fits the file.
+	Seen any
 }
 
 // Source is a run store as the explorer and the CLI read it, whatever its
@@ -110,6 +114,20 @@ type RequestGetter interface {
 // in Runs and counts it with RunStats.
 type RunGetter interface {
 	Run(ctx context.Context, id string) (Run, error)
+}
+
+// QuickHeader is a source whose cursor can be taken first for a frame
+// drawn from the newest runs (RecentRunner): HeadNewest's cursor follows in
+// place only the runs among the newest limit, which is cheap where finding
+// every run that can still change is a scan; WholeHead returns it
+// following every run, the others read as they are when it is called.
+// Call it before reading the runs the first cursor did not follow; Changes
+// refuses a cursor from HeadNewest that was not made whole (which of the
+// other runs changed meanwhile cannot be told). Without it, a caller takes
+// Head.
+type QuickHeader interface {
+	HeadNewest(ctx context.Context, limit int) (Cursor, error)
+	WholeHead(ctx context.Context, cur Cursor) (Cursor, error)
 }
 
 // RecentRunner is a source that reads its newest runs cheaply: at most

@@ -68,13 +68,22 @@ func loadAll(src source) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		msg := loadedMsg{from: from{src.gen}}
-		cur, err := src.Head(ctx)
+		rr, paged := src.Source.(store.RecentRunner)
+		var cur store.Cursor
+		var err error
+		if qh, ok := src.Source.(store.QuickHeader); ok && paged {
+			// The page's runs are followed from here; the rest with the
+			// rest of the runs (loadRest), before they are read.
+			cur, err = qh.HeadNewest(ctx, firstPage)
+		} else {
+			cur, err = src.Head(ctx)
+		}
 		if err != nil {
 			msg.err = err
 			return msg
 		}
 		var runs []store.Run
-		if rr, ok := src.Source.(store.RecentRunner); ok {
+		if paged {
 			var all bool
 			runs, all, err = rr.RecentRuns(ctx, firstPage)
 			msg.partial = !all
@@ -92,21 +101,32 @@ func loadAll(src source) tea.Cmd {
 	}
 }
 
-// restMsg is every run, after a first frame drawn from the newest page.
+// restMsg is every run, after a first frame drawn from the newest page,
+// and the first load's cursor following every run (nil: it already did).
 type restMsg struct {
 	from
 	leanHeld
-	runs []store.Run
-	err  error
+	runs   []store.Run
+	cursor store.Cursor
+	err    error
 }
 
-func loadRest(src source) tea.Cmd {
+// loadRest reads every run. A cursor from HeadNewest is first made to
+// follow every run (store.QuickHeader): the runs are read after it, so
+// whatever changes in between comes again through Changes.
+func loadRest(src source, cur store.Cursor) tea.Cmd {
 	return func() tea.Msg {
 		lean := leanHeld{leanGC()} // until the model has taken them in
 		ctx, cancel := ioCtx()
 		defer cancel()
-		runs, err := src.Runs(ctx)
-		return restMsg{from: from{src.gen}, leanHeld: lean, runs: runs, err: err}
+		msg := restMsg{from: from{src.gen}, leanHeld: lean}
+		if qh, ok := src.Source.(store.QuickHeader); ok && cur != nil {
+			if msg.cursor, msg.err = qh.WholeHead(ctx, cur); msg.err != nil {
+				return msg
+			}
+		}
+		msg.runs, msg.err = src.Runs(ctx)
+		return msg
 	}
 }
 

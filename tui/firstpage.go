@@ -45,6 +45,9 @@ func (m *Model) onRest(msg restMsg) tea.Cmd {
 		m.clearStale(staleRead)
 		m.tries = 0
 	}
+	if msg.cursor != nil {
+		m.cursor = msg.cursor // no refresh ran while the page was shown
+	}
 	stats, asked, openLater := m.first.stats, m.first.asked, m.first.openLater
 	m.first = firstPageState{}
 	m.runs.SetReading(false)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -85,7 +86,7 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		t.Fatalf("the page's counts: %+v", stats)
 	}
 	m.Update(stats)
-	rest, ok := loadRest(m.src)().(restMsg)
+	rest, ok := loadRest(m.src, m.cursor)().(restMsg)
 	if !ok || rest.err != nil {
 		t.Fatalf("the rest: %+v", rest)
 	}
@@ -148,7 +149,7 @@ func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
 	if _, err := w.PutPending(ctx, old, 2, "write", "new.yaml", nil); err != nil {
 		t.Fatal(err)
 	}
-	settle(m, loadRest(m.src)())
+	settle(m, loadRest(m.src, m.cursor)())
 	if m.first.partial {
 		t.Fatal("the rest was not taken")
 	}
@@ -196,10 +197,64 @@ func TestAPageWithoutAWholeTreeSaysItIsReading(t *testing.T) {
 	if strings.Contains(frame, "no runs in this store") || !strings.Contains(frame, "reading the runs…") {
 		t.Fatalf("while the rest is read the runs pane must say so:\n%s", frame)
 	}
-	settle(m, loadRest(m.src)())
+	settle(m, loadRest(m.src, m.cursor)())
 	frame = ansi.Strip(m.Render())
 	if strings.Contains(frame, "reading the runs") || !regexp.MustCompile(`#1 +the old root of a wide tree`).MatchString(frame) ||
 		!strings.Contains(frame, fmt.Sprintf("%d agents", kids+1)) {
 		t.Fatalf("after the rest the root and its %d agents are not shown:\n%s", kids+1, frame)
+	}
+}
+
+// The first load follows in place only the page's runs (store.QuickHeader):
+// a run older than the page, running at start and finished by another
+// process once the rest is on screen, must be shown finished — not left
+// running for good because nothing followed it.
+func TestARunOlderThanThePageIsFollowedAfterTheRest(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= firstPage+10; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != 3 {
+			if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	src, err := ioharness.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || loaded.err != nil || !loaded.partial {
+		t.Fatalf("the first load was not a page: %+v", loaded.err)
+	}
+	settle(m, loaded)
+	settle(m, loadRest(m.src, m.cursor)())
+	if m.first.partial {
+		t.Fatal("the rest was not taken")
+	}
+	// 266 runs: #3 is far below the screen; the state the runs pane draws
+	// its row from is the model's.
+	state := func() store.State { return m.st.model.State("3", time.Now()) }
+	if st := state(); st == store.StateFinished {
+		t.Fatalf("run 3 is %v before it finished", st)
+	}
+	if out, err := exec.Command("sqlite3", path, "UPDATE runs SET status = 'completed', outcome = 'success' WHERE id = 3").CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v: %s", err, out)
+	}
+	settle(m, refresh(m.src, m.cursor)())
+	if st := state(); st != store.StateFinished {
+		t.Fatalf("run 3, finished by another process after the rest, is %v", st)
 	}
 }

@@ -410,7 +410,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.tryReopen()
 		}
 		if m.first.partial {
-			return m, loadRest(m.src)
+			return m, loadRest(m.src, m.cursor)
 		}
 		if m.stale != "" {
 			return m, m.askRefresh()
@@ -501,7 +501,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	m.refreshItems()
 	cmds := []tea.Cmd{m.askRefresh()} // none while partial: after the rest
 	if msg.partial {
-		cmds = append(cmds, loadRest(m.src))
+		cmds = append(cmds, loadRest(m.src, m.cursor))
 	}
 	if len(unknown) > 0 {
 		cmds = append(cmds, loadStats(m.src, unknown))

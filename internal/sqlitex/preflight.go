@@ -27,29 +27,44 @@ type Preflight struct {
 // first 100 bytes (the SQLite header, for UserVersion), read through SQLite
 // (ReadHeader): it never opens the file itself.
 func (p Preflight) Check(path string) (abs string, head []byte, err error) {
-	abs, err = filepath.Abs(path)
+	seen, err := p.check(path, false)
 	if err != nil {
-		return "", nil, store.Errorf(path, store.ErrNotFound, err, "%v", err)
+		return "", nil, err
+	}
+	return seen.Abs, seen.Head, nil
+}
+
+// Look is Check that also reads, on the same connection, the names of the
+// tables the file's own pages hold: a format's detection answers from them
+// without a connection of its own, and the format that opens the file
+// takes the header from it (Seen.Fits) instead of reading it again.
+func (p Preflight) Look(path string) (*Seen, error) { return p.check(path, true) }
+
+func (p Preflight) check(path string, tables bool) (*Seen, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrNotFound, err, "%v", err)
 	}
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", nil, store.Errorf(abs, store.ErrNotFound, err, "")
+		return nil, store.Errorf(abs, store.ErrNotFound, err, "")
 	case errors.Is(err, os.ErrPermission):
-		return "", nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
+		return nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
 	case err != nil:
-		return "", nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, err.Error()))
+		return nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, err.Error()))
 	case fi.IsDir():
-		return "", nil, store.Errorf(abs, store.ErrIsDirectory, nil, "%s", p.IsDir)
+		return nil, store.Errorf(abs, store.ErrIsDirectory, nil, "%s", p.IsDir)
 	case fi.Size() == 0:
-		return "", nil, store.Errorf(abs, store.ErrNotAStore, nil, "%s", or(p.Empty, store.Because(store.ErrNotAStore, "the file is empty")))
+		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "%s", or(p.Empty, store.Because(store.ErrNotAStore, "the file is empty")))
 	}
-	head, err = ReadHeader(abs)
+	at := statFiles(abs)
+	head, names, err := readHeader(abs, tables)
 	if err != nil {
 		if syscall.Access(abs, 4 /* R_OK */) != nil {
-			return "", nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
+			return nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
 		}
-		return "", nil, MapErr(abs, err)
+		return nil, MapErr(abs, err)
 	}
 	if size := fi.Size(); int64(len(head)) > size {
 		head = head[:size]
@@ -59,9 +74,9 @@ func (p Preflight) Check(path string) (abs string, head []byte, err error) {
 		if detail != "" {
 			e.Detail = store.Because(kind, detail)
 		}
-		return "", nil, e
+		return nil, e
 	}
-	return abs, head, nil
+	return &Seen{Abs: abs, Head: head, Tables: names, at: at}, nil
 }
 
 // ReadHeader returns the first 100 bytes of the database file at abs as the
@@ -82,20 +97,51 @@ func (p Preflight) Check(path string) (abs string, head []byte, err error) {
 // truncated file (SQLite otherwise refuses the file before any page is read,
 // and the preflight could not say by how much it is short).
 func ReadHeader(abs string) ([]byte, error) {
+	head, _, err := readHeader(abs, false)
+	return head, err
+}
+
+// readHeader is ReadHeader, and with tables the names of the tables in the
+// schema the file's own pages hold (nil when they cannot be read: a file
+// too damaged for its schema is judged by the header alone).
+func readHeader(abs string, tables bool) ([]byte, map[string]bool, error) {
 	db, err := sql.Open("sqlite", DSN(abs, "mode=ro&immutable=1&_pragma=writable_schema(1)"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.Close()
 	Pin(db)
 	var page []byte
 	if err := db.QueryRow("SELECT data FROM sqlite_dbpage WHERE pgno = 1").Scan(&page); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(page) > 100 {
 		page = page[:100]
 	}
-	return page, nil
+	if !tables {
+		return page, nil, nil
+	}
+	return page, tableNames(db), nil
+}
+
+func tableNames(db *sql.DB) map[string]bool {
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	names := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) != nil {
+			return nil
+		}
+		names[n] = true
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return names
 }
 
 func or(s, dflt string) string {

@@ -39,6 +39,10 @@ type SQLCursor struct {
 	attempts   map[int64]*store.Recovery         // and which run each is of (replaced whole)
 	schema     int64                             // PRAGMA schema_version as last seen
 	ident      string                            // what the rows at the runs and steps marks hold (see ident)
+	// openFrom, when above 0, says the open runs below this id are not
+	// followed yet (HeadNewest): WholeHead adds them, and Changes refuses
+	// such a cursor.
+	openFrom int64
 }
 
 // fork is the cursor Changes writes: the same position, sharing c's
@@ -46,7 +50,7 @@ type SQLCursor struct {
 func (c *SQLCursor) fork() *SQLCursor {
 	return &SQLCursor{marks: maps.Clone(c.marks), open: c.open.Fork(), pending: c.pending.Fork(),
 		unreported: c.unreported.Fork(), life: c.life.Fork(), leaseSig: c.leaseSig, leases: c.leases,
-		attemptSig: c.attemptSig, attempts: c.attempts, schema: c.schema, ident: c.ident}
+		attemptSig: c.attemptSig, attempts: c.attempts, schema: c.schema, ident: c.ident, openFrom: c.openFrom}
 }
 
 // CursorFormat names the source kind the cursor belongs to.
@@ -60,13 +64,57 @@ var cursorTables = []string{"runs", "steps", "context_events", "agent_events", "
 // Head returns a cursor at the store's current end. Load what the screen
 // needs after taking it: rows that land in between come again from Changes,
 // and readers key them by row id.
-func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
+func (s *Store) Head(ctx context.Context) (store.Cursor, error) { return s.cursorAt(ctx, 0) }
+
+var _ store.QuickHeader = (*Store)(nil)
+
+// HeadNewest is Head for a first frame drawn from the newest runs
+// (store.QuickHeader): its cursor follows in place only the open runs among
+// the newest limit run rows. Finding the open runs is a scan of the whole
+// runs table (nothing indexes status, and vigil adds no index): on 100 k
+// runs most of Head. WholeHead adds the rest.
+func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, error) {
+	return s.cursorAt(ctx, max(limit, 1))
+}
+
+// WholeHead returns cur following every open run, the ones HeadNewest left
+// out read as they are now (store.QuickHeader). A cursor that already
+// follows every run is returned as it is.
+func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, error) {
+	c, ok := cur.(*SQLCursor)
+	if !ok || c == nil {
+		return nil, fmt.Errorf("a %s cursor cannot read an io-harness store", cursorName(cur))
+	}
+	if c.openFrom == 0 {
+		return c, nil
+	}
+	next := c.fork()
+	next.openFrom = 0
+	sigs, err := s.runSigs(ctx, "WHERE "+s.openRunsWhere()+" AND r.id < ?", c.openFrom)
+	if err != nil {
+		return nil, err
+	}
+	for id, sig := range sigs {
+		next.open.Set(id, sig)
+	}
+	if err := s.readUnreported(ctx, next, sigs); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// cursorAt is Head; with newest above 0 it follows only the open runs among
+// the newest that many run rows (HeadNewest).
+func (s *Store) cursorAt(ctx context.Context, newest int) (store.Cursor, error) {
 	c := &SQLCursor{}
 	p, err := s.probe(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.marks, c.leaseSig, c.attemptSig, c.schema = p.tops, p.leaseSig, p.attemptSig, p.schema
+	if top := c.marks["runs"]; newest > 0 && top > int64(newest) {
+		c.openFrom = top - int64(newest) + 1
+	}
 	if c.ident, err = s.ident(ctx, c.marks); err != nil {
 		return nil, err
 	}
@@ -76,7 +124,11 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if c.attempts, err = s.openAttempts(ctx, s.read); err != nil {
 		return nil, mapDriverErr(s.path, err)
 	}
-	sigs, err := s.runSigs(ctx, "WHERE "+s.openRunsWhere())
+	where, args := "WHERE "+s.openRunsWhere(), []any(nil)
+	if c.openFrom > 0 {
+		where, args = where+" AND r.id >= ?", []any{c.openFrom}
+	}
+	sigs, err := s.runSigs(ctx, where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,32 +155,38 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 			return nil, err
 		}
 	}
-	// A provider count lands on the newest turn of a live run shortly after
-	// it is written: only each open run's newest turn in the last chunk of
-	// rows can still be waiting for one, and only if its count has not
-	// landed already (else the first refresh would tell it as arrived).
-	if s.si().has("context_events") && c.open.Len() > 0 {
-		// Past manyIDs open runs the rows of every run are read and the
-		// open ones kept: SQLite parsing 100 k literals cost more.
-		in := ""
-		if c.open.Len() <= manyIDs {
-			in = "AND run_id IN (" + sqlitex.IDList(slices.Sorted(c.open.Keys())) + ")"
-		}
-		err := s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
-			WHERE id > ? AND kind = 'assembled' %s GROUP BY run_id) AND reported_tokens IS NULL`, in),
-			[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
-				var id, run int64
-				err := r.Scan(&id, &run)
-				if c.open.Has(run) {
-					c.unreported.Set(id, run)
-				}
-				return err
-			})
-		if err != nil {
-			return nil, err
-		}
+	if err := s.readUnreported(ctx, c, sigs); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// readUnreported notes, of the open runs in runs, each one's newest turn
+// still waiting for its provider count. A provider count lands on the
+// newest turn of a live run shortly after it is written: only each open
+// run's newest turn in the last chunk of rows can still be waiting for one,
+// and only if its count has not landed already (else the first refresh
+// would tell it as arrived).
+func (s *Store) readUnreported(ctx context.Context, c *SQLCursor, runs map[int64]string) error {
+	if !s.si().has("context_events") || len(runs) == 0 {
+		return nil
+	}
+	// Past manyIDs open runs the rows of every run are read and the
+	// open ones kept: SQLite parsing 100 k literals cost more.
+	in := ""
+	if len(runs) <= manyIDs {
+		in = "AND run_id IN (" + sqlitex.IDList(slices.Sorted(maps.Keys(runs))) + ")"
+	}
+	return s.eachRow(ctx, fmt.Sprintf(`SELECT id, run_id FROM context_events WHERE id IN (SELECT MAX(id) FROM context_events
+		WHERE id > ? AND kind = 'assembled' %s GROUP BY run_id) AND reported_tokens IS NULL`, in),
+		[]any{c.marks["context_events"] - scanChunk}, func(r *sql.Rows) error {
+			var id, run int64
+			err := r.Scan(&id, &run)
+			if _, ok := runs[run]; ok {
+				c.unreported.Set(id, run)
+			}
+			return err
+		})
 }
 
 // openRunsWhere selects runs whose row can still change: running or paused,
@@ -232,6 +290,11 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	c, ok := cur.(*SQLCursor)
 	if !ok || c == nil {
 		return nil, cur, fmt.Errorf("a %s cursor cannot read an io-harness store", cursorName(cur))
+	}
+	if c.openFrom > 0 {
+		// Which old runs changed since it was taken cannot be told: the
+		// cursor never knew which were open. WholeHead first.
+		return nil, cur, errors.New("a cursor from HeadNewest follows only the newest runs: make it whole (WholeHead) before reading changes")
 	}
 	ch := &store.Changes{}
 	p, err := s.probe(ctx)

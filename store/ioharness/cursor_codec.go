@@ -29,6 +29,7 @@ type wireSQLCursor struct {
 	Attempts   map[int64]*store.Recovery `json:"attempts,omitempty"`
 	Schema     int64                     `json:"schema"`
 	Ident      string                    `json:"ident"`
+	OpenFrom   int64                     `json:"open_from,omitempty"`
 }
 
 type wirePending struct {
@@ -47,7 +48,7 @@ func (s *Store) EncodeCursor(cur store.Cursor) ([]byte, error) {
 	}
 	w := wireSQLCursor{V: cursorCodecVersion, Format: Format, Marks: c.marks, Open: maps.Collect(c.open.All()),
 		Unreported: maps.Collect(c.unreported.All()), Life: maps.Collect(c.life.All()), LeaseSig: c.leaseSig,
-		Leases: c.leases, AttemptSig: c.attemptSig, Attempts: c.attempts, Schema: c.schema, Ident: c.ident}
+		Leases: c.leases, AttemptSig: c.attemptSig, Attempts: c.attempts, Schema: c.schema, Ident: c.ident, OpenFrom: c.openFrom}
 	for k, v := range c.pending.All() {
 		w.Pending = append(w.Pending, wirePending{Kind: k.Kind, ID: k.ID, Standing: v})
 	}
@@ -68,7 +69,7 @@ func (s *Store) DecodeCursor(b []byte) (store.Cursor, error) {
 	}
 	c := &SQLCursor{marks: w.Marks, open: cow.Of(orEmpty(w.Open)), unreported: cow.Of(orEmpty(w.Unreported)),
 		life: cow.Of(orEmpty(w.Life)), leaseSig: w.LeaseSig, leases: w.Leases, attemptSig: w.AttemptSig,
-		attempts: w.Attempts, schema: w.Schema, ident: w.Ident}
+		attempts: w.Attempts, schema: w.Schema, ident: w.Ident, openFrom: w.OpenFrom}
 	pending := map[store.RequestKey]string{}
 	for _, p := range w.Pending {
 		pending[store.RequestKey{Kind: p.Kind, ID: p.ID}] = p.Standing

@@ -60,7 +60,7 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	abs, head, err := checkStoreFile(path)
+	abs, head, err := checkStoreFileSeen(path, o.Seen)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +265,24 @@ func checkStoreFile(path string) (string, []byte, error) {
 		return "", nil, storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
 	}
 	return abs, head, nil
+}
+
+// checkStoreFileSeen is checkStoreFile answered from what another format's
+// detection just read of the file (store.Options.Seen: the registry tries
+// Starweaver first), while that still fits the file.
+func checkStoreFileSeen(path string, seen any) (string, []byte, error) {
+	s, ok := seen.(*sqlitex.Seen)
+	if !ok {
+		return checkStoreFile(path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil || !s.Fits(abs) {
+		return checkStoreFile(path)
+	}
+	if v := sqlitex.UserVersion(s.Head); v > FormatVersion {
+		return "", nil, storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+	}
+	return abs, s.Head, nil
 }
 
 func newerDetail(v int64) string {

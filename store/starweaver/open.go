@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,6 +23,7 @@ func init() {
 	store.Register(store.Format{
 		Name:   Format,
 		Detect: Detect,
+		Look:   look,
 		Open:   func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
 		Files:  []string{"starweaver.sqlite"},
 	})
@@ -113,7 +115,7 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	abs, head, err := checkFile(path)
+	abs, head, err := checkFileSeen(path, o.Seen)
 	if err != nil {
 		return nil, err
 	}
@@ -133,18 +135,34 @@ func OpenReadOnly(path string) (*Store, error) { return Open(path, store.Options
 // that is SQLite, the schema, through a browsing connection that creates
 // nothing beside the file.
 func Detect(path string) bool {
-	abs, head, err := checkFile(path)
+	ok, _ := look(path)
+	return ok
+}
+
+// migrationsTable is the table that makes a SQLite file Starweaver's.
+const migrationsTable = "starweaver_schema_migrations"
+
+// look is Detect that hands back what it read (store.Format.Look): the
+// header and the tables of the file's own pages, read on the one
+// connection the header needs. Only when those cannot settle it (the
+// table may be in commits a WAL still holds) does a browsing connection
+// look at the schema as the store is now.
+func look(path string) (bool, any) {
+	seen, err := preflight.Look(path)
 	if err != nil {
-		return false
+		return false, nil
 	}
-	db, _, err := sqlitex.OpenRead(abs, head)
+	if has, sure := seen.HasTable(migrationsTable); sure {
+		return has, seen
+	}
+	db, _, err := sqlitex.OpenRead(seen.Abs, seen.Head)
 	if err != nil {
-		return false
+		return false, seen
 	}
 	defer db.Close()
 	var n int
-	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'starweaver_schema_migrations'").Scan(&n)
-	return err == nil && n > 0
+	err = db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", migrationsTable).Scan(&n)
+	return err == nil && n > 0, seen
 }
 
 // preflight words the file-system refusals that name Starweaver.
@@ -157,6 +175,17 @@ var preflight = sqlitex.Preflight{
 // missing, a directory, empty, not SQLite, truncated.
 func checkFile(path string) (string, []byte, error) {
 	return preflight.Check(path)
+}
+
+// checkFileSeen is checkFile answered from what a detection just read
+// (store.Options.Seen) while that still fits the file.
+func checkFileSeen(path string, seen any) (string, []byte, error) {
+	if s, ok := seen.(*sqlitex.Seen); ok {
+		if abs, err := filepath.Abs(path); err == nil && s.Fits(abs) {
+			return abs, s.Head, nil
+		}
+	}
+	return checkFile(path)
 }
 
 // openRead opens the browsing connection: read-only, it can never write,
