@@ -119,14 +119,15 @@ type RunGetter interface {
 // QuickHeader is a source whose cursor can be taken first for a frame
 // drawn from the newest runs (RecentRunner): HeadNewest's cursor follows in
 // place only the runs among the newest limit, which is cheap where finding
-// every run that can still change is a scan; WholeHead returns it
+// every run that can still change is a scan (whole says it already
+// follows every run: there are no more than limit); WholeHead returns it
 // following every run, the others read as they are when it is called.
 // Call it before reading the runs the first cursor did not follow; Changes
 // refuses a cursor from HeadNewest that was not made whole (which of the
 // other runs changed meanwhile cannot be told). Without it, a caller takes
 // Head.
 type QuickHeader interface {
-	HeadNewest(ctx context.Context, limit int) (Cursor, error)
+	HeadNewest(ctx context.Context, limit int) (cur Cursor, whole bool, err error)
 	WholeHead(ctx context.Context, cur Cursor) (Cursor, error)
 }
 

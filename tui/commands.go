@@ -71,10 +71,11 @@ func loadAll(src source) tea.Cmd {
 		rr, paged := src.Source.(store.RecentRunner)
 		var cur store.Cursor
 		var err error
+		whole := true
 		if qh, ok := src.Source.(store.QuickHeader); ok && paged {
 			// The page's runs are followed from here; the rest with the
 			// rest of the runs (loadRest), before they are read.
-			cur, err = qh.HeadNewest(ctx, firstPage)
+			cur, whole, err = qh.HeadNewest(ctx, firstPage)
 		} else {
 			cur, err = src.Head(ctx)
 		}
@@ -86,7 +87,10 @@ func loadAll(src source) tea.Cmd {
 		if paged {
 			var all bool
 			runs, all, err = rr.RecentRuns(ctx, firstPage)
-			msg.partial = !all
+			// A page that holds every run still needs the rest's pass when
+			// the cursor did not follow them all (runs deleted in between):
+			// Changes refuses such a cursor.
+			msg.partial = !all || !whole
 		} else {
 			runs, err = src.Runs(ctx)
 		}

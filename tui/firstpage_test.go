@@ -258,3 +258,53 @@ func TestARunOlderThanThePageIsFollowedAfterTheRest(t *testing.T) {
 		t.Fatalf("run 3, finished by another process after the rest, is %v", st)
 	}
 }
+
+// A store whose history another process pruned (ids 4–299 deleted; DELETE
+// leaves AUTOINCREMENT's ids as they were) holds fewer runs than a page:
+// the first load is the whole store, and the explorer follows run 3 from
+// it. Counting the page from the top id, the cursor followed only ids
+// 45 and up, the load was not partial so nothing made it whole, and every
+// refresh was refused: run 3 stayed running on screen.
+func TestAPrunedStoreIsFollowedFromTheFirstLoad(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 300; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != 3 {
+			if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	if out, err := exec.Command("sqlite3", path, "DELETE FROM runs WHERE id BETWEEN 4 AND 299").CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v: %s", err, out)
+	}
+	src, err := ioharness.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	defer func() { m.Close(); m.src.Close() }()
+	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
+	loaded, ok := loadAll(m.src)().(loadedMsg)
+	if !ok || loaded.err != nil || loaded.partial {
+		t.Fatalf("the first load of four runs: partial %v, %v", loaded.partial, loaded.err)
+	}
+	settle(m, loaded)
+	if out, err := exec.Command("sqlite3", path, "UPDATE runs SET status = 'completed', outcome = 'success' WHERE id = 3").CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v: %s", err, out)
+	}
+	msg := refresh(m.src, m.cursor)()
+	settle(m, msg)
+	if st := m.st.model.State("3", time.Now()); st != store.StateFinished {
+		t.Fatalf("run 3, finished by another process, is %v (the refresh: %+v)", st, msg)
+	}
+}

@@ -73,8 +73,12 @@ var _ store.QuickHeader = (*Store)(nil)
 // the newest limit run rows. Finding the open runs is a scan of the whole
 // runs table (nothing indexes status, and vigil adds no index): on 100 k
 // runs most of Head. WholeHead adds the rest.
-func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, error) {
-	return s.cursorAt(ctx, max(limit, 1))
+func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, bool, error) {
+	cur, err := s.cursorAt(ctx, max(limit, 1))
+	if err != nil {
+		return nil, false, err
+	}
+	return cur, cur.(*SQLCursor).openFrom == 0, nil
 }
 
 // WholeHead returns cur following every open run, the ones HeadNewest left
@@ -112,8 +116,18 @@ func (s *Store) cursorAt(ctx context.Context, newest int) (store.Cursor, error) 
 		return nil, err
 	}
 	c.marks, c.leaseSig, c.attemptSig, c.schema = p.tops, p.leaseSig, p.attemptSig, p.schema
-	if top := c.marks["runs"]; newest > 0 && top > int64(newest) {
-		c.openFrom = top - int64(newest) + 1
+	if newest > 0 {
+		// The page is the newest run rows, whatever their ids: ids have gaps
+		// (a pruned history, a harness that sets them), so the bound is the
+		// id of the first row past the page, not the top id less the page.
+		var past int64
+		err := s.read.QueryRowContext(ctx, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", newest).Scan(&past)
+		switch {
+		case err == nil:
+			c.openFrom = past + 1
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, mapDriverErr(s.path, err)
+		}
 	}
 	if c.ident, err = s.ident(ctx, c.marks); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
@@ -58,7 +59,7 @@ func TestHeadNewestThenWholeLosesNoRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	cur, err := s.HeadNewest(ctx, 10)
+	cur, _, err := s.HeadNewest(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestChangesRefusesANewestCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	cur, err := s.HeadNewest(ctx, 10)
+	cur, _, err := s.HeadNewest(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,12 +103,56 @@ func TestChangesRefusesANewestCursor(t *testing.T) {
 		t.Fatal("Changes read a cursor that does not follow run 1, which finished meanwhile")
 	}
 	// A store of no more runs than the page: HeadNewest is Head.
-	small, err := s.HeadNewest(ctx, 40)
+	small, whole, err := s.HeadNewest(ctx, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !whole {
+		t.Error("HeadNewest over every run says it does not follow them all")
+	}
 	if _, _, err := s.Changes(ctx, small); err != nil {
 		t.Errorf("a HeadNewest cursor over every run: %v", err)
+	}
+}
+
+// The page is the newest run rows, not the ids within the page's length of
+// the top one: a history pruned by another process (ids 2–39 deleted, as
+// DELETE leaves AUTOINCREMENT ids) has two runs, both on a page of ten, and
+// the cursor follows both and says so. Counting from the top id it followed
+// neither run 1 nor said so, and Changes refused it for good.
+func TestHeadNewestOverGappedIDs(t *testing.T) {
+	ctx := context.Background()
+	path := oldOpenRunStore(t, 40)
+	foreignWrite(t, path, "DELETE FROM runs WHERE id BETWEEN 2 AND 39")
+	s, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cur, whole, err := s.HeadNewest(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cur.(*SQLCursor); !whole || !c.open.Has(1) || !c.open.Has(40) {
+		t.Fatalf("HeadNewest(10) of two runs: whole %v, follows run 1 %v, run 40 %v", whole, c.open.Has(1), c.open.Has(40))
+	}
+	foreignWrite(t, path, "UPDATE runs SET status = 'completed', outcome = 'success' WHERE id = 1")
+	ch, _, err := s.Changes(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statusOf(ch, "1"); got != string(store.StatusCompleted) {
+		t.Errorf("run 1 finished by another process: Changes told %q, want completed", got)
+	}
+	// Eleven runs left on a page of ten: the run past the page is not
+	// followed, and the cursor says so.
+	foreignWrite(t, path, "INSERT INTO runs (goal, file) VALUES "+strings.Repeat("('more', '/w'),", 8)+"('more', '/w')")
+	cur, whole, err = s.HeadNewest(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cur.(*SQLCursor); whole || c.openFrom != 2 {
+		t.Errorf("HeadNewest(10) of eleven runs: whole %v, follows from id %d, want from 2 (the page: runs 40–49)", whole, c.openFrom)
 	}
 }
 
@@ -119,7 +164,7 @@ func TestNewestCursorSurvivesTheCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	cur, err := s.HeadNewest(ctx, 10)
+	cur, _, err := s.HeadNewest(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
