@@ -434,8 +434,13 @@ watching:
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})
-	defer close(stop)
+	// The handler's return closes the session: it waits for this
+	// goroutine, so that an idle close's last line, written after the
+	// explorer was told to quit, is out before the channel closes (under
+	// load the explorer ended first and the line was lost).
+	watching := make(chan struct{})
 	go func() {
+		defer close(watching)
 		for {
 			select {
 			case <-ctx.Done():
@@ -454,6 +459,8 @@ watching:
 	}()
 	se.prog.Run()
 	se.prog.Kill()
+	close(stop)
+	<-watching
 }
 
 func (s *Server) idleEvery() time.Duration {
