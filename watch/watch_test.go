@@ -101,7 +101,10 @@ func TestBurstIsCoalesced(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { return tl.count("a") == n+1 }, "only %d of %d rows seen", tl.count("a"), n+1)
 	elapsed := time.Since(start)
 	signals := c.count(Changed) - before
-	bound := int(elapsed/coalesce) + 12
+	// One signal a window, and a quarter more for windows a loaded machine
+	// splits (65 against 63 at load 5 beside the whole suite); a watcher
+	// that does not coalesce gives one a commit, hundreds more.
+	bound := int(elapsed/coalesce)*5/4 + 12
 	t.Logf("%d commits in %v -> %d Changed signals (bound %d); %+v", n, elapsed.Round(time.Millisecond), signals, bound, w.Stats())
 	if signals > bound || signals > n/4 {
 		t.Errorf("%d signals for %d commits in %v: not coalesced (bound %d)", signals, n, elapsed, bound)
