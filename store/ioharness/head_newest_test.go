@@ -37,6 +37,27 @@ func oldOpenRunStore(t *testing.T, n int) string {
 	return path
 }
 
+// browse opens path read-only for the test.
+func browse(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newest is s's HeadNewest(limit): the cursor, and whether it follows every run.
+func newest(t *testing.T, s *Store, limit int) (*SQLCursor, bool) {
+	t.Helper()
+	cur, whole, err := s.HeadNewest(context.Background(), limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cur.(*SQLCursor), whole
+}
+
 // statusOf is run id's status as changes tell it ("" when they do not).
 func statusOf(ch *store.Changes, id string) string {
 	for _, r := range ch.Runs {
@@ -54,16 +75,9 @@ func statusOf(ch *store.Changes, id string) string {
 func TestHeadNewestThenWholeLosesNoRun(t *testing.T) {
 	ctx := context.Background()
 	path := oldOpenRunStore(t, 40)
-	s, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cur, _, err := s.HeadNewest(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := cur.(*SQLCursor); c.open.Has(1) || !c.open.Has(40) {
+	s := browse(t, path)
+	cur, _ := newest(t, s, 10)
+	if c := cur; c.open.Has(1) || !c.open.Has(40) {
 		t.Fatalf("HeadNewest(10) follows run 1 %v, run 40 %v: it should follow only the newest", c.open.Has(1), c.open.Has(40))
 	}
 	whole, err := s.WholeHead(ctx, cur)
@@ -89,24 +103,14 @@ func TestHeadNewestThenWholeLosesNoRun(t *testing.T) {
 func TestChangesRefusesANewestCursor(t *testing.T) {
 	ctx := context.Background()
 	path := oldOpenRunStore(t, 40)
-	s, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cur, _, err := s.HeadNewest(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := browse(t, path)
+	cur, _ := newest(t, s, 10)
 	foreignWrite(t, path, "UPDATE runs SET status = 'completed', outcome = 'success' WHERE id = 1")
 	if _, _, err := s.Changes(ctx, cur); err == nil {
 		t.Fatal("Changes read a cursor that does not follow run 1, which finished meanwhile")
 	}
 	// A store of no more runs than the page: HeadNewest is Head.
-	small, whole, err := s.HeadNewest(ctx, 40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small, whole := newest(t, s, 40)
 	if !whole {
 		t.Error("HeadNewest over every run says it does not follow them all")
 	}
@@ -124,16 +128,9 @@ func TestHeadNewestOverGappedIDs(t *testing.T) {
 	ctx := context.Background()
 	path := oldOpenRunStore(t, 40)
 	foreignWrite(t, path, "DELETE FROM runs WHERE id BETWEEN 2 AND 39")
-	s, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cur, whole, err := s.HeadNewest(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := cur.(*SQLCursor); !whole || !c.open.Has(1) || !c.open.Has(40) {
+	s := browse(t, path)
+	cur, whole := newest(t, s, 10)
+	if c := cur; !whole || !c.open.Has(1) || !c.open.Has(40) {
 		t.Fatalf("HeadNewest(10) of two runs: whole %v, follows run 1 %v, run 40 %v", whole, c.open.Has(1), c.open.Has(40))
 	}
 	foreignWrite(t, path, "UPDATE runs SET status = 'completed', outcome = 'success' WHERE id = 1")
@@ -147,27 +144,16 @@ func TestHeadNewestOverGappedIDs(t *testing.T) {
 	// Eleven runs left on a page of ten: the run past the page is not
 	// followed, and the cursor says so.
 	foreignWrite(t, path, "INSERT INTO runs (goal, file) VALUES "+strings.Repeat("('more', '/w'),", 8)+"('more', '/w')")
-	cur, whole, err = s.HeadNewest(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := cur.(*SQLCursor); whole || c.openFrom != 2 {
+	cur, whole = newest(t, s, 10)
+	if c := cur; whole || c.openFrom != 2 {
 		t.Errorf("HeadNewest(10) of eleven runs: whole %v, follows from id %d, want from 2 (the page: runs 40–49)", whole, c.openFrom)
 	}
 }
 
 // A written cursor keeps what it does not follow yet.
 func TestNewestCursorSurvivesTheCodec(t *testing.T) {
-	ctx := context.Background()
-	s, err := OpenReadOnly(oldOpenRunStore(t, 40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cur, _, err := s.HeadNewest(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := browse(t, oldOpenRunStore(t, 40))
+	cur, _ := newest(t, s, 10)
 	b, err := s.EncodeCursor(cur)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +162,7 @@ func TestNewestCursorSurvivesTheCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := back.(*SQLCursor).openFrom, cur.(*SQLCursor).openFrom; got != want || want == 0 {
+	if got, want := back.(*SQLCursor).openFrom, cur.openFrom; got != want || want == 0 {
 		t.Errorf("openFrom %d after the codec, %d before", got, want)
 	}
 }
