@@ -210,24 +210,7 @@ func TestAPageWithoutAWholeTreeSaysItIsReading(t *testing.T) {
 // process once the rest is on screen, must be shown finished — not left
 // running for good because nothing followed it.
 func TestARunOlderThanThePageIsFollowedAfterTheRest(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= firstPage+10; i++ {
-		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i != 3 {
-			if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	w.Close()
+	path := rootsOneOpen(t, firstPage+10, 3)
 	src, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -266,24 +249,7 @@ func TestARunOlderThanThePageIsFollowedAfterTheRest(t *testing.T) {
 // 45 and up, the load was not partial so nothing made it whole, and every
 // refresh was refused: run 3 stayed running on screen.
 func TestAPrunedStoreIsFollowedFromTheFirstLoad(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 300; i++ {
-		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i != 3 {
-			if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	w.Close()
+	path := rootsOneOpen(t, 300, 3)
 	if out, err := exec.Command("sqlite3", path, "DELETE FROM runs WHERE id BETWEEN 4 AND 299").CombinedOutput(); err != nil {
 		t.Fatalf("sqlite3: %v: %s", err, out)
 	}
@@ -307,4 +273,29 @@ func TestAPrunedStoreIsFollowedFromTheFirstLoad(t *testing.T) {
 	if st := m.st.model.State("3", time.Now()); st != store.StateFinished {
 		t.Fatalf("run 3, finished by another process, is %v (the refresh: %+v)", st, msg)
 	}
+}
+
+// rootsOneOpen is a new store of roots "root 1" to "root n", each finished
+// but root open, written as io-harness's RunStore writes them.
+func rootsOneOpen(t *testing.T, n, open int) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 1; i <= n; i++ {
+		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != open {
+			if err := w.FinishRun(ctx, id, store.OutcomeSuccess); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return path
 }

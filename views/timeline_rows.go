@@ -1,7 +1,6 @@
 package views
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/vigil-run/vigil/internal/textfmt"
@@ -39,45 +38,14 @@ var CheckTimelineRows = false
 // kept by its timeline.
 var sharedTimelineRows = textfmt.Memo[timelineRowKey, string]{Cap: 512}
 
-// timelineRows is the rows drawn in the last frame and in this one: each
-// frame keeps only what it drew.
-type timelineRows struct {
-	last, now map[timelineRowKey]string
-}
-
-// frame starts a frame's drawing.
-func (m *timelineRows) frame() {
-	m.last, m.now = m.now, m.last
-	clear(m.now)
-}
+// timelineRows is the rows drawn in the last frame and in this one.
+type timelineRows = keptDrawings[timelineRowKey]
 
 func (p *Timeline) memoRow(t *Theme, st store.Step, selected, focused bool, w int) string {
 	k := timelineRowKey{theme: t, w: w, selected: selected, focused: focused, number: st.Number,
 		retries: len(st.Retries), tokens: st.Tokens, latency: st.Latency, pending: st.Pending,
 		decision: st.Decision, toolCall: st.ToolCall}
-	s, ok := p.memo.now[k]
-	if !ok {
-		s, ok = p.memo.last[k]
-	}
-	if ok {
-		if CheckTimelineRows {
-			if fresh := p.row(t, st, selected, focused, w); fresh != s {
-				panic(fmt.Sprintf("timeline row kept, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
-			}
-		}
-	} else if s, ok = sharedTimelineRows.Get(k); ok {
-		if CheckTimelineRows {
-			if fresh := p.row(t, st, selected, focused, w); fresh != s {
-				panic(fmt.Sprintf("timeline row kept by another session, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
-			}
-		}
-	} else {
-		s = p.row(t, st, selected, focused, w)
-		sharedTimelineRows.Put(k, s)
-	}
-	if p.memo.now == nil {
-		p.memo.now, p.memo.last = map[timelineRowKey]string{}, map[timelineRowKey]string{}
-	}
-	p.memo.now[k] = s
-	return s
+	return p.memo.get(k, &sharedTimelineRows, CheckTimelineRows, "timeline row", func() string {
+		return p.row(t, st, selected, focused, w)
+	})
 }

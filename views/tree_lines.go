@@ -1,8 +1,6 @@
 package views
 
 import (
-	"fmt"
-
 	"github.com/vigil-run/vigil/internal/textfmt"
 
 	"github.com/vigil-run/vigil/runmodel"
@@ -42,17 +40,8 @@ var CheckTreeLines = false
 // them draws it. Small: a frame's own lines are kept by its tree.
 var sharedTreeLines = textfmt.Memo[treeLineKey, string]{Cap: 512}
 
-// treeLines is the lines drawn in the last frame and in this one: each
-// frame keeps only what it drew.
-type treeLines struct {
-	last, now map[treeLineKey]string
-}
-
-// frame starts a frame's drawing.
-func (m *treeLines) frame() {
-	m.last, m.now = m.now, m.last
-	clear(m.now)
-}
+// treeLines is the lines drawn in the last frame and in this one.
+type treeLines = keptDrawings[treeLineKey]
 
 func (p *Tree) memoLine(t *Theme, l TreeLine, selected, focused bool, w int) string {
 	n := p.node(l)
@@ -62,29 +51,7 @@ func (p *Tree) memoLine(t *Theme, l TreeLine, selected, focused bool, w int) str
 	k := treeLineKey{theme: t, guide: l.Guide, w: w, selected: selected, focused: focused,
 		id: n.Run.ID, goal: n.Run.Goal, state: n.State, outcome: n.Run.Outcome, own: n.Own,
 		waiting: n.Waiting, marked: n.Marked, badges: nodeBadges(n)}
-	s, ok := p.memo.now[k]
-	if !ok {
-		s, ok = p.memo.last[k]
-	}
-	if ok {
-		if CheckTreeLines {
-			if fresh := p.line(t, l, selected, focused, w); fresh != s {
-				panic(fmt.Sprintf("tree line kept, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
-			}
-		}
-	} else if s, ok = sharedTreeLines.Get(k); ok {
-		if CheckTreeLines {
-			if fresh := p.line(t, l, selected, focused, w); fresh != s {
-				panic(fmt.Sprintf("tree line kept by another session, but its inputs changed unkeyed:\nkept: %q\nnow:  %q", s, fresh))
-			}
-		}
-	} else {
-		s = p.line(t, l, selected, focused, w)
-		sharedTreeLines.Put(k, s)
-	}
-	if p.memo.now == nil {
-		p.memo.now, p.memo.last = map[treeLineKey]string{}, map[treeLineKey]string{}
-	}
-	p.memo.now[k] = s
-	return s
+	return p.memo.get(k, &sharedTreeLines, CheckTreeLines, "tree line", func() string {
+		return p.line(t, l, selected, focused, w)
+	})
 }
