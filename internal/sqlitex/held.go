@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/heldfiles"
 )
 
 // This process's SQLite connections, by the inode of their database file.
@@ -217,4 +219,15 @@ func otherProcessLocks(p string) bool {
 		}
 	}
 	return sc.Err() != nil
+}
+
+// heldWhile counts a connection just opened to the file at abs in
+// heldfiles, for code that opens files with the os; the func it returns
+// runs done and takes the count back.
+func heldWhile(abs string, done func()) func() {
+	release := heldfiles.HoldPath(abs)
+	return func() {
+		done()
+		release()
+	}
 }

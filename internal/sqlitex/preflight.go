@@ -109,7 +109,7 @@ func readHeader(abs string, tables bool) ([]byte, map[string]bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer db.Close()
+	defer heldWhile(abs, func() { db.Close() })()
 	Pin(db)
 	var page []byte
 	if err := db.QueryRow("SELECT data FROM sqlite_dbpage WHERE pgno = 1").Scan(&page); err != nil {

@@ -202,7 +202,7 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 		r.pinned = f
 	}
 	r.note = note
-	return &conn{Conn: c, done: done, r: r, mode: mode, at: f, seq: r.seq.Add(1)}, nil
+	return &conn{Conn: c, done: heldWhile(r.abs, done), r: r, mode: mode, at: f, seq: r.seq.Add(1)}, nil
 }
 
 // dropIdle closes the connection waiting in the pool, if any (the one in

@@ -70,7 +70,7 @@ func (w *writeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		done()
 		return nil, err
 	}
-	return &conn{Conn: c, done: done}, nil
+	return &conn{Conn: c, done: heldWhile(w.abs, done)}, nil
 }
 
 // DataVersion is PRAGMA data_version on a pinned connection, plus that

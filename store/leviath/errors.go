@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vigil-run/vigil/internal/heldfiles"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -33,4 +34,15 @@ func checkRegular(f *os.File) (*os.File, error) {
 		return nil, store.NotRegular(f.Name(), fi.Mode())
 	}
 	return f, nil
+}
+
+// refuseHeld refuses a file this process has open as a SQLite database
+// (an io-harness store named run.lvr, say): opening and closing it here
+// would drop that connection's locks (internal/heldfiles), and it is no
+// Leviath file anyway.
+func refuseHeld(p string) error {
+	if heldfiles.Held(p) {
+		return newErr(p, store.ErrNotAStore, "a SQLite database this process has open, not a Leviath file", nil)
+	}
+	return nil
 }

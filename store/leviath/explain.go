@@ -52,6 +52,9 @@ const sqliteMagic = "SQLite format 3\x00"
 // explainJournal is the refusal of a run.lvr Detect did not take: what its
 // first bytes are instead of the magic, or why it cannot be read.
 func explainJournal(p string) error {
+	if refuseHeld(p) != nil {
+		return nil // a SQLite file this process has open: the SQLite formats say what it is
+	}
 	f, err := openFile(p)
 	if err != nil {
 		return statErr(p, err)

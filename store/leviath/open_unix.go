@@ -12,6 +12,9 @@ import (
 // a FIFO return at once instead of waiting for a writer (it changes nothing
 // for a regular file), and fstat then says what was opened.
 func openFile(p string) (*os.File, error) {
+	if err := refuseHeld(p); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
