@@ -23,12 +23,7 @@ import (
 // the page is the one opened.
 func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	const roots = firstPage + 44
 	for i := 1; i <= roots; i++ {
 		id, err := w.StartRun(ctx, fmt.Sprintf("root %d of the page test", i), "/w")
@@ -108,12 +103,7 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 // is read is.
 func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	var old string
 	for i := 1; i <= firstPage+10; i++ {
 		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
@@ -165,12 +155,7 @@ func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
 // tree.
 func TestAPageWithoutAWholeTreeSaysItIsReading(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	root, err := w.StartRun(ctx, "the old root of a wide tree", "/w")
 	if err != nil {
 		t.Fatal(err)
@@ -280,12 +265,7 @@ func TestAPrunedStoreIsFollowedFromTheFirstLoad(t *testing.T) {
 func rootsOneOpen(t *testing.T, n, open int) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	for i := 1; i <= n; i++ {
 		id, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
 		if err != nil {
@@ -297,5 +277,19 @@ func rootsOneOpen(t *testing.T, n, open int) string {
 			}
 		}
 	}
+	w.Close() // the store as a harness left it
 	return path
+}
+
+// createdStore is a new io-harness store named name in a test's own
+// directory, written by the returned twin, closed when the test ends.
+func createdStore(t *testing.T, name string) (string, *ioharness.Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	w, err := ioharness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return path, w
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,12 +27,7 @@ const evil = "ok \x1b]0;pwned\x07\x1b]2;pwned\x1b\\\x1b[2J\x1b[H\x1bP+q544e\x1b\
 // field, a 10 MB result, a tree 50 agents deep, and a cycle in parent_run_id.
 func hostileStore(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hostile.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "hostile.sqlite3")
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,12 +84,7 @@ func TestTUIResumedAfterLimit(t *testing.T) {
 // vigil loaded it; the resume's lease, steps and approval come in through a
 // refresh, and the run is live again, recounted from its steps.
 func TestTUIResumeArrivesWhileWatching(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "within 2 steps", "/w")
 	w.AcquireLease(ctx, run, time.Hour)

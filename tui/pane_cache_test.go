@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,12 +119,7 @@ func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
 // that asks to write at step 2; the queue shows the request deliverable.
 func openAskingRun(t *testing.T) (*driver, *ioharness.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	path, w := createdStore(t, "runs.sqlite3")
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
 	w.AcquireLease(ctx, run, time.Hour)

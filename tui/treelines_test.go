@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,12 +16,7 @@ import (
 // reads finished on the next refresh, one that joins gets its line.
 func TestAgentsPaneFollowsStatesAndNewAgents(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := createdStore(t, "runs.sqlite3")
 	root := must(t)(w.StartRun(ctx, "the root agent", "/w"))
 	if _, err := w.AcquireLease(ctx, root, ioharness.DefaultLeaseTTL); err != nil {
 		t.Fatal(err)
