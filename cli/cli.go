@@ -181,11 +181,16 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	var kept error
+	keepErrors(root, &kept)
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(version()),
 		fang.WithoutManpage(),
 		fang.WithErrorHandler(func(io.Writer, fang.Styles, error) {}), // printed below, as one line
 	)
+	if err == nil {
+		err = kept
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -199,6 +204,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 		// The one message that is several lines: where vigil looked.
 		fmt.Fprint(a.errOut(), nf.report())
 		return code
+	}
+	if ctx.Err() != nil && code == ExitError {
+		// A read that failed after the signal failed because of it (a Ctrl-C
+		// also reaches the ssh under a remote store): one line says so.
+		fmt.Fprintln(a.errOut(), "vigil: stopped by a signal before it finished")
+		return ExitError
 	}
 	msg := sanitize.Line(err.Error())
 	var ce *configError

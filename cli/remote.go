@@ -29,7 +29,7 @@ func (a *app) runRemote(ctx context.Context, o exploreOpts, url string) error {
 	if opt.Audit != nil {
 		defer opt.Audit.Close()
 	}
-	c, err := remote.Dial(ctx, t, opt)
+	c, err := a.dial(ctx, t, opt)
 	if err != nil {
 		return err
 	}
@@ -126,3 +126,25 @@ func (a *app) agentCmd() *cobra.Command {
 	f.DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	return c
 }
+
+// dial is remote.Dial, saying so on standard error when the far side has
+// not answered within connectingAfter: before the explorer draws, a silent
+// terminal would otherwise be all a user sees for up to 30 s.
+func (a *app) dial(ctx context.Context, t remote.Target, opt remote.Options) (*remote.Client, error) {
+	dialed, said := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(said)
+		select {
+		case <-dialed:
+		case <-time.After(connectingAfter):
+			fmt.Fprintf(a.errOut(), "vigil: connecting to %s: no answer yet (Ctrl-C stops)\n", t)
+		}
+	}()
+	c, err := remote.Dial(ctx, t, opt)
+	close(dialed)
+	<-said // the line is written before anything after it
+	return c, err
+}
+
+// connectingAfter is how long a first connection goes unremarked.
+const connectingAfter = time.Second

@@ -42,7 +42,7 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 			if opt.Audit != nil {
 				closers = append(closers, func() { opt.Audit.Close() })
 			}
-			c, err := remote.Dial(ctx, t, opt)
+			c, err := a.dial(ctx, t, opt)
 			if err != nil {
 				return err
 			}

@@ -107,7 +107,7 @@ func (a *app) dialNamed(ctx context.Context, url string, readOnly bool, via stri
 	opt := remote.Options{SSH: strings.Fields(a.getenv("VIGIL_SSH")), RemoteVigil: a.getenv("VIGIL_REMOTE_VIGIL"), ReadOnly: readOnly,
 		Log: func(l string) { fmt.Fprintf(a.errOut(), "vigil: %s %s\n", time.Now().Format("15:04:05"), l) }}
 	a.remoteAudit(&opt, via)
-	c, err := remote.Dial(ctx, t, opt)
+	c, err := a.dial(ctx, t, opt)
 	if err != nil {
 		if opt.Audit != nil {
 			opt.Audit.Close()

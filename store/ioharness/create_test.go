@@ -88,3 +88,29 @@ func waitForFile(path string, within time.Duration) bool {
 	}
 	return false
 }
+
+// A store asked for in a directory that does not exist, or under a file,
+// is refused in the directory's words: the temporary name Create builds
+// under is not the user's to see.
+func TestCreateWhereNoDirectoryIsSaysWhichDirectory(t *testing.T) {
+	base := t.TempDir()
+	if err := os.WriteFile(filepath.Join(base, "plain"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(base, "no", "such", "run.sqlite3"), "cannot create the store: there is no directory " + filepath.Join(base, "no", "such")},
+		{filepath.Join(base, "plain", "run.sqlite3"), "cannot create the store: " + filepath.Join(base, "plain") + " is not a directory"},
+	} {
+		s, err := Create(c.path)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s: created", c.path)
+		}
+		if msg := err.Error(); msg != c.path+": "+c.want || strings.Contains(msg, ".creating-") {
+			t.Errorf("%s:\n got %q\nwant %q", c.path, msg, c.path+": "+c.want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(base, "*")); len(left) != 1 {
+		t.Errorf("files left: %q", left)
+	}
+}

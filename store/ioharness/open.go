@@ -129,7 +129,7 @@ func checkCreatable(abs string) error {
 func buildBeside(abs string) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".creating-*")
 	if err != nil {
-		return "", mapDriverErr(abs, err)
+		return "", createDirErr(abs, err)
 	}
 	tmp := f.Name()
 	f.Close() // no SQLite connection holds it yet: closing drops no lock

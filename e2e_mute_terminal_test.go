@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// A command that fails on a terminal that never answers queries (the Linux
+// console, script(1), many serial and web terminals) prints its one line
+// at once and asks the terminal nothing: fang, handed the error, would ask
+// for the background colour twice and wait 2 s for each answer, and a late
+// answer lands at the user's shell prompt as typed text.
+func TestErrorsOnAMuteTerminalAreOneLineAtOnce(t *testing.T) {
+	bin := vigilBinary(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "--store", "/nonexistent/runs.sqlite3"}, "vigil: /nonexistent/runs.sqlite3: no such file"},
+		{[]string{"runs", "--bogus"}, "vigil: unknown flag: --bogus (see 'vigil runs --help')"},
+		{[]string{"show"}, "vigil: missing RUN (see 'vigil show --help')"},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		cmd.Dir = t.TempDir()
+		start := time.Now()
+		tty, err := pty.Start(cmd) // stdin, stdout and stderr on the pty; no one answers on it
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		io.Copy(&out, tty) // until the process exits and the pty closes
+		cmd.Wait()
+		tty.Close()
+		took := time.Since(start)
+		got := strings.TrimRight(out.String(), "\r\n")
+		if got != c.want {
+			t.Errorf("%q wrote %q, want %q", c.args, got, c.want)
+		}
+		if took > time.Second {
+			t.Errorf("%q took %v on a terminal that does not answer", c.args, took.Round(time.Millisecond))
+		}
+	}
+}
