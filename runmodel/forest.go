@@ -310,6 +310,21 @@ func (m *Model) Within(id, ancestor string) bool {
 	return ok && okA && f.pos[a] <= f.pos[i] && f.pos[i] < f.pos[a]+f.size[a]
 }
 
+// Under is Within(id, ancestor) for many ids in a row, ancestor looked up
+// once: laying out a tree 100 k wide asks it of every agent.
+func (m *Model) Under(ancestor string) func(id string) bool {
+	f := m.tree()
+	a, ok := f.at(ancestor)
+	if !ok {
+		return func(string) bool { return false }
+	}
+	lo, hi := f.pos[a], f.pos[a]+f.size[a]
+	return func(id string) bool {
+		i, ok := f.at(id)
+		return ok && lo <= f.pos[i] && f.pos[i] < hi
+	}
+}
+
 // Agents is how many runs a run's tree holds, itself included.
 func (m *Model) Agents(id string) int {
 	f := m.tree()

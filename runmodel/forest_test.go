@@ -65,6 +65,15 @@ func TestForestQuestions(t *testing.T) {
 	if !m.Within("3", "1") || !m.Within("1", "1") || m.Within("4", "2") || m.Within("5", "1") || m.Within("nope", "1") {
 		t.Fatal("Within is wrong")
 	}
+	ids := []string{"1", "2", "3", "4", "5", "nope"}
+	for _, a := range ids {
+		under := m.Under(a)
+		for _, id := range ids {
+			if under(id) != m.Within(id, a) {
+				t.Fatalf("Under(%s)(%s) is %v, Within says otherwise", a, id, under(id))
+			}
+		}
+	}
 	if m.Agents("1") != 4 || m.Agents("2") != 2 || m.Agents("nope") != 0 {
 		t.Fatalf("agents: %d %d", m.Agents("1"), m.Agents("2"))
 	}

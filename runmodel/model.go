@@ -171,7 +171,13 @@ func firstSeen(r store.Request, now time.Time) time.Time {
 // Unknown lists the runs whose counts are not known yet: what RunStats is
 // asked for.
 func (m *Model) Unknown() []string {
-	var ids []string
+	n := 0
+	for _, r := range m.slots {
+		if r != nil && !r.StatsKnown {
+			n++
+		}
+	}
+	ids := make([]string, 0, n)
 	for _, r := range m.slots {
 		if r != nil && !r.StatsKnown {
 			ids = append(ids, r.ID)

@@ -82,13 +82,13 @@ func (m *Model) refreshTree() {
 	}
 	// Agents' lines only: the pane makes the node of a line it draws
 	// (agentNode), so a tree of 100 k agents is not 100 k nodes a refresh.
-	has := func(id string) bool { return md.Within(id, root) }
+	has := md.Under(root)
 	refusals := map[string][]store.AgentEvent{}
 	var budget *views.Budget
 	var draws []store.AgentEvent
 	// The loaded trees' events (few), not every agent of this one (100 k).
 	for id, evs := range m.st.events {
-		if !md.Within(id, root) {
+		if len(evs) == 0 || !has(id) { // a loaded tree marks each agent, most with no event
 			continue
 		}
 		for _, e := range evs {
@@ -113,7 +113,7 @@ func (m *Model) refreshTree() {
 	// tree 100 k wide then lays out nothing again.
 	plain := len(refusals) == 0 && len(queued) == 0
 	if c := m.treeLines; !plain || c.root != root || c.shape != md.Shape() || c.model != md {
-		lines := views.FlattenTreeOf(root, has, md.Children, refusals, queued)
+		lines := views.FlattenTreeOf(root, md.Agents(root), has, md.Children, refusals, queued)
 		m.treeLines = treeLines{}
 		if plain {
 			m.treeLines = treeLines{root: root, shape: md.Shape(), model: md, lines: lines}

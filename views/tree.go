@@ -53,7 +53,7 @@ type Budget struct {
 // loops.
 func FlattenTree(root string, nodes map[string]*AgentNode, children func(id string) []string, refusals map[string][]store.AgentEvent,
 	queued map[string][]store.QueuedAgent) []TreeLine {
-	lines := FlattenTreeOf(root, func(id string) bool { return nodes[id] != nil }, children, refusals, queued)
+	lines := FlattenTreeOf(root, len(nodes), func(id string) bool { return nodes[id] != nil }, children, refusals, queued)
 	for i := range lines {
 		if lines[i].Agent != "" {
 			lines[i].Node = nodes[lines[i].Agent]
@@ -65,12 +65,14 @@ func FlattenTree(root string, nodes map[string]*AgentNode, children func(id stri
 // FlattenTreeOf is FlattenTree with the agents' lines left without their
 // nodes (has says which agents the tree holds): the pane makes a node only
 // for a line it draws (Tree.SetNodes), so a tree of 100 k agents costs 100
-// k short lines, not 100 k nodes, on each refresh.
-func FlattenTreeOf(root string, has func(id string) bool, children func(id string) []string, refusals map[string][]store.AgentEvent,
+// k short lines, not 100 k nodes, on each refresh. agents is how many the
+// tree holds (or 0 when not known): the lines and the walk's own record are
+// sized once, not grown 100 k times.
+func FlattenTreeOf(root string, agents int, has func(id string) bool, children func(id string) []string, refusals map[string][]store.AgentEvent,
 	queued map[string][]store.QueuedAgent) []TreeLine {
 	const maxDepth = 64
-	var out []TreeLine
-	seen := map[string]bool{}
+	out := make([]TreeLine, 0, agents)
+	seen := make(map[string]bool, agents)
 	var walk func(id, prefix string, last, top bool, depth int)
 	walk = func(id, prefix string, last, top bool, depth int) {
 		if seen[id] || !has(id) {
