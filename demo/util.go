@@ -6,13 +6,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the driver the store uses; the timestamp rewrite opens its own connection
+	"github.com/vigil-run/vigil/internal/sqlitex"
 )
 
 // compactJSON renders v the way serde_json does: compact, keys of maps in
@@ -123,19 +122,15 @@ func (l *stampLog) add(s stamp) {
 }
 
 // openRaw opens a plain connection to the store file, for the one thing
-// the store API does not do: rewriting the timestamps SQLite stamped.
+// the store API does not do: rewriting the timestamps SQLite stamped. It
+// is sqlitex's, so it is counted with this process's other connections to
+// the file (internal/heldfiles) like every other.
 func openRaw(path string) (*sql.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: "_pragma=busy_timeout(5000)&_txlock=immediate"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	return db, nil
+	return sqlitex.OpenWrite(abs)
 }
 
 // applyStamps rewrites, in one transaction, every stamp keep selects to
