@@ -157,6 +157,18 @@ type app struct {
 	// most once (notify.go).
 	passOnce   sync.Once
 	passAnswer func() bool
+
+	// stderrTTY overrides whether standard error is a terminal (tests).
+	stderrTTY *bool
+}
+
+// errTTY reports whether standard error is a terminal: progress notices
+// are for a person watching, not for a script's log.
+func (a *app) errTTY() bool {
+	if a.stderrTTY != nil {
+		return *a.stderrTTY
+	}
+	return isTerminal(a.stderr)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, env []string) *app {

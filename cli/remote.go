@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
@@ -127,24 +130,47 @@ func (a *app) agentCmd() *cobra.Command {
 	return c
 }
 
-// dial is remote.Dial, saying so on standard error when the far side has
-// not answered within connectingAfter: before the explorer draws, a silent
-// terminal would otherwise be all a user sees for up to 30 s.
+// dial is remote.Dial, saying so on a terminal when the far side has not
+// answered within connectingAfter: before the explorer draws, a silent
+// terminal would otherwise be all a user sees for up to 30 s. The notice
+// is erased once the dial returns (when it fits on one line), so what
+// follows (the explorer, or the one line of an error) stands alone; a
+// script's standard error never gets it.
 func (a *app) dial(ctx context.Context, t remote.Target, opt remote.Options) (*remote.Client, error) {
-	dialed, said := make(chan struct{}), make(chan struct{})
+	if !a.errTTY() {
+		return remote.Dial(ctx, t, opt)
+	}
+	dialed, said := make(chan struct{}), make(chan bool, 1)
 	go func() {
-		defer close(said)
 		select {
 		case <-dialed:
+			said <- false
 		case <-time.After(connectingAfter):
-			fmt.Fprintf(a.errOut(), "vigil: connecting to %s: no answer yet (Ctrl-C stops)\n", t)
+			said <- a.notice(fmt.Sprintf("vigil: connecting to %s: no answer yet (Ctrl-C stops)", t))
 		}
 	}()
 	c, err := remote.Dial(ctx, t, opt)
 	close(dialed)
-	<-said // the line is written before anything after it
+	if <-said {
+		io.WriteString(a.stderr, "\r\x1b[2K") // the notice's line, cleared
+	}
 	return c, err
 }
 
 // connectingAfter is how long a first connection goes unremarked.
 const connectingAfter = time.Second
+
+// notice writes line to standard error, without its newline when the
+// terminal is known to be wide enough to hold it on one row (then the
+// caller clears that row when the notice is done); it reports which.
+func (a *app) notice(line string) (clearable bool) {
+	line = sanitize.Line(line)
+	if f, ok := a.stderr.(term.File); ok {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && textfmt.Width(line) < w {
+			io.WriteString(a.stderr, line)
+			return true
+		}
+	}
+	fmt.Fprintln(a.errOut(), line)
+	return false
+}
