@@ -54,6 +54,9 @@ func Python(t testing.TB) *Party {
 
 func (p *Party) String() string { return p.name }
 
+// Bin is the party's program, for a test that runs a script of its own.
+func (p *Party) Bin() string { return p.bin }
+
 // timeout bounds one foreign run: a busy store waits at most 5 s.
 const timeout = 30 * time.Second
 

@@ -59,17 +59,23 @@ func (p Preflight) check(path string, tables bool) (*Seen, error) {
 		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "%s", or(p.Empty, store.Because(store.ErrNotAStore, "the file is empty")))
 	}
 	at := statFiles(abs)
-	head, names, err := readHeader(abs, tables)
+	head, names, size, steady, err := steadyHeader(abs, tables)
 	if err != nil {
 		if syscall.Access(abs, 4 /* R_OK */) != nil {
 			return nil, store.Errorf(abs, store.ErrIO, err, "%s", store.Because(store.ErrIO, "permission denied"))
 		}
+		if !steady {
+			return nil, unsteadyErr(abs)
+		}
 		return nil, MapErr(abs, err)
 	}
-	if size := fi.Size(); int64(len(head)) > size {
+	if int64(len(head)) > size {
 		head = head[:size]
 	}
-	if kind, detail := HeaderProblem(head, fi.Size()); kind != nil {
+	if kind, detail := HeaderProblem(head, size); kind != nil {
+		if !steady && kind == store.ErrCorrupt {
+			return nil, unsteadyErr(abs)
+		}
 		e := store.Errorf(abs, kind, nil, "")
 		if detail != "" {
 			e.Detail = store.Because(kind, detail)

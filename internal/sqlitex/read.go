@@ -174,12 +174,15 @@ func (r *reader) Connect(ctx context.Context) (driver.Conn, error) {
 	roShm, done := false, func() {}
 	if mode == readShared {
 		roShm, done = readerOpening(keyOf(f), r.abs+"-shm", r)
-		if roShm && !walHasFrames(r.abs+"-wal", f.walSize) {
+		if roShm && (f.wal || r.walHdr) && !walHasFrames(r.abs+"-wal", f.walSize) {
 			// Nobody has the store open and its WAL holds no frame (no
 			// valid header, or a header alone: a writer killed as it
 			// began), so the main file is the whole store. A reader that
 			// may not rebuild -shm would retry on such a WAL until it gave
 			// up (SQLITE_PROTOCOL, after ten seconds; C SQLite does too).
+			// A rollback-journal store has no WAL to judge and is read
+			// shared, under its locks: a lock-free read of one while it is
+			// written reads pages torn mid-commit ("malformed").
 			mode, roShm = readSnapshot, false
 			done()
 			done = func() {}
@@ -224,8 +227,11 @@ func (r *reader) choose(f files) (readMode, string, error) {
 		return readSnapshot, base + "-wal has no -shm beside it, and a reader does not create one: shown as the main file holds it (commits only in the WAL are not shown until a writer opens the store)", nil
 	}
 	if !r.head.exists || !r.head.sameFile(f) || r.head.changed(f, readShared) {
-		h, err := ReadHeader(r.abs)
+		h, _, _, steady, err := steadyHeader(r.abs, false)
 		if err != nil {
+			if !steady {
+				return 0, "", unsteadyErr(r.abs)
+			}
 			return 0, "", err
 		}
 		r.head, r.walHdr = f, WALHeader(h)

@@ -102,6 +102,14 @@ func TestPreflightThroughSQLite(t *testing.T) {
 			t.Errorf("Check(%s) = %v, want %v saying %q", filepath.Base(c.path), err, c.kind, c.says)
 		}
 	}
+	// The same short file with a live rollback journal beside it is a
+	// writer mid-commit (page 1 goes in among the others): busy, not damaged.
+	journal := append(append([]byte{}, journalMagic...), make([]byte, 504)...)
+	write("half.sqlite3-journal", journal)
+	if _, _, err := (Preflight{}).Check(half); !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "half.sqlite3-journal sits beside it") {
+		t.Errorf("Check(half) with a live journal = %v, want busy", err)
+	}
+	os.Remove(half + "-journal")
 	_, head, err := Preflight{}.Check(good)
 	if err != nil || UserVersion(head) != 9 || !WALHeader(head) {
 		t.Errorf("Check(good) = %v, user_version %d, WAL %v", err, UserVersion(head), WALHeader(head))
