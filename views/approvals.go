@@ -159,6 +159,12 @@ func (p *Approvals) setItems(items []ApprovalItem, now time.Time) {
 	}
 	p.recent = nil
 	items = p.withHeld(items)
+	if was, is := laidIn(p.items, p.laid), laidIn(items, p.laid); was == nil || is == nil || !sameApprovalItem(*was, *is) {
+		p.laidHead, p.laidBody = nil, nil // laid out again below, from what the store holds now
+		if was != nil && is != nil && !was.Req.Equal(is.Req) {
+			p.guard.Arm(now) // another request under its id: a key meant for the one read must not decide it
+		}
+	}
 	p.items = items
 	p.list.SetLen(len(items))
 	p.search.Index(len(items), p.requestText)
@@ -170,6 +176,19 @@ func (p *Approvals) setItems(items []ApprovalItem, now time.Time) {
 		}
 	}
 	p.remember(now)
+}
+
+// laidIn is the request under key in items, or nil. The request laid out
+// is looked up by key and compared whole: a store rewritten in place (cp
+// over it) can hold another request under the same id, and a person must
+// never read one question and answer another.
+func laidIn(items []ApprovalItem, key store.RequestKey) *ApprovalItem {
+	for i := range items {
+		if items[i].Req.Key() == key {
+			return &items[i]
+		}
+	}
+	return nil
 }
 
 // Focus arms the guard: a fresh look at the queue reads before it decides.
