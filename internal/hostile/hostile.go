@@ -69,17 +69,18 @@ func Corpus() []string {
 		"bell\x07\x07 nul\x00",       // BEL, NUL
 		"tab\tvt\vff\f",              // tab, vertical tab, form feed
 		"\u202Egnp.exe",              // right-to-left override
-		"\u2066isolate\u2069 \u2067rtl\u2069 \u2068fsi\u2069", // isolates
-		"marks \u200e\u200f\u061c",                            // LRM, RLM, ALM
-		"line\u2028sep\u2029para",                             // Unicode separators
-		"bad \xff\xfe\xc3 utf8",                               // invalid UTF-8
-		"trailing escape\x1b",                                 // a lone ESC at the end
-		"\x1b[\x1b]0;nested\x07m",                             // a sequence inside a sequence
-		"family 👨\u200d👩\u200d👧\u200d👦 end",                   // ZWJ emoji sequence
-		"thumbs 👍🏽👋🏿 skin tones",                              // emoji modifiers
-		"re\u00adsign soft\u00adhyphen",                       // soft hyphens
-		"heart ❤️ keycap 1️⃣",                                 // emoji presentation selectors
-		"lone 🇺 flag 🇺🇸",                                      // a lone regional indicator
+		"\u2066isolate\u2069 \u2067rtl\u2069 \u2068fsi\u2069",                     // isolates
+		"marks \u200e\u200f\u061c",                                                // LRM, RLM, ALM
+		"line\u2028sep\u2029para",                                                 // Unicode separators
+		"bad \xff\xfe\xc3 utf8",                                                   // invalid UTF-8
+		"trailing escape\x1b",                                                     // a lone ESC at the end
+		"\x1b[\x1b]0;nested\x07m",                                                 // a sequence inside a sequence
+		"family 👨\u200d👩\u200d👧\u200d👦 end",                                       // ZWJ emoji sequence
+		"thumbs 👍🏽👋🏿 skin tones",                                                  // emoji modifiers
+		"re\u00adsign soft\u00adhyphen",                                           // soft hyphens
+		"heart ❤️ keycap 1️⃣",                                                     // emoji presentation selectors
+		"lone 🇺 flag 🇺🇸",                                                          // a lone regional indicator
+		"jamo \u1100\u1161\u11a8 \u1112\u1175 lone \u1161\u11a8 old \ua960\ud7b0", // conjoining Hangul jamo
 		"Z͑ͫ̓ͪ̂ͫ̽͏̴̙̤̞͉͚̯̞̠͍A̴̵̜̰͔ͫ͗͢L̠ͨͧͩ͘G̴̻͈͍͔̹̑͗̎̅͛́Ǫ̵̹̻̝̳͂̌̌͘", // zalgo
 		"ｆｕｌｌｗｉｄｔｈ 日本語 한국어",                                         // wide text
 		"'; DROP TABLE runs; -- %s%n%x {{.}} ${jndi:ldap://x}",      // injection-looking
@@ -206,7 +207,7 @@ func unsafeText(s string) string {
 		return "invalid UTF-8"
 	}
 	if !sanitize.Unambiguous(s) {
-		return "width-ambiguous text (ZWJ, a skin tone, a presentation selector, a soft hyphen or a lone flag letter)"
+		return "width-ambiguous text (ZWJ, a skin tone, a presentation selector, a soft hyphen, a lone flag letter or a conjoining Hangul jamo)"
 	}
 	return ""
 }
@@ -269,7 +270,7 @@ func checkExplorer(t testing.TB, path string, o Options) int {
 	x.press("?", "1", "/", "x", "esc", "s", "s", "s")
 	x.press(o.Keys...)
 	// The compact layout and the smallest screen draw the panes again.
-	for _, size := range [][2]int{{100, 30}, {60, 16}, {250, 70}} {
+	for _, size := range [][2]int{{100, 30}, {80, 24}, {120, 32}, {60, 16}, {250, 70}} {
 		x.w, x.h = size[0], size[1]
 		x.m.Settle(tea.WindowSizeMsg{Width: x.w, Height: x.h}, wait)
 		x.check(fmt.Sprintf("%dx%d", x.w, x.h))

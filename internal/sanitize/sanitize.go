@@ -11,8 +11,9 @@
 // it.
 //
 // Text and Line also take out what terminals disagree on the width of
-// (Unambiguous), so that the width vigil lays a line out with is the width
-// the terminal draws it with, and borders stay where they belong.
+// (Unambiguous; conjoining Hangul jamo become syllables), so that the
+// width vigil lays a line out with is the width the terminal draws it
+// with, and borders stay where they belong.
 //
 // Frame is the last line of defence: the explorer passes every frame it
 // draws through it, and it lets nothing through but text, line breaks and
@@ -89,6 +90,15 @@ func appendClean(b []byte, s string, oneLine, final bool) ([]byte, int) {
 			b = utf8.AppendRune(b, '\uFFFD')
 		case widthJoiner(r):
 			// Dropped: see Unambiguous.
+		case isJamo(r):
+			// See composeJamo. Unless final, wait for the jamo that may
+			// complete the syllable.
+			c, n, ok := composeJamo(r, s[i:], final)
+			if !ok {
+				return b, start
+			}
+			b = utf8.AppendRune(b, c)
+			i += n
 		case isRegional(r):
 			// Regional indicators draw as a flag in pairs; one left over
 			// is a cell to some terminals and two to others.
@@ -127,6 +137,40 @@ func widthJoiner(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// isJamo reports the conjoining Hangul jamo (the Hangul Jamo block and
+// Jamo Extended-A and -B). A run of them is one syllable of two cells to
+// tmux and grapheme-aware terminals, and a cell or two per jamo to wcwidth.
+func isJamo(r rune) bool {
+	return (r >= 0x1100 && r <= 0x11FF) || (r >= 0xA960 && r <= 0xA97F) || (r >= 0xD7B0 && r <= 0xD7FF)
+}
+
+// composeJamo makes the jamo r, followed by rest, one character every
+// terminal draws two cells wide: a modern leading consonant and vowel,
+// with a trailing consonant if one follows, become their precomposed
+// syllable (U+AC00–U+D7A3) and take n bytes of rest; any other jamo (a lone
+// one, old Hangul, fillers) is U+FFFD, as it would otherwise join its
+// neighbours. ok is false, unless final, when rest is too short to tell.
+func composeJamo(r rune, rest string, final bool) (c rune, n int, ok bool) {
+	if r < 0x1100 || r > 0x1112 {
+		return '\uFFFD', 0, true
+	}
+	if !final && !utf8.FullRuneInString(rest) {
+		return 0, 0, false
+	}
+	v, vn := utf8.DecodeRuneInString(rest)
+	if v < 0x1161 || v > 0x1175 {
+		return '\uFFFD', 0, true
+	}
+	c = 0xAC00 + ((r-0x1100)*21+(v-0x1161))*28
+	if !final && !utf8.FullRuneInString(rest[vn:]) {
+		return 0, 0, false
+	}
+	if t, tn := utf8.DecodeRuneInString(rest[vn:]); t >= 0x11A8 && t <= 0x11C2 {
+		return c + t - 0x11A7, vn + tn, true
+	}
+	return c, vn, true
 }
 
 func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
@@ -176,7 +220,7 @@ func Safe(s string) bool {
 func Unambiguous(s string) bool {
 	prevRegional := false
 	for _, r := range s {
-		if widthJoiner(r) {
+		if widthJoiner(r) || isJamo(r) {
 			return false
 		}
 		if isRegional(r) {

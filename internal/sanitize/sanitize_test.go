@@ -88,8 +88,38 @@ func TestUnambiguous(t *testing.T) {
 			t.Errorf("Line(%q) is still ambiguous", in)
 		}
 	}
-	if !Unambiguous("plain ✓ 日本語 \U0001F1FA\U0001F1F8") {
+	if !Unambiguous("plain ✓ 日本語 \U0001F1FA\U0001F1F8 한국어 \u3131") {
 		t.Error("Unambiguous refused clean text")
+	}
+}
+
+// Conjoining Hangul jamo are one syllable to tmux and grapheme-aware
+// terminals and a cell or two each to wcwidth: a well-formed L V (T) run
+// becomes its precomposed syllable, any other jamo the stand-in.
+func TestHangulJamo(t *testing.T) {
+	for in, want := range map[string]string{
+		"lvt \u1100\u1161\u11a8.":                          "lvt \uAC01.", // 각
+		"lv \u1112\u1175 x":                                "lv \uD788 x", // 히
+		"last \u1112\u1175\u11c2":                          "last \uD7A3", // 힣
+		"two \u1100\u1161\u1102\u1161":                     "two \uAC00\uB098",
+		"lone l \u1100 v \u1161 t \u11a8":                  "lone l \uFFFD v \uFFFD t \uFFFD",
+		"ll v \u1100\u1100\u1161":                          "ll v \uFFFD\uAC00",
+		"lvv \u1100\u1161\u1161":                           "lvv \uAC00\uFFFD",
+		"l then syllable \u1100\uAC00":                     "l then syllable \uFFFD\uAC00",
+		"syllable then t \uAC00\u11a8":                     "syllable then t \uAC00\uFFFD",
+		"old \u1113\u1161 \u1100\u1176 \u1100\u1161\u11c3": "old \uFFFD\uFFFD \uFFFD\uFFFD \uAC00\uFFFD",
+		"fillers \u115f\u1160":                             "fillers \uFFFD\uFFFD",
+		"extended \ua960\ud7b0\ud7cb":                      "extended \uFFFD\uFFFD\uFFFD",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+		if Unambiguous(in) {
+			t.Errorf("Unambiguous(%q) = true", in)
+		}
+		if !Unambiguous(Text(in)) {
+			t.Errorf("Text(%q) is still ambiguous", in)
+		}
 	}
 }
 
@@ -209,8 +239,8 @@ func TestTextWriter(t *testing.T) {
 // hostile is text with everything the writers must carry across a cut:
 // multi-byte characters, invalid and truncated UTF-8, CR, CRLF, escape
 // sequences, C1 controls, flags (pairs of regional indicators), a lone
-// regional indicator, joiners and tabs.
-const hostile = "a\r\nb é日\x1b[2J\x1b]0;t\x07\r\r\n🇫🇷🇩\u200d👍🏽x\u009b\xe2\x82\xff\xf0\x9f\x87\tz\u202e\r\n🇫\r"
+// regional indicator, joiners, tabs and conjoining Hangul jamo.
+const hostile = "a\r\nb é日\x1b[2J\x1b]0;t\x07\r\r\n🇫🇷🇩\u200d👍🏽x\u009b\xe2\x82\xff\xf0\x9f\x87\tz\u202e\r\n🇫\r\u1100\u1161\u11a8\u1100\u1161x\u1100"
 
 // written is what a writer made of s cut at the given offsets.
 func written(s string, oneLine bool, cuts ...int) string {
@@ -258,6 +288,7 @@ func TestWritersAgreeAtEveryCut(t *testing.T) {
 func FuzzWriters(f *testing.F) {
 	f.Add(hostile, uint16(7), uint16(19))
 	f.Add("🇫🇷🇩🇪", uint16(4), uint16(12))
+	f.Add("\u1100\u1161\u11a8\u1100\u1161\u1100", uint16(3), uint16(9))
 	f.Fuzz(func(t *testing.T, s string, a, b uint16) {
 		i, j := int(a)%(len(s)+1), int(b)%(len(s)+1)
 		if i > j {
