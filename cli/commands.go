@@ -40,6 +40,8 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		Args:          usageArgs(cobra.ArbitraryArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command's --poll is checked here (poll.go).
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkPoll(cmd) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				if o.store != "" {

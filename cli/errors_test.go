@@ -130,6 +130,38 @@ func TestUsageErrors(t *testing.T) {
 	r.oneLine(t, `unknown command "rnus"`, `did you mean "runs"?`)
 }
 
+// TestBadPoll: a negative --poll, or one too short to be an interval, is a
+// usage error on every command that has the flag, before anything starts.
+func TestBadPoll(t *testing.T) {
+	t.Parallel()
+	p := fixtureStore(t)
+	for _, cmd := range [][]string{
+		{p},
+		{"demo"},
+		{"tail", "4", "--store", p},
+		{"otel", "--follow", "--endpoint", "http://127.0.0.1:1", "--store", p},
+		{"agent", "--stdio", "--store", p},
+		{"serve", "--listen", "127.0.0.1:0", "--store", p},
+	} {
+		for _, c := range []struct{ poll, says string }{
+			{"1ns", "--poll 1ns: an interval below 10ms would read the store without pause"},
+			{"9ms", "--poll 9ms: an interval below 10ms"},
+			{"-1s", "--poll -1s: an interval cannot be negative (0, the default, uses file events)"},
+		} {
+			args := append(append([]string{}, cmd...), "--poll", c.poll)
+			// A command that took the flag would run on: stop it.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			r := newHarness(t).runContext(ctx, args...)
+			cancel()
+			if r.code != ExitUsage {
+				t.Errorf("%v: exit %d, want 2 (stdout %q, stderr %q)", args, r.code, r.stdout, r.stderr)
+				continue
+			}
+			r.oneLine(t, c.says, "(see 'vigil")
+		}
+	}
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

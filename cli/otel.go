@@ -160,9 +160,6 @@ func envHeaders(v, name string, into map[string]string) error {
 }
 
 func (a *app) otel(ctx context.Context, o otelOpts, runs []string) error {
-	if o.poll < 0 {
-		return usagef("bad --poll %s: want a positive interval", o.poll)
-	}
 	if o.retryFor < 0 {
 		return usagef("bad --retry-for %s: want a duration, or 0 for ever", o.retryFor)
 	}

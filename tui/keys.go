@@ -80,6 +80,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return m.act(in)
 }
 
+// onPaste hands a bracketed paste to the text field being typed in the
+// focused pane. With none open it is dropped: pasted text is never taken
+// as keys.
+func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
+	focused := m.panes[m.focus]
+	if m.help || m.summaryOn || !focused.Capturing() {
+		return nil
+	}
+	m.quitAsked = false // like any key but a quit key, a paste goes on
+	return m.act(focused.Paste(msg.Content))
+}
+
 // focusPane moves the focus. A right-hand pane becomes the one the compact
 // layout shows: if it was off screen, the layout changes.
 func (m *Model) focusPane(p pane) {

@@ -271,6 +271,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
+	case tea.PasteMsg:
+		return m, m.onPaste(msg)
 	case tea.MouseClickMsg:
 		return m, m.onClick(msg.Mouse())
 	case tea.MouseWheelMsg:

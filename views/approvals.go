@@ -239,6 +239,19 @@ func (p *Approvals) say(ok bool, format string, a ...any) {
 	p.layout() // the footer may take more or fewer lines
 }
 
+// Paste adds a bracketed paste to the answer, revision or reason being
+// typed, or to the search; with neither open it is dropped.
+func (p *Approvals) Paste(text string) Intent {
+	switch {
+	case p.mode == answering || p.mode == revising || p.mode == reasoning:
+		feed(&p.input, tea.PasteMsg{Content: text})
+		return redraw
+	case p.mode == browsing && !p.hist.on && p.search.Paste(text):
+		return p.toMatch(0)
+	}
+	return Intent{}
+}
+
 // Key runs the queue's keys: move, approve / deny with a confirmation,
 // answer a question, revise or cancel a plan.
 func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {

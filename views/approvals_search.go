@@ -33,10 +33,15 @@ func (p *Approvals) searchKey(msg tea.KeyPressMsg) (Intent, bool) {
 	case searchMoved:
 		dir = p.search.Dir(msg, p.env)
 	}
+	return p.toMatch(dir), true
+}
+
+// toMatch moves to the match dir away (0: the first from the cursor).
+func (p *Approvals) toMatch(dir int) Intent {
 	p.search.Index(len(p.items), p.requestText)
 	if i, ok := p.search.Target(p.list.Cursor, dir); ok {
 		p.list.Select(i)
 		p.remember(p.env.Now())
 	}
-	return redraw, true
+	return redraw
 }

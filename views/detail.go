@@ -111,10 +111,7 @@ func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys
 	switch p.search.Key(msg, p.env) {
 	case searchChanged:
-		p.search.Index(len(p.lines), p.lineText)
-		p.hit = -1
-		p.goToMatch(0)
-		return redraw
+		return p.searchChanged()
 	case searchMoved:
 		p.goToMatch(p.search.Dir(msg, p.env))
 		return redraw
@@ -125,6 +122,22 @@ func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
 		return Intent{}
 	}
 	return redraw
+}
+
+// searchChanged goes to the first match of a query just changed.
+func (p *Detail) searchChanged() Intent {
+	p.search.Index(len(p.lines), p.lineText)
+	p.hit = -1
+	p.goToMatch(0)
+	return redraw
+}
+
+// Paste adds to the search being typed.
+func (p *Detail) Paste(text string) Intent {
+	if !p.search.Paste(text) {
+		return Intent{}
+	}
+	return p.searchChanged()
 }
 
 // Click does nothing but focus the pane (the root does that).

@@ -125,18 +125,31 @@ func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
 		dir = p.search.Dir(msg, p.env)
 		fallthrough
 	case searchChanged:
-		p.search.Index(p.samples.Len(), p.rowText)
-		if i, ok := p.search.Target(p.list.Cursor, dir); ok {
-			p.list.Select(i)
-		}
-		p.stick = p.list.AtBottom()
-		return redraw
+		return p.toMatch(dir)
 	}
 	if !moveList(&p.list, msg, p.env.Keys) {
 		return Intent{}
 	}
 	p.stick = p.list.AtBottom()
 	return redraw
+}
+
+// toMatch moves to the match dir away (0: the first from the cursor).
+func (p *Drift) toMatch(dir int) Intent {
+	p.search.Index(p.samples.Len(), p.rowText)
+	if i, ok := p.search.Target(p.list.Cursor, dir); ok {
+		p.list.Select(i)
+	}
+	p.stick = p.list.AtBottom()
+	return redraw
+}
+
+// Paste adds to the search being typed.
+func (p *Drift) Paste(text string) Intent {
+	if !p.search.Paste(text) {
+		return Intent{}
+	}
+	return p.toMatch(0)
 }
 
 // Click selects the turn clicked.

@@ -18,8 +18,10 @@ func newInput(prompt, placeholder string) textinput.Model {
 	return in
 }
 
-// feed passes a key to an input, dropping any command it returns (a
-// non-blinking input asks for none that matter).
-func feed(in *textinput.Model, msg tea.KeyPressMsg) {
+// feed passes a key or a paste to an input, dropping any command it
+// returns (a non-blinking input asks for none that matter). The input
+// cleans both alike: control characters (an escape sequence's ESC and
+// BEL) are dropped, tabs and line breaks become spaces.
+func feed(in *textinput.Model, msg tea.Msg) {
 	*in, _ = in.Update(msg)
 }

@@ -38,6 +38,9 @@ type Pane interface {
 	Capturing() bool
 	// Key handles a key pressed while the pane has the focus.
 	Key(msg tea.KeyPressMsg) Intent
+	// Paste puts a bracketed paste into the text field being typed, if
+	// one is; else it does nothing (a paste is never a key).
+	Paste(text string) Intent
 	// Click handles a left click at (x, y), counted from the pane's
 	// top-left border cell.
 	Click(x, y int) Intent

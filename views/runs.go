@@ -217,6 +217,16 @@ func sortRuns(items []RunItem, rows []int32, k SortKey) {
 	}
 }
 
+// Paste adds to the filter being typed.
+func (p *Runs) Paste(text string) Intent {
+	if !p.filtering {
+		return Intent{}
+	}
+	feed(&p.filter, tea.PasteMsg{Content: text})
+	p.apply()
+	return redraw
+}
+
 // Key handles a key; it returns OpenRun when a run is chosen.
 func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys

@@ -91,6 +91,17 @@ func (s *Search) Key(msg tea.KeyPressMsg, env *Env) searchResult {
 	return searchIgnored
 }
 
+// Paste adds a bracketed paste to the query being typed; false when no
+// query is being typed.
+func (s *Search) Paste(text string) bool {
+	if !s.typing {
+		return false
+	}
+	feed(&s.input, tea.PasteMsg{Content: text})
+	s.query = strings.ToLower(s.input.Value())
+	return true
+}
+
 // Clear drops the search.
 func (s *Search) Clear() {
 	s.typing, s.query, s.hits, s.scanning = false, "", nil, false

@@ -104,6 +104,9 @@ func (p *Summary) Focus() {}
 // Capturing is false: the overlay takes no typed text.
 func (p *Summary) Capturing() bool { return false }
 
+// Paste does nothing: the overlay has no text field.
+func (p *Summary) Paste(string) Intent { return Intent{} }
+
 // Key scrolls; it reports NoIntent for keys it has no use for.
 func (p *Summary) Key(msg tea.KeyPressMsg) Intent {
 	km := p.env.Keys

@@ -328,6 +328,14 @@ func (p *Timeline) ShowLast() {
 	p.afterMove()
 }
 
+// Paste adds to the search being typed.
+func (p *Timeline) Paste(text string) Intent {
+	if !p.search.Paste(text) {
+		return Intent{}
+	}
+	return p.rebuild(true)
+}
+
 // Key moves through the steps; f toggles follow, / searches, the step
 // filter key cycles the filter.
 func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {

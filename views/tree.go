@@ -249,15 +249,7 @@ func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
 		dir = p.search.Dir(msg, p.env)
 		fallthrough
 	case searchChanged:
-		p.search.Index(len(p.lines), p.lineText)
-		if i, ok := p.search.Target(p.list.Cursor, dir); ok {
-			p.list.Select(i)
-		}
-		p.remember()
-		if p.selected != before {
-			return Intent{Kind: SelectAgent, ID: p.selected}
-		}
-		return redraw
+		return p.toMatch(dir)
 	}
 	if !moveList(&p.list, msg, km) && !key.Matches(msg, km.Open) {
 		return Intent{}
@@ -267,6 +259,28 @@ func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
 		return Intent{Kind: SelectAgent, ID: p.selected}
 	}
 	return redraw
+}
+
+// toMatch moves to the match dir away (0: the first from the cursor).
+func (p *Tree) toMatch(dir int) Intent {
+	before := p.selected
+	p.search.Index(len(p.lines), p.lineText)
+	if i, ok := p.search.Target(p.list.Cursor, dir); ok {
+		p.list.Select(i)
+	}
+	p.remember()
+	if p.selected != before {
+		return Intent{Kind: SelectAgent, ID: p.selected}
+	}
+	return redraw
+}
+
+// Paste adds to the search being typed.
+func (p *Tree) Paste(text string) Intent {
+	if !p.search.Paste(text) {
+		return Intent{}
+	}
+	return p.toMatch(0)
 }
 
 // Click selects the agent clicked.
