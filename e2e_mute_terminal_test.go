@@ -25,6 +25,7 @@ func TestErrorsOnAMuteTerminalAreOneLineAtOnce(t *testing.T) {
 		{[]string{"runs", "--store", "/nonexistent/runs.sqlite3"}, "vigil: /nonexistent/runs.sqlite3: no such file"},
 		{[]string{"runs", "--bogus"}, "vigil: unknown flag: --bogus (see 'vigil runs --help')"},
 		{[]string{"show"}, "vigil: missing RUN (see 'vigil show --help')"},
+		{[]string{"tail", "1", "--poll", "1ns"}, "vigil: --poll 1ns: an interval below 10ms would read the store without pause (see 'vigil tail --help')"},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		cmd.Dir = t.TempDir()

@@ -22,9 +22,12 @@ func keepErrors(root *cobra.Command, kept *error) {
 		if args := c.Args; args != nil {
 			c.Args = func(c *cobra.Command, a []string) error { return keep(args(c, a)) }
 		}
+		if pre := c.PersistentPreRunE; pre != nil {
+			c.PersistentPreRunE = func(c *cobra.Command, a []string) error { return keep(pre(c, a)) }
+		}
 		if run := c.RunE; run != nil {
 			c.RunE = func(c *cobra.Command, a []string) error {
-				if *kept != nil { // the arguments were refused
+				if *kept != nil { // the arguments or flags were refused
 					return nil
 				}
 				return keep(run(c, a))
