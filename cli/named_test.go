@@ -107,4 +107,21 @@ func TestCommandsOnSeveralStores(t *testing.T) {
 	r = h.run("runs", "--store", alpha, "--store", alpha)
 	r.wantCode(t, ExitUsage)
 	r.oneLine(t, "named twice")
+
+	// The same store spelled another way (a symlink, a hard link, a path
+	// through its directory) is the same store: opened twice, each run and
+	// request would be listed twice, under two keys.
+	dir = filepath.Dir(alpha)
+	link, hard := filepath.Join(dir, "link.sqlite3"), filepath.Join(dir, "hard.sqlite3")
+	if err := os.Symlink(alpha, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(alpha, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{link, hard, dir + "/./" + filepath.Base(alpha)} {
+		r = h.run("runs", "--store", alpha, "--store", other)
+		r.wantCode(t, ExitUsage)
+		r.oneLine(t, "named twice", "is the same file")
+	}
 }

@@ -25,12 +25,11 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 			c()
 		}
 	}()
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for _, name := range names {
-		if seen[name] {
-			return usagef("the store %q is named twice", name)
+		if err := a.namedTwice(seen, name); err != nil {
+			return err
 		}
-		seen[name] = true
 		if remote.IsURL(name) {
 			t, err := remote.ParseTarget(name)
 			if err != nil {

@@ -59,13 +59,12 @@ func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via
 		}
 	}
 	var members []union.Member
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for _, name := range names {
-		if seen[name] {
+		if err := a.namedTwice(seen, name); err != nil {
 			closeAll()
-			return opened{}, usagef("the store %q is named twice", name)
+			return opened{}, err
 		}
-		seen[name] = true
 		if remote.IsURL(name) {
 			c, closeC, err := a.dialNamed(ctx, name, readOnly, via)
 			if err != nil {
