@@ -52,6 +52,7 @@ type loadedMsg struct {
 	partial   bool // runs is the newest page (store.RecentRunner): the rest comes as a restMsg
 	requests  []store.Request
 	lastWrite time.Time // the store's own newest row time (zero: it cannot say)
+	problems  problems  // what the source reads without (problems.go)
 	err       error
 }
 
@@ -101,6 +102,7 @@ func loadAll(src source) tea.Cmd {
 		reqs, err := src.Requests(ctx, true)
 		msg.cursor, msg.runs, msg.requests, msg.err = cur, runs, reqs, err
 		msg.lastWrite = lastWrite(src)
+		msg.problems = problemsOf(src.Source)
 		return msg
 	}
 }
@@ -235,6 +237,8 @@ type changesMsg struct {
 	next store.Cursor // where the next refresh reads from
 	err  error
 	at   time.Time // when the refresh was asked for
+	// problems is what the source reads without after this refresh.
+	problems problems
 }
 
 func refresh(src source, cur store.Cursor) tea.Cmd {
@@ -243,7 +247,7 @@ func refresh(src source, cur store.Cursor) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		ch, next, err := src.Changes(ctx, cur)
-		return changesMsg{from: from{src.gen}, ch: ch, next: next, err: err, at: at}
+		return changesMsg{from: from{src.gen}, ch: ch, next: next, err: err, at: at, problems: problemsOf(src.Source)}
 	}
 }
 

@@ -127,6 +127,8 @@ type Model struct {
 	reopening  bool // a reopen is running
 	tries      int  // failed reopens or reads in a row: the back-off of the next retry
 
+	problems problems // what the source reads without, as of the last read (problems.go)
+
 	headless time.Duration // driven without a terminal (Settle): timers longer than this never fire
 
 	detailSeq int
@@ -492,6 +494,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	}
 	m.clearStale(staleLoad)
 	m.tries = 0
+	m.problems = msg.problems
 	now := m.now()
 	// "updated" is the store's own last write, not the moment vigil read it.
 	m.cursor, m.loaded, m.lastChange = msg.cursor, true, msg.lastWrite
@@ -693,6 +696,7 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 	}
 	ch := msg.ch
 	m.cursor = msg.next
+	m.problems = msg.problems
 	if ch.Reset {
 		m.ack(true)
 		if m.opt.Reopen != nil {

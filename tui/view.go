@@ -176,6 +176,9 @@ func (m *Model) barParts() *bar {
 	if ro, _ := m.src.ReadOnly(); ro {
 		add(3, t.Muted.Render("read-only"))
 	}
+	if p := m.problems.barText(); p != "" {
+		add(1, t.Warning.Render(p))
+	}
 	if r, ok := m.st.model.Run(m.st.root); ok {
 		st := m.st.model.State(r.ID, now)
 		live := liveness(m.st.model, r, now)
