@@ -177,7 +177,7 @@ func Detect(path string) bool {
 }
 
 func looksLikeRun(dir string) bool {
-	if hasMagic(filepath.Join(dir, "run.lvr")) {
+	if hasMagic(filepath.Join(dir, "run.lvr")) || hasSpecial(dir) {
 		return true
 	}
 	b, err := readCapped(filepath.Join(dir, "meta.json"), 1<<20)
@@ -202,9 +202,29 @@ func hasMagic(p string) bool {
 	return err == nil && string(b[:]) == journalMagic
 }
 
-// isRunDir: a directory holding meta.json or run.lvr.
+// isRunDir: a directory holding meta.json or run.lvr. Any entry of that
+// name counts (Lstat, nothing opened): a FIFO or a device there is a run
+// listed as unreadable, not one silently left out.
 func isRunDir(dir string) bool {
-	return isFile(filepath.Join(dir, "meta.json")) || isFile(filepath.Join(dir, "run.lvr"))
+	for _, name := range []string{"meta.json", "run.lvr"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSpecial: dir's run.lvr or meta.json is a FIFO, device or socket
+// (stat only). Only a Leviath run would put one there, so Detect takes it
+// and Open lists the run as unreadable, naming the file.
+func hasSpecial(dir string) bool {
+	for _, name := range []string{"run.lvr", "meta.json"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 func isFile(p string) bool {
