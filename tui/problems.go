@@ -1,44 +1,34 @@
 package tui
 
 import (
-	"fmt"
-
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 )
 
-// problems is what a source says it reads without (store.ProblemReporter):
-// a WAL with no -shm beside it (its commits not shown), a rollback journal
-// a reader cannot roll back, a Leviath run that cannot be read whole. The
-// command line says these once as warnings; the explorer keeps the first
-// on the status bar while it holds, as what is shown is not all there is.
-type problems struct {
-	first string // "" when none
-	more  int    // how many besides the first
-}
+// readingNoter is a SQLite source that can say, in a few words, what its
+// browsing connection reads the store without: a WAL with no -shm beside
+// it (its commits not shown), a rollback journal a reader cannot roll
+// back. The command line warns of it with the whole line (Problems); the
+// explorer keeps the short form on its status bar while it holds, as what
+// is shown is then not all there is. (A Leviath run not read whole is a
+// row of its own in the runs list.)
+type readingNoter interface{ ReadingNote() string }
 
-// problemsOf asks src, off the UI's goroutine (a Leviath source settles
-// its runs to answer).
+// problems is that note, as of the last read.
+type problems struct{ note string }
+
+// problemsOf asks src, off the UI's goroutine.
 func problemsOf(src store.Source) problems {
-	pr, ok := src.(store.ProblemReporter)
-	if !ok {
-		return problems{}
+	if rn, ok := src.(readingNoter); ok {
+		return problems{note: rn.ReadingNote()}
 	}
-	errs := pr.Problems()
-	if len(errs) == 0 {
-		return problems{}
-	}
-	return problems{first: errs[0].Error(), more: len(errs) - 1}
+	return problems{}
 }
 
 // barText is the status bar's part for them ("" when none).
 func (p problems) barText() string {
-	if p.first == "" {
+	if p.note == "" {
 		return ""
 	}
-	s := "⚠ " + sanitize.Line(p.first)
-	if p.more > 0 {
-		s += fmt.Sprintf(" (and %d more)", p.more)
-	}
-	return s
+	return "⚠ " + sanitize.Line(p.note)
 }

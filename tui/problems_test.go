@@ -27,7 +27,7 @@ func TestWhatTheStoreIsReadWithoutIsOnTheStatusBar(t *testing.T) {
 	if err := os.Remove(path + "-shm"); err != nil {
 		t.Fatal(err)
 	}
-	d := openDriver(t, path, 160, 30)
-	d.contains("⚠", "runs.sqlite3-wal has no -shm beside it")
+	d := openDriver(t, path, 120, 32)
+	d.contains("⚠ the WAL's commits are not shown (it has no -shm)")
 	d.lacks("only in the WAL")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,6 +110,27 @@ func (rd *Reading) Note() string {
 	defer rd.r.mu.Unlock()
 	return rd.r.note
 }
+
+// Short is Note in a few words, for a status bar ("" when nothing).
+func (rd *Reading) Short() string {
+	rd.r.mu.Lock()
+	defer rd.r.mu.Unlock()
+	switch note := rd.r.note; {
+	case note == "":
+		return ""
+	case strings.Contains(note, noShmNote):
+		return "the WAL's commits are not shown (it has no -shm)"
+	case strings.Contains(note, journalNote):
+		return "an unfinished transaction is not shown"
+	}
+	return "shown as the main file holds it"
+}
+
+// The notes' distinctive words, which Short tells them apart by.
+const (
+	noShmNote   = "-wal has no -shm beside it"
+	journalNote = "-journal sits beside it"
+)
 
 // reader is the driver.Connector behind a browsing *sql.DB.
 type reader struct {
@@ -224,7 +246,7 @@ func (r *reader) choose(f files) (readMode, string, error) {
 	case f.wal && f.shm:
 		return readShared, "", nil
 	case f.wal:
-		return readSnapshot, base + "-wal has no -shm beside it, and a reader does not create one: shown as the main file holds it (commits only in the WAL are not shown until a writer opens the store)", nil
+		return readSnapshot, base + noShmNote + ", and a reader does not create one: shown as the main file holds it (commits only in the WAL are not shown until a writer opens the store)", nil
 	}
 	if !r.head.exists || !r.head.sameFile(f) || r.head.changed(f, readShared) {
 		h, _, _, steady, err := steadyHeader(r.abs, false)
@@ -245,7 +267,7 @@ func (r *reader) choose(f files) (readMode, string, error) {
 func (r *reader) snapshotNote(err error) string {
 	base := filepath.Base(r.abs)
 	if Exists(r.abs + "-journal") {
-		return base + "-journal sits beside it (a writer stopped mid-transaction?) and a reader cannot roll it back: shown as the main file holds it"
+		return base + journalNote + " (a writer stopped mid-transaction?) and a reader cannot roll it back: shown as the main file holds it"
 	}
 	kind, detail, _ := ErrKind(r.abs, err)
 	why := kind.Error()

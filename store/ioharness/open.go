@@ -361,6 +361,15 @@ func (s *Store) writer() (*sql.DB, error) {
 	return s.write.Get(s.path)
 }
 
+// ReadingNote is what the browsing connection reads the store without, in
+// a few words for a status bar ("" when nothing; Problems has the line).
+func (s *Store) ReadingNote() string {
+	if s.reading == nil {
+		return ""
+	}
+	return s.reading.Short()
+}
+
 // Problems says what the browsing connection reads without, if anything: a
 // WAL with no -shm beside it, or a rollback journal a reader cannot roll
 // back (store.ProblemReporter).
@@ -389,10 +398,15 @@ func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 func (s *Store) Close() error {
 	s.stmts.Close()
 	var errs []error
-	errs = append(errs, s.write.Close(s.read))
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
+	// The writing connection closes last: when nobody else has the store
+	// open it is then SQLite's last connection, which checkpoints the WAL
+	// into the file and removes -wal and -shm. Closed first, it left a
+	// decision in a -wal beside a store that had none, with the browsing
+	// connection (which may not checkpoint) the last to go.
+	errs = append(errs, s.write.Close(s.read))
 	return errors.Join(errs...)
 }
 

@@ -308,6 +308,15 @@ func (s *Store) writer() (*sql.DB, error) {
 	return s.write.Get(s.path)
 }
 
+// ReadingNote is what the browsing connection reads the store without, in
+// a few words for a status bar ("" when nothing; Problems has the line).
+func (s *Store) ReadingNote() string {
+	if s.reading == nil {
+		return ""
+	}
+	return s.reading.Short()
+}
+
 // Problems says what the browsing connection reads without, if anything: a
 // WAL with no -shm beside it, or a rollback journal a reader cannot roll
 // back (store.ProblemReporter).
@@ -346,10 +355,16 @@ func (s *Store) DataVersion() (uint64, error) { return sqlitex.DataVersion(s.rea
 // Close releases both connections.
 func (s *Store) Close() error {
 	s.stmts.Close()
-	errs := []error{s.write.Close(s.read)}
+	var errs []error
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
+	// The writing connection closes last: when nobody else has the store
+	// open it is then SQLite's last connection, which checkpoints the WAL
+	// into the file and removes -wal and -shm. Closed first, it left a
+	// decision in a -wal beside a store that had none, with the browsing
+	// connection (which may not checkpoint) the last to go.
+	errs = append(errs, s.write.Close(s.read))
 	return errors.Join(errs...)
 }
 
