@@ -127,7 +127,9 @@ func (t *tailer) endingOf() ending {
 // stopped prints the last line once the run has stopped and says whether
 // tail is done (never with --forever, which prints it once per stop and
 // follows on). A crashed reading is believed only once it has held for
-// tailSettle: a run is briefly unleased between its start and its lease.
+// tailSettle with no step committed meanwhile: a run is briefly unleased
+// between its start and its lease, and a harness that takes no lease still
+// writes its steps.
 func (t *tailer) stopped() (bool, error) {
 	e := t.endingOf()
 	if e == endCrashed {
@@ -233,6 +235,9 @@ func (t *tailer) print(rows []tailRow) error {
 			continue
 		}
 		t.seen[r.rowID] = true
+		// A step committed is a driver at work, whatever the lease says (a
+		// harness that takes none): a crashed reading starts its settle again.
+		t.crashedAt = time.Time{}
 		if r.aux {
 			fmt.Fprintf(t.a.out(), "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
 			continue

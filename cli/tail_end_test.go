@@ -157,3 +157,36 @@ func startTailWith(t *testing.T, adjust func(*app), args ...string) *tailing {
 	})
 	return tl
 }
+
+// A harness that takes no lease still writes its steps: while they keep
+// coming, tail follows them (a crashed reading is believed only after
+// tailSettle with no step committed), and says crashed once they stop.
+func TestTailFollowsAnUnleasedRunWhileItsStepsCome(t *testing.T) {
+	t.Parallel()
+	path := fixtureStore(t)
+	w := writer(t, path)
+	ctx := context.Background()
+	run, err := w.StartRun(ctx, "no lease taken", "/work/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := startTailWith(t, func(a *app) { a.tailCheck, a.tailSettle = 20*time.Millisecond, 300*time.Millisecond; a.now = time.Now },
+		"tail", run, "--store", path, "--poll", "20ms")
+	const steps = 12
+	for i := 1; i <= steps; i++ { // a step every 100 ms: well inside the settle each time
+		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: i, Decision: fmt.Sprintf("step %d", i), Tokens: 10}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-tl.done:
+			t.Fatalf("tail stopped at step %d while steps were coming (exit %d):\n%s", i, code, tl.out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if code := tl.exit(t); code != ExitCrashed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitCrashed, tl.out.String())
+	}
+	if out := tl.out.String(); !strings.Contains(out, fmt.Sprintf("#%s step %d  step %d", run, steps, steps)) {
+		t.Fatalf("tail did not print every step:\n%s", out)
+	}
+}
