@@ -88,6 +88,8 @@ func appendClean(b []byte, s string, oneLine, final bool) ([]byte, int) {
 			// C1 controls (a lone CSI or OSC byte as a code point), bidi
 			// overrides and isolates, and Unicode line separators.
 			b = utf8.AppendRune(b, '\uFFFD')
+		case invisible(r):
+			b = utf8.AppendRune(b, '\uFFFD')
 		case widthJoiner(r):
 			// Dropped: see Unambiguous.
 		case isJamo(r):
@@ -194,6 +196,16 @@ func safeASCII(s string, oneLine bool) bool {
 // output (JSON) escape these as well as C0.
 func Hazard(r rune) bool {
 	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || r == '\u2028' || r == '\u2029'
+}
+
+// invisible reports the characters that draw nothing yet carry text: the
+// Unicode tag characters, which spell ASCII a model reads and a person does
+// not see ("ASCII smuggling", in an action's content or a goal), and the
+// zero-width space, word joiner, invisible operators and byte order mark.
+// Each becomes a visible stand-in: what a person approves must not hold
+// text they cannot see.
+func invisible(r rune) bool {
+	return r == '\u200B' || (r >= '\u2060' && r <= '\u2064') || r == '\uFEFF' || (r >= 0xE0000 && r <= 0xE007F)
 }
 
 func isBidiControl(r rune) bool {

@@ -23,6 +23,10 @@ func TestText(t *testing.T) {
 		"lone \r return":        "lone ␍ return",
 		"emoji ✓ 日本語":           "emoji ✓ 日本語",
 		"line\u2028separator":   "line\uFFFDseparator",
+		// Hidden text: tag characters spelling "rm -rf" (ASCII smuggling),
+		// a zero-width space, a word joiner, a byte order mark.
+		"ok\U000E0072\U000E006D\U000E0020\U000E002D\U000E0072\U000E0066": "ok\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD",
+		"zero\u200Bwidth \u2060joined \uFEFFbom":                         "zero\uFFFDwidth \uFFFDjoined \uFFFDbom",
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
