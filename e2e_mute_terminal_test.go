@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,5 +47,20 @@ func TestErrorsOnAMuteTerminalAreOneLineAtOnce(t *testing.T) {
 		if took > time.Second {
 			t.Errorf("%q took %v on a terminal that does not answer", c.args, took.Round(time.Millisecond))
 		}
+	}
+}
+
+// The explorer started where there is no terminal at all (cron, CI, a
+// pipe in a session without a controlling terminal) says so in one line
+// of its own words, not the UI library's.
+func TestTheExplorerWithoutATerminalSaysSo(t *testing.T) {
+	bin := vigilBinary(t)
+	store := hostileOutcomes(t, t.TempDir())
+	cmd := exec.Command(bin, store)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal: no /dev/tty
+	out, err := cmd.CombinedOutput()
+	want := "vigil: the explorer needs a terminal to read keys from, and this process has none: vigil runs, show, tail and trace work without one\n"
+	if err == nil || string(out) != want {
+		t.Errorf("%v: %q, want %q", err, out, want)
 	}
 }

@@ -111,6 +111,10 @@ func looksLikeCommand(arg string) bool {
 }
 
 func unknownCommand(root *cobra.Command, arg string) error {
+	if c, _, err := root.Find([]string{arg}); err == nil && c != root {
+		// `vigil STORE tail 1`: the command is real, only out of place.
+		return usagef("%s is a command: it comes first, the store after --store (vigil %s … --store STORE)", quote(arg), arg)
+	}
 	msg := "unknown command " + quote(arg) + ", and no store file of that name"
 	if s := root.SuggestionsFor(arg); len(s) > 0 {
 		msg += "; did you mean " + quote(s[0]) + "?"

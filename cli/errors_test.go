@@ -128,6 +128,9 @@ func TestUsageErrors(t *testing.T) {
 	}
 	r := newHarness(t).run("rnus")
 	r.oneLine(t, `unknown command "rnus"`, `did you mean "runs"?`)
+	// A real command after the store is out of place, not unknown.
+	r = newHarness(t).run(p, "tail", "1")
+	r.oneLine(t, `"tail" is a command: it comes first, the store after --store (vigil tail … --store STORE)`)
 }
 
 // TestBadPoll: a negative --poll, or one too short to be an interval, is a

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,6 +141,10 @@ func teaExplore(ctx context.Context, a *app, opt tui.Options) error {
 		return nil
 	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
 		return nil
+	case strings.Contains(err.Error(), "error opening TTY"):
+		// Standard input is not a terminal and there is no /dev/tty to
+		// read keys from (cron, CI, a pipe without a controlling terminal).
+		return errors.New("the explorer needs a terminal to read keys from, and this process has none: vigil runs, show, tail and trace work without one")
 	}
 	return err
 }
