@@ -35,26 +35,8 @@ func TestFIFORunFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done := make(chan error, 1)
-	var s *Store
-	go func() {
-		var err error
-		s, err = Open(runs)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Open blocked on a FIFO")
-	}
+	s, probs := openWithin(t, runs)
 	defer s.Close()
-	var probs []string
-	for _, p := range s.Problems() {
-		probs = append(probs, p.Error())
-	}
 	if len(probs) != 2 || !strings.Contains(strings.Join(probs, "\n"), "a named pipe (FIFO), not a store file") {
 		t.Errorf("problems: %q", probs)
 	}
@@ -86,26 +68,8 @@ func TestSpecialOnlyRunDirs(t *testing.T) {
 		if !Detect(path) {
 			t.Errorf("Detect(%s) = false", path)
 		}
-		done := make(chan error, 1)
-		var s *Store
-		go func() {
-			var err error
-			s, err = Open(path)
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("Open blocked on a FIFO or device")
-		}
+		s, probs := openWithin(t, path)
 		defer s.Close()
-		var probs []string
-		for _, p := range s.Problems() {
-			probs = append(probs, p.Error())
-		}
 		all := strings.Join(probs, "\n")
 		for _, w := range want {
 			if !strings.Contains(all, w) {
@@ -135,4 +99,30 @@ func TestSpecialOnlyRunDirs(t *testing.T) {
 		open(t, runs, 3, filepath.Join(fifoDir, "run.lvr"), "a named pipe (FIFO), not a store file",
 			filepath.Join(zeroDir, "run.lvr"), "a character device")
 	})
+}
+
+// openWithin opens path, failing the test if Open blocks (on a FIFO or a
+// device) for 5 s, and returns the store and its problems' lines.
+func openWithin(t *testing.T, path string) (*Store, []string) {
+	t.Helper()
+	done := make(chan error, 1)
+	var s *Store
+	go func() {
+		var err error
+		s, err = Open(path)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open blocked on a FIFO or a device")
+	}
+	var probs []string
+	for _, p := range s.Problems() {
+		probs = append(probs, p.Error())
+	}
+	return s, probs
 }
