@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -16,10 +15,7 @@ import (
 // openAnswer focuses the queue and opens the answer to question 1.
 func openAnswer(d *driver) {
 	d.t.Helper()
-	d.press("6")
-	d.advance(time.Second)
-	selectRequest(d, "question 1")
-	d.advance(time.Second)
+	focusRequest(d, "question 1")
 	d.press("e")
 	d.contains("an answer, or the number of a choice")
 }
@@ -55,10 +51,7 @@ func TestPasteIsCleanedAsTypedText(t *testing.T) {
 
 func TestPasteWithNoFieldOpenIsDropped(t *testing.T) {
 	d := newDriver(t, 120, 40)
-	d.press("6")
-	d.advance(time.Second)
-	selectRequest(d, "question 1")
-	d.advance(time.Second)
+	focusRequest(d, "question 1")
 	before := d.screen()
 	d.send(tea.PasteMsg{Content: "e2\rq"}) // as keys: answer 2, then quit
 	if d.quit {

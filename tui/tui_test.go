@@ -243,10 +243,7 @@ func TestPausedRequestIsNotWritable(t *testing.T) {
 
 func TestAnswerQuestionAndRevisePlan(t *testing.T) {
 	d := newDriver(t, 120, 40)
-	d.press("6")
-	d.advance(time.Second)
-	selectRequest(d, "question 1")
-	d.advance(time.Second)
+	focusRequest(d, "question 1")
 	d.press("enter")
 	d.typeText("2")
 	d.press("enter")
@@ -265,6 +262,16 @@ func TestAnswerQuestionAndRevisePlan(t *testing.T) {
 	if p.Decision != string(store.VerdictRevise) || p.Correction != "tag after the notes are out" {
 		t.Fatalf("plan row = %+v", p)
 	}
+}
+
+// focusRequest focuses the queue, moves onto a request and waits out the
+// misfire guard, so the next key decides it.
+func focusRequest(d *driver, want string) {
+	d.t.Helper()
+	d.press("6")
+	d.advance(time.Second)
+	selectRequest(d, want)
+	d.advance(time.Second)
 }
 
 // selectRequest moves the queue's cursor onto a request.
