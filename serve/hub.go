@@ -8,7 +8,6 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -411,4 +410,4 @@ func (h *Hub) Since(epoch int, seq int64) (*store.Changes, int, int64, error) {
 
 // Subscribe is a wakeup for every change the hub reads (vigil agent's
 // change notices).
-func (h *Hub) Subscribe() tui.Wakeup { return h.subscribe() }
+func (h *Hub) Subscribe() watch.Wakeup { return h.subscribe() }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // Role is what a connected key may do.
@@ -74,7 +74,7 @@ func (h *Hub) View(sess Session, serverReadOnly string) store.Source {
 }
 
 // Wakeups is the session's wakeup for tui.Options.Wakeups.
-func (h *Hub) Wakeups() (tui.Wakeup, error) { return h.subscribe(), nil }
+func (h *Hub) Wakeups() (watch.Wakeup, error) { return h.subscribe(), nil }
 
 func (v *View) Path() string        { return v.src.Path() }
 func (v *View) Format() string      { return v.src.Format() }
