@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/serve"
+	"github.com/vigil-run/vigil/livetail"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/watch"
 )
@@ -39,7 +39,7 @@ type AgentOptions struct {
 // done. A store that cannot be opened is said on the first line.
 func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) error {
 	w := &lineWriter{enc: json.NewEncoder(out)}
-	hub, err := serve.NewHub(func() (store.Source, error) { return opt.Open(opt.Path, opt.ReadOnly) }, serve.HubOptions{Poll: opt.Poll})
+	hub, err := livetail.New(func() (store.Source, error) { return opt.Open(opt.Path, opt.ReadOnly) }, livetail.Options{Poll: opt.Poll})
 	if err != nil {
 		w.write(helloLine{Error: err.Error()})
 		return err
@@ -100,7 +100,7 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 
 type agent struct {
 	opt      AgentOptions
-	hub      *serve.Hub
+	hub      *livetail.Hub
 	instance string
 	w        *lineWriter
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // Source is a remote store as a store.Source. Sources of one client share
@@ -42,7 +42,7 @@ func (c *Client) Source() store.Source {
 }
 
 // Wakeups is a wakeup for tui.Options.Wakeups: the agent's notices.
-func (c *Client) Wakeups() (tui.Wakeup, error) { return c.subscribe(), nil }
+func (c *Client) Wakeups() (watch.Wakeup, error) { return c.subscribe(), nil }
 
 // Path is the URL.
 func (s *Source) Path() string   { return s.c.t.String() }

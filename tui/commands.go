@@ -276,7 +276,7 @@ type watchClosedMsg struct{}
 // waitSignal blocks on the watcher for its next signal (none without one:
 // tests send signals themselves). Driven headless (see Settle) it waits
 // only as long as a timer would.
-func (m *Model) waitSignal(w Wakeup) tea.Cmd {
+func (m *Model) waitSignal(w watch.Wakeup) tea.Cmd {
 	if w == nil {
 		return nil
 	}

@@ -54,16 +54,7 @@ type Options struct {
 	Look Look
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
 	// wakes every session from one shared tail of the store.
-	Wakeups func() (Wakeup, error)
-}
-
-// Wakeup is what tells the model the store may have changed: a file
-// watcher (*watch.Watcher), or a shared tail's subscription.
-type Wakeup interface {
-	C() <-chan watch.Signal
-	Ack(found bool)
-	Mode() watch.Mode
-	Close() error
+	Wakeups func() (watch.Wakeup, error)
 }
 
 // Model is the root model.
@@ -105,7 +96,7 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher      Wakeup
+	watcher      watch.Wakeup
 	watchNote    string
 	closed       bool // quitting: the watcher is gone on purpose
 	refreshing   bool
@@ -202,7 +193,7 @@ func (m *Model) startWatch() tea.Cmd {
 	return m.waitSignal(w)
 }
 
-func (m *Model) newWakeup() (Wakeup, error) {
+func (m *Model) newWakeup() (watch.Wakeup, error) {
 	if m.opt.Wakeups != nil {
 		return m.opt.Wakeups()
 	}

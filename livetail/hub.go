@@ -1,4 +1,4 @@
-package serve
+package livetail
 
 import (
 	"context"
@@ -6,9 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -34,9 +32,7 @@ type Hub struct {
 	watcher *watch.Watcher
 	closed  bool
 
-	audit   *audit.Log
-	winners map[string]audit.Record // request → the audit line of the decision that won
-	reads   sharedReads             // reads made once per log position (shared.go)
+	reads sharedReads // reads made once per log position (shared.go)
 
 	kick chan struct{}
 	done chan struct{}
@@ -48,28 +44,18 @@ type Hub struct {
 // the store again.
 const hubLogCap = 4096
 
-// HubOptions tune a hub.
-type HubOptions struct {
+// Options tune a hub.
+type Options struct {
 	// Poll forces polling at this interval instead of file events.
 	Poll time.Duration
-	// Audit is the decision log (nil: no session may decide).
-	Audit *audit.Log
 }
 
-// NewHub opens the store with open and starts following it.
-func NewHub(open func() (store.Source, error), opt HubOptions) (*Hub, error) {
+// New opens the store with open and starts following it.
+func New(open func() (store.Source, error), opt Options) (*Hub, error) {
 	h := &Hub{open: open, poll: opt.Poll, subs: map[*subscription]struct{}{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}), audit: opt.Audit}
+		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if err := h.load(); err != nil {
 		return nil, err
-	}
-	if opt.Audit != nil {
-		w, err := audit.Winners(opt.Audit.Path(), h.src.Path())
-		if err != nil {
-			h.Close()
-			return nil, err
-		}
-		h.winners = w
 	}
 	h.wg.Add(1)
 	go h.run()
@@ -284,16 +270,21 @@ type hubCursor struct {
 
 func (c hubCursor) CursorFormat() string { return "vigil-serve" }
 
+// Head is where the hub has read the store to now, as a cursor for
+// Changes: what a reader loads after taking it is no older.
+func (h *Hub) Head() store.Cursor { return h.head() }
+
 func (h *Hub) head() hubCursor {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return hubCursor{hub: h, epoch: h.epoch, seq: h.base + int64(len(h.log))}
 }
 
-// changes is every batch after cur, merged in order: folding the merge is
+// Changes is every batch after cur, merged in order: folding the merge is
 // folding each batch in turn (rows are keyed by id; the newest lease
-// table wins).
-func (h *Hub) changes(cur store.Cursor) (*store.Changes, store.Cursor, error) {
+// table wins). A cursor of an earlier epoch, or one the log no longer
+// reaches, gets Reset.
+func (h *Hub) Changes(cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(hubCursor)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -401,7 +392,7 @@ func (h *Hub) Mark() (epoch int, seq int64) {
 // mark to ask from next; Reset when the mark is of another epoch or too
 // far behind.
 func (h *Hub) Since(epoch int, seq int64) (*store.Changes, int, int64, error) {
-	ch, next, err := h.changes(hubCursor{hub: h, epoch: epoch, seq: seq})
+	ch, next, err := h.Changes(hubCursor{hub: h, epoch: epoch, seq: seq})
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -409,6 +400,7 @@ func (h *Hub) Since(epoch int, seq int64) (*store.Changes, int, int64, error) {
 	return ch, c.epoch, c.seq, nil
 }
 
-// Subscribe is a wakeup for every change the hub reads (vigil agent's
-// change notices).
-func (h *Hub) Subscribe() tui.Wakeup { return h.subscribe() }
+// Subscribe is a wakeup for every change the hub reads, in place of a
+// watcher of the reader's own: a vigil serve session's, vigil agent's
+// change notices.
+func (h *Hub) Subscribe() watch.Wakeup { return h.subscribe() }

@@ -1,4 +1,4 @@
-package serve
+package livetail
 
 import (
 	"context"
@@ -33,10 +33,10 @@ func TestHubFansOutOneTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
-	h, err := NewHub(func() (store.Source, error) {
+	h, err := New(func() (store.Source, error) {
 		src, err := store.Open(path, store.Options{ReadOnly: true})
 		return countingSource{src, &calls}, err
-	}, HubOptions{})
+	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +53,8 @@ func TestHubFansOutOneTail(t *testing.T) {
 	ready := make(chan struct{}, sessions)
 	for i := range got {
 		got[i] = &seen{rows: map[string]int{}}
-		v := h.View(Session{Role: Viewer}, "")
-		sub, _ := h.Wakeups()
-		cur, err := v.Head(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sub := h.Subscribe()
+		cur := h.Head()
 		wg.Add(1)
 		go func(s *seen) {
 			defer wg.Done()
@@ -75,7 +71,7 @@ func TestHubFansOutOneTail(t *testing.T) {
 					if sig.Kind != watch.Changed {
 						continue
 					}
-					ch, next, err := v.Changes(ctx, cur)
+					ch, next, err := h.Changes(cur)
 					if err != nil {
 						t.Error(err)
 						return
@@ -143,7 +139,7 @@ func TestHubOldCursorResets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHub(func() (store.Source, error) { return store.Open(path, store.Options{ReadOnly: true}) }, HubOptions{})
+	h, err := New(func() (store.Source, error) { return store.Open(path, store.Options{ReadOnly: true}) }, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
