@@ -46,6 +46,8 @@ var rules = []rule{
 	{pkg: "cli", direct: true, forbidden: []string{module + "/views/..."}, why: "the CLI formats with internal/textfmt, not the panes"},
 	{pkg: "otelexport", forbidden: append(slices.Clone(adapters), drivers...), why: "the exporter reads a store.Source, whatever the format"},
 	{pkg: "serve", forbidden: append(slices.Clone(adapters), drivers...), why: "vigil serve shares a store.Source, whatever the format"},
+	{pkg: "store/ioharness", forbidden: []string{module + "/store/ioharness/harness"}, why: "the io-harness reader does not need the writer twin"},
+	{pkg: "store/ioharness/harness", forbidden: []string{module + "/store/ioharness"}, why: "the writer twin shares only internal/schema with the reader"},
 }
 
 // listed is what `go list -json` says of one package.
@@ -133,12 +135,14 @@ func TestLayering(t *testing.T) {
 // each kind of rule are reported.
 func TestLayeringCatches(t *testing.T) {
 	pkgs := map[string]listed{
-		module + "/store":         {Deps: []string{"fmt", module + "/store/ioharness"}},
-		module + "/views":         {Deps: []string{"modernc.org/sqlite/lib"}},
-		module + "/tui":           {Deps: []string{"database/sql"}},
-		module + "/runmodel":      {Imports: []string{"time", module + "/views"}},
-		module + "/store/leviath": {Deps: []string{"modernc.org/sqlite"}},
-		module + "/cli":           {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
+		module + "/store":                   {Deps: []string{"fmt", module + "/store/ioharness"}},
+		module + "/views":                   {Deps: []string{"modernc.org/sqlite/lib"}},
+		module + "/tui":                     {Deps: []string{"database/sql"}},
+		module + "/runmodel":                {Imports: []string{"time", module + "/views"}},
+		module + "/store/leviath":           {Deps: []string{"modernc.org/sqlite"}},
+		module + "/cli":                     {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
+		module + "/store/ioharness":         {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness/harness"}},
+		module + "/store/ioharness/harness": {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness"}},
 	}
 	got := violations(rules, pkgs, func(p string) bool { return !strings.Contains(p, ".") })
 	if len(got) != len(rules) {
