@@ -120,7 +120,6 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer decider.Close()
 
 	var log linkLog
 	hold := filepath.Join(t.TempDir(), "hold")
@@ -145,6 +144,9 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 
 	dropAndWait(t, c, hold, func() {
 		if _, err := decider.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: req}, Verdict: store.VerdictApprove}); err != nil {
+			t.Fatal(err)
+		}
+		if err := decider.Close(); err != nil {
 			t.Fatal(err)
 		}
 		w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "while the link was down", Result: "ok", Tokens: 1})
