@@ -425,17 +425,6 @@ func TestCheckResumable(t *testing.T) {
 	}
 }
 
-func TestRustDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "0ns", 500 * time.Millisecond: "500ms", time.Second: "1s", 1500 * time.Millisecond: "1.5s",
-		90 * time.Second: "90s", 1250 * time.Microsecond: "1.25ms", 30 * time.Second: "30s",
-	} {
-		if got := harness.RustDuration(d); got != want {
-			t.Errorf("RustDuration(%v) = %s, want %s", d, got, want)
-		}
-	}
-}
-
 // Tool calls are stored as io-harness's serde_json writes them: object keys
 // sorted, no HTML escaping.
 func TestStepTurnCallsEncoding(t *testing.T) {
