@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/internal/foreign"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // tmuxSession is vigil running in a detached tmux session.
@@ -268,7 +268,7 @@ func TestStoreGoneAndBackInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other.sqlite3")
-	w, err := ioharness.Create(other)
+	w, err := harness.Create(other)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The real binary in tmux, told by another process that a run waits: a
@@ -27,7 +27,7 @@ func TestWaitingRequestTitlesAndRingsInTmux(t *testing.T) {
 	dir := t.TempDir()
 	bin := vigilBinary(t)
 	path := filepath.Join(dir, "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestWaitingRequestTitlesAndRingsInTmux(t *testing.T) {
 		_, err = w.AcquireLease(ctx, run, time.Hour) // this process drives it: alive
 	}
 	if err == nil {
-		err = w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read notes.txt", ToolCall: `read_file:{"path":"notes.txt"}`, Result: "[read]", Tokens: 900})
+		err = w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read notes.txt", ToolCall: `read_file:{"path":"notes.txt"}`, Result: "[read]", Tokens: 900})
 	}
 	w.Close()
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // vigil ssh://… against a real sshd, in tmux: the remote store tails over
@@ -27,7 +27,7 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 		"XDG_STATE_HOME=" + localState}, bin, "ssh://vigiltest"+path)
 	tm.waitFor("Coordinate the v2.0 release", 20*time.Second)
 
-	must(t, w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "over-the-link-one", Result: "ok", Tokens: 10}))
+	must(t, w.CheckpointStep(ctx, "4", harness.StepRecord{Step: 5, Decision: "over-the-link-one", Result: "ok", Tokens: 10}))
 	tm.waitFor("over-the-link-one", 5*time.Second)
 
 	if n := s.dropLinks(t); n == 0 {
@@ -48,7 +48,7 @@ func TestRemoteStoreOverSSH(t *testing.T) {
 	// The status line says it first (it is cut at the width): "NOT CURRENT
 	// (as of …): cannot read the store: vigiltest is offline: the link dropped".
 	tm.waitFor("NOT CURRENT", 10*time.Second)
-	must(t, w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 6, Decision: "while-the-link-was-down", Result: "ok", Tokens: 10}))
+	must(t, w.CheckpointStep(ctx, "4", harness.StepRecord{Step: 6, Decision: "while-the-link-was-down", Result: "ok", Tokens: 10}))
 
 	tm.waitFor("while-the-link-was-down", 20*time.Second)
 	// The detail pane follows the newest step one read behind the timeline

@@ -151,15 +151,17 @@ func TestLayering(t *testing.T) {
 // each kind of rule are reported.
 func TestLayeringCatches(t *testing.T) {
 	pkgs := map[string]listed{
-		module + "/store":         {Deps: []string{"fmt", module + "/store/ioharness"}},
-		module + "/views":         {Deps: []string{"modernc.org/sqlite/lib"}},
-		module + "/tui":           {Deps: []string{"database/sql"}},
-		module + "/runmodel":      {Imports: []string{"time", module + "/views"}},
-		module + "/store/leviath": {Deps: []string{"modernc.org/sqlite"}},
-		module + "/cli":           {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
-		module + "/store/union":   {Deps: []string{module + "/watch", module + "/tui"}},
-		module + "/remote":        {Deps: []string{module + "/livetail", module + "/serve"}},
-		module + "/livetail":      {Deps: []string{module + "/store", module + "/cli"}},
+		module + "/store":                   {Deps: []string{"fmt", module + "/store/ioharness"}},
+		module + "/views":                   {Deps: []string{"modernc.org/sqlite/lib"}},
+		module + "/tui":                     {Deps: []string{"database/sql"}},
+		module + "/runmodel":                {Imports: []string{"time", module + "/views"}},
+		module + "/store/leviath":           {Deps: []string{"modernc.org/sqlite"}},
+		module + "/cli":                     {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
+		module + "/store/union":             {Deps: []string{module + "/watch", module + "/tui"}},
+		module + "/remote":                  {Deps: []string{module + "/livetail", module + "/serve"}},
+		module + "/livetail":                {Deps: []string{module + "/store", module + "/cli"}},
+		module + "/store/ioharness":         {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness/harness"}},
+		module + "/store/ioharness/harness": {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness"}},
 	}
 	got := violations(rules, pkgs, func(p string) bool { return !strings.Contains(p, ".") })
 	if len(got) != len(rules) {

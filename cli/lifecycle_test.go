@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The io-harness lifecycles after a run's first life, through the CLI: the
@@ -198,7 +198,7 @@ func TestCLITailFollowsResumedRun(t *testing.T) {
 	if _, err := w.ResolvePending(ctx, lc.IDs["approval"], store.VerdictApprove); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 6, Decision: "wrote src/lib.rs", Result: "ok", Tokens: 800}); err != nil {
+	if err := w.CheckpointStep(ctx, run, twin.StepRecord{Step: 6, Decision: "wrote src/lib.rs", Result: "ok", Tokens: 800}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FinishRun(ctx, run, store.OutcomeSuccess); err != nil {

@@ -19,7 +19,7 @@ func pyStore(t *testing.T, dir, name, goal string) string {
 		t.Skip("python3 is not installed: the foreign writer cannot run")
 	}
 	path := filepath.Join(dir, name)
-	schema, err := filepath.Abs("../store/ioharness/schema.sql")
+	schema, err := filepath.Abs("../store/ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -89,14 +89,14 @@ func TestHubFansOutOneTail(t *testing.T) {
 	for range sessions {
 		<-ready
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	before := calls.Load()
 	for n := 1; n <= commits; n++ {
-		if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 4 + n, Decision: fmt.Sprintf("fan-%d", n), Result: "ok"}); err != nil {
+		if err := w.CheckpointStep(ctx, "4", harness.StepRecord{Step: 4 + n, Decision: fmt.Sprintf("fan-%d", n), Result: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(30 * time.Millisecond)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // tree is a small io-harness store built for the mapping's tests: a root,
@@ -31,14 +31,14 @@ type tree struct {
 	plan               string
 	live               string // a root still running, with one committed step
 	liveChild          string // its child, finished
-	w                  *ioharness.Store
+	w                  *harness.Store
 }
 
 func buildTree(t *testing.T) *tree {
 	t.Helper()
 	ctx := context.Background()
 	tr := &tree{path: filepath.Join(t.TempDir(), "runs.sqlite3")}
-	w, err := ioharness.Create(tr.path)
+	w, err := harness.Create(tr.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func buildTree(t *testing.T) *tree {
 	step := func(run string, n int, tool, args string, prompt, completion int64, est, reported int64) {
 		t.Helper()
 		total := prompt + completion
-		must(w.RecordContextEvent(ctx, run, n, ioharness.ContextAssembled, "carried=0", ptr(est)))
+		must(w.RecordContextEvent(ctx, run, n, harness.ContextAssembled, "carried=0", ptr(est)))
 		must(w.RecordProviderCall(ctx, run, store.ProviderCall{Step: n, Attempt: 0, Provider: "anthropic", Model: "claude-sonnet",
 			PromptTokens: ptr(prompt), CompletionTokens: ptr(completion), TotalTokens: ptr(total), CacheReadTokens: ptr(int64(40)),
 			LatencyMS: 800, FinishReason: "tool_use"}))
 		must(w.RecordContextReported(ctx, run, n, reported))
-		must(w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: n, Decision: "did " + tool, Result: "[ok " + tool + "]",
+		must(w.CheckpointStep(ctx, run, harness.StepRecord{Step: n, Decision: "did " + tool, Result: "[ok " + tool + "]",
 			Prompt: "PROMPT-" + run, ToolCall: tool + ":" + args, Tokens: total,
-			Turn: &ioharness.Turn{Text: ptr("TURN-" + run), Calls: []ioharness.ToolCall{{Name: tool, Arguments: json.RawMessage(args)}}}}))
+			Turn: &harness.Turn{Text: ptr("TURN-" + run), Calls: []harness.ToolCall{{Name: tool, Arguments: json.RawMessage(args)}}}}))
 	}
 	var err2 error
 	tr.root, err2 = w.StartRun(ctx, "Cut the release\nwith every check green", "/work")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 func readAudit(t *testing.T, p string) []audit.Record {
@@ -40,7 +40,7 @@ func TestRemoteDecisionsAreAudited(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // BenchmarkServe50Sessions is issue 16's load: the real vigil binary
@@ -139,7 +139,7 @@ func benchServe(b *testing.B, own bool) {
 	for _, tm := range terms {
 		tm.scr.record()
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func benchServe(b *testing.B, own bool) {
 		<-tick.C
 		n++
 		at := time.Now()
-		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 4 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 4 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
 			b.Fatal(err)
 		}
 		// A commit is timed from before the writer's call: what the writer

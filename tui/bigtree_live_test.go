@@ -43,7 +43,7 @@ db.commit()
 		if fresh {
 			f = "1"
 		}
-		if out, err := exec.Command("python3", "-c", script, path, filepath.Join("..", "store", "ioharness", "schema.sql"), f, events).CombinedOutput(); err != nil {
+		if out, err := exec.Command("python3", "-c", script, path, filepath.Join("..", "store", "ioharness", "internal", "schema", "schema.sql"), f, events).CombinedOutput(); err != nil {
 			t.Fatalf("python3: %v\n%s", err, out)
 		}
 	}

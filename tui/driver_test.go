@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // driver runs the model synchronously, as the Bubble Tea runtime would:
@@ -142,9 +143,9 @@ func (d *driver) lacks(bad ...string) {
 }
 
 // writer opens a second handle on the fixture, as a harness would.
-func (d *driver) writer() *ioharness.Store {
+func (d *driver) writer() *harness.Store {
 	d.t.Helper()
-	w, err := ioharness.OpenWriter(d.path)
+	w, err := harness.OpenWriter(d.path)
 	if err != nil {
 		d.t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // foreign writes rows into the driver's store the way io-harness does,
@@ -137,7 +137,7 @@ func TestSummaryOverlay(t *testing.T) {
 	summaryEvery = 0
 	d.press("g")
 	w := d.writer()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 100}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 100}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()
@@ -224,7 +224,7 @@ func TestUpdatedIsTheStoresLastWrite(t *testing.T) {
 	d.refresh() // nothing written: a refresh changes nothing
 	d.contains("updated 1m ago")
 	w := d.writer()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()
@@ -237,7 +237,7 @@ func TestFinishedRunWithNoSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/views"
 )
 
@@ -20,7 +20,7 @@ func TestACommitRedrawsOnlyThePanesItMoves(t *testing.T) {
 	w := d.writer()
 	commit := func(n int) {
 		t.Helper()
-		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 4 + n, Decision: fmt.Sprintf("tagged v2.0.0-rc%d", n), Result: "ok", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 4 + n, Decision: fmt.Sprintf("tagged v2.0.0-rc%d", n), Result: "ok", Tokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 		d.refresh()
@@ -94,7 +94,7 @@ func TestAStepThatOrphansARequestMovesTheQueueAtOnce(t *testing.T) {
 	ctx := context.Background()
 	d, w, run := openAskingRun(t)
 	// The driver moves on without reading the decision: step 2 commits.
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "wrote anyway", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "wrote anyway", Result: "r", Tokens: 10})
 	d.refresh()
 	d.contains("wrote anyway", "1 orphaned")
 	if it, _ := d.m.approvals.Current(); it.Delivery != store.Orphaned {
@@ -117,13 +117,13 @@ func TestALeaseLetGoMovesTheQueueAtOnce(t *testing.T) {
 
 // openAskingRun opens the explorer on a run holding its lease, at step 1,
 // that asks to write at step 2; the queue shows the request deliverable.
-func openAskingRun(t *testing.T) (*driver, *ioharness.Store, string) {
+func openAskingRun(t *testing.T) (*driver, *harness.Store, string) {
 	t.Helper()
 	path, w := createdStore(t, "runs.sqlite3")
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "asks at step 2", "/w")
 	w.AcquireLease(ctx, run, time.Hour)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read", Result: "r", Tokens: 10})
 	req, err := w.PutPending(ctx, run, 2, "write", "out.txt", nil)
 	if err != nil {
 		t.Fatal(err)

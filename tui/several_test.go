@@ -23,7 +23,7 @@ func pyStore(t *testing.T, path, goal string) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the foreign writer cannot run")
 	}
-	schema, err := filepath.Abs("../store/ioharness/schema.sql")
+	schema, err := filepath.Abs("../store/ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package benchstore builds large io-harness stores for benchmarks: many
 // runs in trees, many steps, the shape a busy harness leaves after months.
 // It writes with big raw transactions (the write API commits per step, far
-// too slow for a million rows) into a store made by ioharness.Create, and caches
+// too slow for a million rows) into a store made by harness.Create, and caches
 // the result under the system temp directory, since building one takes
 // seconds to minutes.
 package benchstore
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Shape says what to build.
@@ -57,7 +57,7 @@ func Path(shape Shape) (string, error) {
 }
 
 func build(path string, shape Shape) error {
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func build(path string, shape Shape) error {
 		return err
 	}
 	// The open runs each wait on a human.
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ db.execute("INSERT INTO context_events (run_id, step, kind, detail, est_tokens) 
 db.execute("INSERT INTO context_events (run_id, step, kind, detail) VALUES (1, 1, 'question_asked', ?)", (big("Q: "),))
 db.commit()
 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-`, path, "../../store/ioharness/schema.sql").CombinedOutput()
+`, path, "../../store/ioharness/internal/schema/schema.sql").CombinedOutput()
 		if err != nil {
 			t.Fatalf("python3: %v: %s", err, out)
 		}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Tree writes an io-harness store of n runs, each the child of the one
@@ -28,7 +28,7 @@ func Tree(t testing.TB, n int, chain bool) string {
 		return path
 	}
 	os.Remove(path)
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

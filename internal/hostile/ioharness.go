@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // BuildIOHarness writes an io-harness store into dir with one root run per
@@ -19,7 +19,7 @@ import (
 // process's. It returns the path.
 func BuildIOHarness(dir string) (string, error) {
 	path := filepath.Join(dir, "hostile.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		return "", err
 	}
@@ -43,11 +43,11 @@ func BuildIOHarness(dir string) (string, error) {
 			must(err)
 		}
 		rep := int64(100 + i)
-		must(w.RecordContextEvent(ctx, root, 1, ioharness.ContextAssembled, s, &rep))
-		must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 1, Decision: s, ToolCall: s, Result: s + "\n" + s, Prompt: s,
-			Tokens: 10, Turn: &ioharness.Turn{Text: &s}}))
+		must(w.RecordContextEvent(ctx, root, 1, harness.ContextAssembled, s, &rep))
+		must(w.CheckpointStep(ctx, root, harness.StepRecord{Step: 1, Decision: s, ToolCall: s, Result: s + "\n" + s, Prompt: s,
+			Tokens: 10, Turn: &harness.Turn{Text: &s}}))
 		must(w.RecordRetry(ctx, root, 2, 1, s, time.Second, s))
-		must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 2, Decision: s, ToolCall: s, Result: s, Tokens: 20}))
+		must(w.CheckpointStep(ctx, root, harness.StepRecord{Step: 2, Decision: s, ToolCall: s, Result: s, Tokens: 20}))
 		must(w.RecordObservations(ctx, root, []store.Observation{{Step: 1, Kind: s, Target: s, Text: s}}))
 		must(w.RecordEdit(ctx, root, 1, store.Edit{Tool: s, Path: s, Hunk: s}))
 		must(w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: root, Step: 1, Kind: store.PolicyRefusal, Act: s, Target: s, Rule: s, Layer: s}))
@@ -60,7 +60,7 @@ func BuildIOHarness(dir string) (string, error) {
 		_, err = w.PutPlan(ctx, root, 2, []store.PlanStep{{Intent: s, Agent: s}})
 		must(err)
 		child := id(w.StartChildRun(ctx, fmt.Sprint("child ", i, s), s, root, 1))
-		must(w.CheckpointStep(ctx, child, ioharness.StepRecord{Step: 1, Decision: s, ToolCall: s, Result: s, Tokens: 5}))
+		must(w.CheckpointStep(ctx, child, harness.StepRecord{Step: 1, Decision: s, ToolCall: s, Result: s, Tokens: 5}))
 		must(w.FinishRun(ctx, child, store.Outcome(s)))
 		if i%2 == 1 {
 			must(w.FinishRun(ctx, root, store.Outcome(s)))

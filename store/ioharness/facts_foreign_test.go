@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // foreign writes rows the way io-harness does, through Python's sqlite3
@@ -36,7 +37,7 @@ func foreign(t *testing.T, path string, calls ...fixture.Call) []int64 {
 // citations, server tools, folds and resumes. Reading them changes nothing.
 func TestFactsForeign(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // oldOpenRunStore is a store of n finished runs but for run 1, older than
@@ -17,7 +18,7 @@ func oldOpenRunStore(t *testing.T, n int) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The lifecycle stores are written in internal/fixture, each the way the
@@ -142,7 +143,7 @@ func TestResumedAfterLimitIsLive(t *testing.T) {
 func TestResumedAfterLimitIsTailed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "within 1 step", "/w")
 	w.AcquireLease(ctx, run, time.Hour)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
 	w.FinishRun(ctx, run, store.OutcomeStepCapReached)
 	w.ReleaseLease(ctx, run)
 
@@ -166,7 +167,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	w.AcquireLease(ctx, run, time.Hour)
 	w.RecordCheckpointEvent(ctx, run, 2, "resume", "resuming at step 2, 1 committed step(s) skipped")
 	w.RecordCheckpointEvent(ctx, run, 1, "skipped", "")
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "read b", Result: "r", Tokens: 20})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "read b", Result: "r", Tokens: 20})
 	req, _ := w.PutPending(ctx, run, 3, "write", "b", ptr("B"))
 	ch, c, err := r.Changes(ctx, c)
 	if err != nil {
@@ -186,7 +187,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	}
 	// It ends again.
 	w.ResolvePending(ctx, req, store.VerdictApprove)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 3, Decision: "wrote b", Result: "r", Tokens: 30})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 3, Decision: "wrote b", Result: "r", Tokens: 30})
 	w.FinishRun(ctx, run, store.OutcomeSuccess)
 	w.ReleaseLease(ctx, run)
 	ch, _, err = r.Changes(ctx, c)
@@ -284,13 +285,13 @@ func TestOrphanedRequestIsRefused(t *testing.T) {
 	}
 	// The driver's own approver answers the live row and the step commits:
 	// the orphan stays an orphan, for the other reason now.
-	w, err := ioharness.OpenWriter(lc.Path)
+	w, err := harness.OpenWriter(lc.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	w.ResolvePending(ctx, live.ID, store.VerdictApprove)
-	w.CheckpointStep(ctx, r.ID, ioharness.StepRecord{Step: live.Step, Decision: "wrote keys/deploy.pub", Result: "ok", Tokens: 900})
+	w.CheckpointStep(ctx, r.ID, harness.StepRecord{Step: live.Step, Decision: "wrote keys/deploy.pub", Result: "ok", Tokens: 900})
 	orphan = request(t, s, store.Approval, orphan.ID)
 	if orphan.Standing != store.StandingOrphaned {
 		t.Fatalf("orphan after the step committed: %v %q", orphan.Standing, orphan.StandingReason)
@@ -320,7 +321,7 @@ func TestAwaitingRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(lc.Path)
+	w, err := harness.OpenWriter(lc.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +470,7 @@ func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,22 +528,22 @@ func rawSQL(t *testing.T, path string) *sql.DB {
 // committed, both followed by 40 000 rows of a busy neighbour.
 func TestStandingFromFarBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	ctx := context.Background()
 	parked, _ := w.StartRun(ctx, "parked long ago", "/w")
-	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
+	w.CheckpointStep(ctx, parked, harness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
 	deferredReq, _ := w.PutPending(ctx, parked, 2, "write", "a", ptr("A"))
 	w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: parked, Step: 2, Kind: store.PolicyDecision, Act: "write", Target: "a", Decision: store.PolicyDefer, Source: "approver"})
-	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 2, Decision: "awaiting approval (request " + deferredReq + ")", Result: ""})
+	w.CheckpointStep(ctx, parked, harness.StepRecord{Step: 2, Decision: "awaiting approval (request " + deferredReq + ")", Result: ""})
 	w.FinishRun(ctx, parked, store.OutcomeAwaitingApproval)
 	moved, _ := w.StartRun(ctx, "moved on long ago", "/w")
 	w.AcquireLease(ctx, moved, time.Hour)
 	stale, _ := w.PutPending(ctx, moved, 1, "exec", "ls", nil)
-	w.CheckpointStep(ctx, moved, ioharness.StepRecord{Step: 1, Decision: "ran ls", Result: "r"})
+	w.CheckpointStep(ctx, moved, harness.StepRecord{Step: 1, Decision: "ran ls", Result: "r"})
 	busy, _ := w.StartRun(ctx, "busy", "/w")
 	db := rawSQL(t, path)
 	tx, _ := db.Begin()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // longRunSteps is the size of the one run BenchmarkStepDetailLongRun opens.
@@ -41,7 +42,7 @@ func longRunPath(b *testing.B) string {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		os.Remove(p)
 	}
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // stepsBothWays reads run 1's timeline rows twice, once on SQLite's own
@@ -60,7 +61,7 @@ func TestRawStepRowsAgree(t *testing.T) {
 	// The run first, a cursor on it, then the rows the cursor is before.
 	mk := func(name, body string) (string, store.Cursor) {
 		p := filepath.Join(dir, name)
-		s, err := Create(p)
+		s, err := harness.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A stretch of a run's timeline read by row range (EachStepRow) folds into
@@ -22,7 +23,7 @@ func TestEachStepRowFoldsAsSteps(t *testing.T) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ for step, kind, detail in db.execute("SELECT step, kind, detail FROM context_eve
     out.append("context %d | %s | %s\n" % (step, kind, detail or ""))
 sys.stdout.buffer.write("".join(out).encode())
 `
-	out, err := exec.Command("python3", "-c", script, path, "schema.sql", strconv.Itoa(sideBytes), dir).Output()
+	out, err := exec.Command("python3", "-c", script, path, filepath.Join("internal", "schema", "schema.sql"), strconv.Itoa(sideBytes), dir).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

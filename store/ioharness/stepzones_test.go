@@ -57,7 +57,7 @@ for n in (5, 7, 4000):
     db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 2, 'p', 5)", (n,))
     db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (1, ?, 'e', 'late', 1, 0)", (n,))
 db.commit()
-`, "schema.sql", strconv.Itoa(zoneSteps))
+`, filepath.Join("internal", "schema", "schema.sql"), strconv.Itoa(zoneSteps))
 	return path
 }
 

@@ -58,7 +58,7 @@ func writeStream(t testing.TB, path string, runs int, batches ...batch) int64 {
 		t.Skip("python3 is not installed")
 	}
 	spec, _ := json.Marshal(map[string]any{"runs": runs, "batches": batches})
-	out, err := exec.Command("python3", "-c", streamScript, path, "schema.sql", string(spec)).Output()
+	out, err := exec.Command("python3", "-c", streamScript, path, filepath.Join("internal", "schema", "schema.sql"), string(spec)).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

@@ -38,7 +38,7 @@ func py(t testing.TB, path, script string, args ...string) string {
 func harnessStore(t testing.TB, dir, name, goal string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	schema, err := filepath.Abs("../ioharness/schema.sql")
+	schema, err := filepath.Abs("../ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

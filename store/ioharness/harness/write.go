@@ -1,4 +1,4 @@
-package ioharness
+package harness
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // The write API mirrors io-harness's Store methods, statement for
@@ -60,12 +61,12 @@ func (s *Store) insert(ctx context.Context, q string, args ...any) (string, erro
 	if err != nil {
 		return "", mapDriverErr(s.path, err)
 	}
-	return idStr(id), nil
+	return schema.ID(id), nil
 }
 
 // runKey turns a run id into the integer key, refusing text that is not one.
 func (s *Store) runKey(id string) (int64, error) {
-	n, ok := parseID(id)
+	n, ok := schema.ParseID(id)
 	if !ok {
 		return 0, storeErr(s.path, store.ErrNoSuchRun, id, nil)
 	}
@@ -73,7 +74,7 @@ func (s *Store) runKey(id string) (int64, error) {
 }
 
 func (s *Store) needTable(table string) error {
-	if !s.si().has(table) {
+	if !s.si().Has(table) {
 		return storeErr(s.path, store.ErrUnsupported,
 			"this store has no "+table+" table (written by an older io-harness; open it once with a newer io-harness to migrate)", nil)
 	}

@@ -1,8 +1,10 @@
-package ioharness
+package harness
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // Tool attempts (io-harness 0.65): the journal of a tool call whose effect a
@@ -27,7 +29,7 @@ func (s *Store) OpenAttempt(ctx context.Context, runID string, step int, tool st
 
 // CloseAttempt records that the call returned (close_attempt).
 func (s *Store) CloseAttempt(ctx context.Context, attemptID string) error {
-	id, ok := parseID(attemptID)
+	id, ok := schema.ParseID(attemptID)
 	if !ok {
 		return fmt.Errorf("%q is not an attempt id", attemptID)
 	}
@@ -38,7 +40,7 @@ func (s *Store) CloseAttempt(ctx context.Context, attemptID string) error {
 // ResolveAttempt closes an attempt by an operator's decision: retry,
 // completed or abort (resolve_attempt).
 func (s *Store) ResolveAttempt(ctx context.Context, attemptID, resolution string) error {
-	id, ok := parseID(attemptID)
+	id, ok := schema.ParseID(attemptID)
 	if !ok {
 		return fmt.Errorf("%q is not an attempt id", attemptID)
 	}

@@ -1,9 +1,11 @@
-package ioharness
+package harness
 
 import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // Spawn is the persisted contract of a child run, kept so a resumed parent
@@ -34,7 +36,7 @@ func (s *Store) RecordSpawn(ctx context.Context, sp Spawn) error {
 	if deny == "" {
 		deny = "[]"
 	}
-	if s.si().hasCol("spawns", "as_name") {
+	if s.si().HasCol("spawns", "as_name") {
 		_, err = s.exec(ctx, `INSERT INTO spawns (parent_run_id, step, child_run_id, goal, verify_file, needle, max_steps, deny_write, as_name)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, parent, sp.Step, child, sp.Goal, sp.VerifyFile, sp.Needle,
 			nullableInt(sp.MaxSteps), deny, sp.AsName)
@@ -57,7 +59,7 @@ func (s *Store) FindSpawn(ctx context.Context, parentRunID string, step int, goa
 	var child int64
 	var max sql.NullInt64
 	err = s.read.QueryRowContext(ctx, `SELECT child_run_id, goal, verify_file, needle, max_steps, deny_write, `+
-		s.si().col("spawns", "as_name", "''")+`
+		s.si().Col("spawns", "as_name", "''")+`
 		FROM spawns WHERE parent_run_id = ? AND step = ? AND goal = ? ORDER BY id ASC LIMIT 1`, parent, step, goal).
 		Scan(&child, &sp.Goal, &sp.VerifyFile, &sp.Needle, &max, &sp.DenyWrite, &sp.AsName)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -66,6 +68,14 @@ func (s *Store) FindSpawn(ctx context.Context, parentRunID string, step int, goa
 	if err != nil {
 		return Spawn{}, false, mapDriverErr(s.path, err)
 	}
-	sp.ChildRunID, sp.MaxSteps = idStr(child), nullInt(max)
+	sp.ChildRunID, sp.MaxSteps = schema.ID(child), nullInt(max)
 	return sp, true, nil
+}
+
+func nullInt(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
 }

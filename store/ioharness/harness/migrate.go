@@ -1,4 +1,4 @@
-package ioharness
+package harness
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // Migrating an older store for the write API.
@@ -47,7 +48,7 @@ var addedColumns = []struct{ table, def string }{
 // schemaStatements splits schema.sql into its CREATE TABLE and CREATE INDEX
 // statements.
 func schemaStatements() (tables, indexes []string) {
-	for _, st := range strings.Split(schemaSQL, ";") {
+	for _, st := range strings.Split(schema.SQL, ";") {
 		var lines []string
 		for _, l := range strings.Split(st, "\n") {
 			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
@@ -66,22 +67,22 @@ func schemaStatements() (tables, indexes []string) {
 }
 
 // needsMigration reports whether the store lacks a table, column or index
-// of the current schema, or is stamped below FormatVersion.
-func needsMigration(ctx context.Context, db *sql.DB, si *schemaInfo) (bool, error) {
+// of the current schema, or is stamped below schema.FormatVersion.
+func needsMigration(ctx context.Context, db *sql.DB, si *schema.Info) (bool, error) {
 	var v int64
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return false, err
 	}
-	if v < FormatVersion {
+	if v < schema.FormatVersion {
 		return true, nil
 	}
 	want, err := currentSchema(ctx)
 	if err != nil {
 		return false, err
 	}
-	for t, cols := range want.tables {
+	for t, cols := range want.Tables {
 		for c := range cols {
-			if !si.hasCol(t, c) {
+			if !si.HasCol(t, c) {
 				return true, nil
 			}
 		}
@@ -111,7 +112,7 @@ func indexName(stmt string) string {
 }
 
 // currentSchema is the tables and columns of a fresh store of this schema.
-func currentSchema(ctx context.Context) (*schemaInfo, error) {
+func currentSchema(ctx context.Context) (*schema.Info, error) {
 	m, err := Memory()
 	if err != nil {
 		return nil, err
@@ -149,8 +150,8 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return err
 		}
-		if v < FormatVersion {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion)); err != nil {
+		if v < schema.FormatVersion {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schema.FormatVersion)); err != nil {
 				return err
 			}
 		}
@@ -159,7 +160,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return storeErr(s.path, store.ErrUnsupported, fmt.Sprintf("could not bring the store up to io-harness 0.66's schema, and left it as it was: %v", err), err)
 	}
-	si, err := loadSchema(ctx, s.read)
+	si, err := schema.Load(ctx, s.read)
 	if err != nil {
 		return mapDriverErr(s.path, err)
 	}

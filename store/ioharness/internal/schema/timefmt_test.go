@@ -1,4 +1,4 @@
-package ioharness
+package schema
 
 import (
 	"testing"
@@ -22,8 +22,8 @@ func TestParseTimeAgreesWithTimeParse(t *testing.T) {
 				break
 			}
 		}
-		if got := parseTime(s); !got.Equal(want) || got.Location() != want.Location() {
-			t.Errorf("parseTime(%q) = %v, time.Parse gives %v", s, got, want)
+		if got := ParseTime(s); !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("ParseTime(%q) = %v, time.Parse gives %v", s, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package ioharness
+package harness
 
 import (
 	"errors"

@@ -1,11 +1,14 @@
-package ioharness
+package harness
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // The harness side of human-in-the-loop: it asks (Put…), and may decide
@@ -114,7 +117,7 @@ func (s *Store) DecidePlan(ctx context.Context, planID string, verdict store.Ver
 // cas runs one guarded UPDATE (the request id is appended as the last
 // argument) and, when it changed nothing, reads back what won.
 func (s *Store) cas(ctx context.Context, key store.RequestKey, update string, args ...any) (store.DecideResult, error) {
-	id, ok := parseID(key.ID)
+	id, ok := schema.ParseID(key.ID)
 	if !ok {
 		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
 	}
@@ -130,4 +133,36 @@ func (s *Store) cas(ctx context.Context, key store.RequestKey, update string, ar
 		return store.DecideResult{}, err
 	}
 	return store.DecideResult{Decision: req.Decision, DecidedBy: req.DecidedBy}, nil
+}
+
+// requestRows are where each kind of request lies, and its run, step and
+// decision: what a harness polls for.
+var requestRows = map[store.RequestKind]struct{ table, cols string }{
+	store.Approval: {"pending_approvals", "run_id, step, resolved IS NOT NULL, resolved, NULL, NULL"},
+	store.Question: {"pending_questions", "run_id, step, resolved, answer, answered_by, NULL"},
+	store.Plan:     {"plans", "run_id, step, resolved, verdict, decided_by, correction"},
+}
+
+// Request reads a request's own row as the harness polls it: whether it is
+// decided, with what and by whom (and a plan's correction). The reader's
+// judgements of it (standing, the runs above it) are store/ioharness's.
+func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Request, error) {
+	id, ok := schema.ParseID(key.ID)
+	rows, known := requestRows[key.Kind]
+	if !ok || !known || !s.si().Has(rows.table) {
+		return store.Request{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
+	}
+	req := store.Request{Kind: key.Kind, ID: key.ID}
+	var run int64
+	var decision, by, correction sql.NullString
+	err := s.read.QueryRowContext(ctx, "SELECT "+rows.cols+" FROM "+rows.table+" WHERE id = ?", id).
+		Scan(&run, &req.Step, &req.Resolved, &decision, &by, &correction)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Request{}, storeErr(s.path, store.ErrNoSuchReq, key.String(), nil)
+	}
+	if err != nil {
+		return store.Request{}, mapDriverErr(s.path, err)
+	}
+	req.RunID, req.Decision, req.DecidedBy, req.Correction = schema.ID(run), decision.String, by.String, correction.String
+	return req, nil
 }

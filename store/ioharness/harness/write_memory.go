@@ -1,10 +1,12 @@
-package ioharness
+package harness
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // GlobalMemory is the workspace name io-harness uses for memory shared by
@@ -56,7 +58,7 @@ func (s *Store) MemoryWriteEntry(ctx context.Context, workspace, key, value, run
 		kind = "fact"
 	}
 	value = truncateMemoryValue(value, MaxMemoryEntryChars)
-	hasSnapshots := s.si().has("memory_snapshots")
+	hasSnapshots := s.si().Has("memory_snapshots")
 	var out MemoryWrite
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		out = MemoryWrite{}
@@ -104,10 +106,10 @@ func (s *Store) MemoryWriteEntry(ctx context.Context, workspace, key, value, run
 func (s *Store) enforceMemoryCaps(ctx context.Context, tx *sql.Tx, workspace, keep string) ([]string, error) {
 	recalls := `(SELECT COUNT(DISTINCT r.run_id) FROM memory_recalls r WHERE r.workspace = m.workspace AND r.key = m.key),
 		(SELECT MAX(r.at) FROM memory_recalls r WHERE r.workspace = m.workspace AND r.key = m.key)`
-	if !s.si().has("memory_recalls") {
+	if !s.si().Has("memory_recalls") {
 		recalls = "0, NULL" // a store from before recalls were recorded: none were
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.key, LENGTH(m.value), `+s.si().col("memory", "pinned", "NULL")+`, `+recalls+`
+	rows, err := tx.QueryContext(ctx, `SELECT m.key, LENGTH(m.value), `+s.si().Col("memory", "pinned", "NULL")+`, `+recalls+`
 		FROM memory m WHERE m.workspace = ? ORDER BY 4 ASC, 5 ASC, m.created_at ASC, m.id ASC`, workspace)
 	if err != nil {
 		return nil, err
@@ -174,32 +176,14 @@ func truncateMemoryValue(v string, max int) string {
 	return v[:i] + "…[truncated]"
 }
 
-func (s *Store) memoryCols() string {
-	return "workspace, key, value, run_id, step, created_at, " + s.si().col("memory", "kind", "NULL") + ", " +
-		s.si().col("memory", "pinned", "NULL")
-}
-
-func scanMemory(r interface{ Scan(...any) error }) (MemoryEntry, error) {
-	var m MemoryEntry
-	var run int64
-	var created string
-	var kind sql.NullString
-	var pinned sql.NullInt64
-	err := r.Scan(&m.Workspace, &m.Key, &m.Value, &run, &m.Step, &created, &kind, &pinned)
-	m.RunID, m.CreatedAt, m.Pinned = idStr(run), parseTime(created), pinned.Int64 == 1
-	m.Kind = "fact"
-	if kind.String == "decision" {
-		m.Kind = "decision"
-	}
-	return m, err
-}
+func (s *Store) memoryCols() string { return schema.MemoryCols(s.si()) }
 
 // MemoryGet reads one entry; ok is false when there is none.
 func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEntry, bool, error) {
-	if !s.si().has("memory") {
+	if !s.si().Has("memory") {
 		return MemoryEntry{}, false, nil
 	}
-	m, err := scanMemory(s.read.QueryRowContext(ctx, "SELECT "+s.memoryCols()+" FROM memory WHERE workspace = ? AND key = ?", workspace, key))
+	m, err := schema.ScanMemory(s.read.QueryRowContext(ctx, "SELECT "+s.memoryCols()+" FROM memory WHERE workspace = ? AND key = ?", workspace, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return MemoryEntry{}, false, nil
 	}
@@ -209,7 +193,7 @@ func (s *Store) MemoryGet(ctx context.Context, workspace, key string) (MemoryEnt
 // MemoryList lists a workspace's entries oldest first; an empty workspace
 // lists every workspace's.
 func (s *Store) MemoryList(ctx context.Context, workspace string) ([]MemoryEntry, error) {
-	if !s.si().has("memory") {
+	if !s.si().Has("memory") {
 		return nil, nil
 	}
 	q := "SELECT " + s.memoryCols() + " FROM memory"
@@ -218,13 +202,20 @@ func (s *Store) MemoryList(ctx context.Context, workspace string) ([]MemoryEntry
 		q += " WHERE workspace = ?"
 		args = append(args, workspace)
 	}
+	rows, err := s.read.QueryContext(ctx, q+" ORDER BY created_at ASC, key ASC", args...)
+	if err != nil {
+		return nil, mapDriverErr(s.path, err)
+	}
+	defer rows.Close()
 	var out []MemoryEntry
-	err := s.eachRow(ctx, q+" ORDER BY created_at ASC, key ASC", args, func(r *sql.Rows) error {
-		m, err := scanMemory(r)
+	for rows.Next() {
+		m, err := schema.ScanMemory(rows)
+		if err != nil {
+			return nil, mapDriverErr(s.path, err)
+		}
 		out = append(out, m)
-		return err
-	})
-	return out, err
+	}
+	return out, mapDriverErr(s.path, rows.Err())
 }
 
 // MemoryDelete removes one entry; it reports whether there was one.

@@ -1,4 +1,4 @@
-package ioharness
+package harness
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 const isoNow = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
@@ -113,7 +114,7 @@ func (s *Store) writeSummary(ctx context.Context, tx *sql.Tx, run int64, outcome
 	if err := tx.QueryRowContext(ctx, spend, run).Scan(&steps, &tokens); err != nil {
 		return err
 	}
-	if s.si().hasCol("runs", "turn_kind") && s.si().has("provider_calls") {
+	if s.si().HasCol("runs", "turn_kind") && s.si().Has("provider_calls") {
 		// A conversational reply's spend is its provider calls.
 		var reply int
 		tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id = ? AND turn_kind = 'reply'", run).Scan(&reply)
@@ -278,44 +279,61 @@ func (s *Store) RecordCheckpointEvent(ctx context.Context, runID string, step in
 // LastStep is the highest step number recorded for the run (0 if none):
 // the point a resume continues from.
 func (s *Store) LastStep(ctx context.Context, runID string) (int, error) {
-	st, err := s.RunStats(ctx, []string{runID})
-	if err != nil {
-		return 0, err
+	run, ok := schema.ParseID(runID)
+	if !ok {
+		return 0, nil
 	}
-	return st[runID].Steps, nil
+	var n int
+	err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(step), 0) FROM steps WHERE run_id = ?", run).Scan(&n)
+	return n, mapDriverErr(s.path, err)
 }
 
 // SpentTokens is what the run has spent: its steps' tokens, or for a
 // conversational reply its provider calls' totals.
 func (s *Store) SpentTokens(ctx context.Context, runID string) (int64, error) {
-	st, err := s.RunStats(ctx, []string{runID})
-	if err != nil {
-		return 0, err
+	run, ok := schema.ParseID(runID)
+	if !ok {
+		return 0, nil
 	}
-	return st[runID].Tokens, nil
+	if s.si().Has("provider_calls") && s.si().HasCol("runs", "turn_kind") {
+		var calls, tokens int64
+		err := s.read.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(total_tokens), 0) FROM provider_calls
+			WHERE run_id = ? AND run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')`, run).Scan(&calls, &tokens)
+		if err != nil {
+			return 0, mapDriverErr(s.path, err)
+		}
+		if calls > 0 {
+			return tokens, nil
+		}
+	}
+	var tokens int64
+	err := s.read.QueryRowContext(ctx, "SELECT COALESCE(SUM(tokens), 0) FROM steps WHERE run_id = ?", run).Scan(&tokens)
+	return tokens, mapDriverErr(s.path, err)
 }
 
 // SpentTokensTree is the tokens spent by a run and everything under it (steps
 // only, as io-harness counts the tree ledger).
 func (s *Store) SpentTokensTree(ctx context.Context, rootID string) (int64, error) {
-	runs, err := s.Tree(ctx, rootID)
+	root, err := s.runKey(rootID)
 	if err != nil {
 		return 0, err
 	}
-	var ids []int64
-	for _, r := range runs {
-		ids = append(ids, runNum(r.ID))
+	var n int
+	if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id = ?", root).Scan(&n); err != nil {
+		return 0, mapDriverErr(s.path, err)
+	}
+	if n == 0 {
+		return 0, storeErr(s.path, store.ErrNoSuchRun, rootID, nil)
+	}
+	tree := "?"
+	if s.si().HasCol("runs", "parent_run_id") {
+		tree = `WITH RECURSIVE tree(id) AS (
+			SELECT id FROM runs WHERE id = ?
+			UNION SELECT c.id FROM runs c JOIN tree t ON c.parent_run_id = t.id)
+		SELECT id FROM tree`
 	}
 	var total int64
-	_, err = scanBack(ctx, s.read, scanSpec{table: "steps", cols: "tokens", runs: ids,
-		done: firstStep},
-		func(r *sql.Rows) (struct{}, int64, int, error) {
-			var id, run, tokens int64
-			var step int
-			err := r.Scan(&id, &run, &step, &tokens)
-			total += tokens
-			return struct{}{}, run, step, err
-		})
+	err = s.read.QueryRowContext(ctx, "SELECT COALESCE(SUM(tokens), 0) FROM steps WHERE run_id IN ("+tree+")", root).Scan(&total)
 	return total, mapDriverErr(s.path, err)
 }
 
@@ -345,9 +363,9 @@ func (s *Store) CheckResumable(ctx context.Context, runID string) error {
 	if err := s.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return mapDriverErr(s.path, err)
 	}
-	if v > FormatVersion {
+	if v > schema.FormatVersion {
 		return storeErr(s.path, store.ErrNotResumable,
-			fmt.Sprintf("checkpoint format %d is newer than supported %d; upgrade to resume this run", v, FormatVersion), nil)
+			fmt.Sprintf("checkpoint format %d is newer than supported %d; upgrade to resume this run", v, schema.FormatVersion), nil)
 	}
 	run, err := s.runKey(runID)
 	if err != nil {
@@ -357,7 +375,7 @@ func (s *Store) CheckResumable(ctx context.Context, runID string) error {
 	if err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ?", run).Scan(&one); err != nil {
 		return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf("no run with id %s in the store", runID), nil)
 	}
-	if s.si().hasCol("runs", "turn_kind") {
+	if s.si().HasCol("runs", "turn_kind") {
 		err := s.read.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id = ? AND turn_kind = 'reply' AND status = 'running'", run).Scan(&one)
 		if err == nil {
 			return storeErr(s.path, store.ErrNotResumable, fmt.Sprintf(

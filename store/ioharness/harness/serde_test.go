@@ -1,4 +1,4 @@
-package ioharness
+package harness
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // The bytes serde_json 1.0.151 writes for a Value parsed from the left
@@ -129,7 +130,7 @@ func TestWriterValuesAreSerdes(t *testing.T) {
 	}
 
 	// And vigil reads back what it wrote.
-	r, err := OpenReadOnly(path)
+	r, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
