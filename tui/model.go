@@ -169,6 +169,7 @@ func New(opt Options) *Model {
 	}
 	if opt.Decisions == nil {
 		opt.Decisions = decision.Local(os.Getenv, "the explorer")
+		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
