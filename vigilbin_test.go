@@ -34,7 +34,16 @@ func vigilBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Decisions made in the explorers these tests start go to the
+	// per-user audit log: one of this process's own (a test that reads
+	// its log sets XDG_STATE_HOME itself), never the user's.
+	state, err := os.MkdirTemp("", "vigil-e2e-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
+	os.RemoveAll(state)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/livetail"
 	"github.com/vigil-run/vigil/store"
@@ -222,17 +223,14 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		decide := func(ctx context.Context, d store.Decision) (store.DecideResult, error) { return src.Decide(ctx, d) }
-		var res store.DecideResult
-		if a.opt.Audit != nil {
-			ch := a.opt.Channel
-			if p.By != "" {
-				ch += ", for " + sanitize.Line(p.By)
-			}
-			res, err = a.opt.Audit.Decide(ctx, src.Path(), p.Decision, a.opt.Who, ch, decide, nil)
-		} else {
-			res, err = decide(ctx, p.Decision)
+		ch := a.opt.Channel
+		if p.By != "" {
+			ch += ", for " + sanitize.Line(p.By)
 		}
+		// Without a log of its own, the agent decides on: the caller's
+		// audit line, written before the decision was sent, records it.
+		mk := decision.Maker{Who: a.opt.Who, Via: ch, Log: a.opt.Audit, Unlogged: true}
+		res, err := mk.Make(ctx, src, decision.Ask{Decision: p.Decision})
 		if err == nil {
 			a.hub.Poke()
 		}

@@ -22,6 +22,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
@@ -421,6 +422,9 @@ watching:
 		NoColor:    noColor,
 		Look:       s.cfg.Look,
 		Notify:     s.notifyFor(append(sess.Environ(), "TERM="+pty.Term)),
+		// Its decisions: the key's name, the session's address, the
+		// server's log (none when read-only: nothing is decided then).
+		Decisions: &decision.Maker{Who: se.sess.Who, Via: se.sess.Channel, Log: s.audit},
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
 	own.screen = newLineScreen(sess, key.w, key.h)

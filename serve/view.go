@@ -169,25 +169,19 @@ func (v *View) LastWrite(ctx context.Context) (time.Time, error) {
 	return wc.LastWrite(ctx)
 }
 
-// Decide writes a decision if the session may make it. The audit log gets
-// a line before the store is written (nothing is decided that it does not
-// record) and the outcome after, fsync'd both times, before the result is
-// returned.
+// Decide writes a decision if the session may make it. The session's
+// explorer decides through the decision service (internal/decision),
+// which refuses a viewer with a line in the audit log (ReadOnly says why)
+// and records the attempt and the outcome around this compare-and-set.
 func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
-	a := v.hub.audit
 	if v.readOnly != "" {
-		err := &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
-		if a != nil {
-			a.Append(audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, store.DecideResult{}, err, v.now()))
-		}
-		return store.DecideResult{}, err
+		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
 	}
-	if a == nil {
-		return store.DecideResult{}, errors.New("no audit log: decisions are off")
-	}
-	res, rec, err := a.DecideAt(ctx, v.now, v.src.Path(), d, v.sess.Who, v.sess.Channel, v.src.Decide, nil)
-	if res.Won { // won in the store, even when the log's outcome line failed
-		v.hub.addWinner(rec)
+	res, err := v.src.Decide(ctx, d)
+	if err == nil && res.Won {
+		// Named before the sessions are woken: their refresh says who.
+		v.hub.addWinner(audit.Record{Time: v.now().UTC(), Store: v.src.Path(), Request: d.Key.String(), Verdict: string(d.Verdict),
+			Who: v.sess.Who, Channel: v.sess.Channel, Outcome: audit.Won})
 	}
 	v.hub.Poke()
 	if err == nil && !res.Won {

@@ -163,5 +163,14 @@ func TestMain(m *testing.M) {
 	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
 	views.CheckTreeLines = checkPaneCache
 	views.CheckTimelineRows = checkPaneCache
-	os.Exit(m.Run())
+	// The explorer's decisions go to the per-user audit log by default:
+	// one of this process's own, removed after, never the user's.
+	state, err := os.MkdirTemp("", "vigil-tui-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -260,12 +261,14 @@ type decidedMsg struct {
 	err      error
 }
 
-func decide(src source, d store.Decision) tea.Cmd {
+// decide makes a person's decision through the decision service, which
+// records it in the audit log.
+func decide(src source, mk *decision.Maker, a decision.Ask) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		res, err := src.Decide(ctx, d)
-		return decidedMsg{gen: src.gen, decision: d, result: res, err: err}
+		res, err := mk.Make(ctx, src.Source, a)
+		return decidedMsg{gen: src.gen, decision: a.Decision, result: res, err: err}
 	}
 }
 

@@ -8,12 +8,14 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -40,6 +42,10 @@ type Options struct {
 	// Who says who is watching and what they may do (vigil serve: the
 	// key's name and role). The status bar never drops it.
 	Who string
+	// Decisions is who decides through this explorer, by which channel,
+	// recorded in which audit log (internal/decision). Nil: the person at
+	// this terminal, in the per-user log ($XDG_STATE_HOME/vigil).
+	Decisions *decision.Maker
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
@@ -151,6 +157,10 @@ func New(opt Options) *Model {
 	now := opt.Now
 	if now == nil {
 		now = time.Now
+	}
+	if opt.Decisions == nil {
+		opt.Decisions = decision.Local(os.Getenv, "the explorer")
+		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
