@@ -10,7 +10,8 @@ import (
 
 	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	_ "github.com/vigil-run/vigil/store/ioharness" // registers the format store.Open reads
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // fixtureHub follows a fixture store; commit adds a step to it and waits
@@ -28,13 +29,13 @@ func fixtureHub(t *testing.T) (h *Hub, commit func(step int)) {
 	t.Cleanup(func() { h.Close() })
 	return h, func(step int) {
 		t.Helper()
-		w, err := ioharness.OpenWriter(path)
+		w, err := harness.OpenWriter(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Close()
 		_, before := h.Mark()
-		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: step, Decision: "moved", Result: "ok"}); err != nil {
+		if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: step, Decision: "moved", Result: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {

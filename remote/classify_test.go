@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Classify is asked inside the explorer's update, on every redraw: it
@@ -76,7 +77,7 @@ func leasedApproval(t *testing.T) (string, store.Request, store.Run) {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +90,16 @@ func leasedApproval(t *testing.T) (string, store.Request, store.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := w.Request(ctx, store.RequestKey{Kind: store.Approval, ID: rid})
+	r, err := ioharness.Open(path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := w.Run(ctx, id)
+	defer r.Close()
+	req, err := r.Request(ctx, store.RequestKey{Kind: store.Approval, ID: rid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.Run(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
