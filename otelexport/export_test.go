@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -677,4 +682,88 @@ func TestLostReplyIsSentAgainUnderTheSameIDs(t *testing.T) {
 			t.Errorf("span %s not in the ledger", s.SpanContext.SpanID())
 		}
 	}
+}
+
+// TestEndpointDownThenUp: the real OTLP/HTTP exporter against an endpoint
+// that refuses connections at first (which the exporter's own retry does
+// not retry): the export says so once a try and delivers everything once
+// the endpoint comes up.
+func TestEndpointDownThenUp(t *testing.T) {
+	tr := buildTree(t)
+	want := len(export(t, tr.path, otelexport.Options{}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // down
+	exp, err := otelexport.NewExporter(context.Background(), otelexport.Endpoint{URL: "http://" + addr, Protocol: otelexport.ProtocolHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	var posts atomic.Int64
+	up := make(chan *http.Server, 1)
+	log := &lockedLog{}
+	go func() {
+		for strings.Count(log.String(), "retrying in") < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			up <- nil
+			return
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if b, _ := io.ReadAll(r.Body); r.URL.Path == "/v1/traces" && len(b) > 0 {
+				posts.Add(1)
+			}
+			w.WriteHeader(http.StatusOK)
+		})}
+		go srv.Serve(l)
+		up <- srv
+	}()
+	src, err := store.Open(tr.path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	st, err := otelexport.Run(context.Background(), otelexport.Options{Source: src, StoreID: "test:tree", Exporter: exp,
+		Endpoint: "http://" + addr + "/v1/traces", Log: log, RetryFor: 30 * time.Second,
+		Backoff: func(int) time.Duration { return 20 * time.Millisecond }})
+	if srv := <-up; srv != nil {
+		defer srv.Close()
+	}
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, log)
+	}
+	if st.Spans != want || posts.Load() == 0 {
+		t.Errorf("%d spans sent in %d posts, want %d", st.Spans, posts.Load(), want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if strings.Contains(line, "retrying in") && !strings.Contains(line, "connection refused") {
+			t.Errorf("retry line %q does not say what failed", line)
+		}
+	}
+	if !strings.Contains(log.String(), "took the batch after") {
+		t.Errorf("no line saying the endpoint took the batch in the end:\n%s", log)
+	}
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
