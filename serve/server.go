@@ -435,6 +435,15 @@ watching:
 		// writes (a bell, a query): 20 a second is soon enough for those,
 		// and fifty sessions' tickers wake the server less.
 		tea.WithFPS(20))
+	if libraryRenderer {
+		own.screen = nil
+		out := &tappedWriter{w: sess}
+		if frameTap != nil {
+			defer frameTap.ended(out)
+		}
+		opts = append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
+			tea.WithOutput(out))
+	}
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})
@@ -455,7 +464,7 @@ watching:
 			case win := <-winCh:
 				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
 			case <-idle.C:
-				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.out }) {
+				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.writer(sess) }) {
 					return
 				}
 			}

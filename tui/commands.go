@@ -112,7 +112,6 @@ func loadAll(src source) tea.Cmd {
 // and the first load's cursor following every run (nil: it already did).
 type restMsg struct {
 	from
-	leanHeld
 	runs   []store.Run
 	cursor store.Cursor
 	err    error
@@ -123,10 +122,9 @@ type restMsg struct {
 // whatever changes in between comes again through Changes.
 func loadRest(src source, cur store.Cursor) tea.Cmd {
 	return func() tea.Msg {
-		lean := leanHeld{leanGC()} // until the model has taken them in
 		ctx, cancel := ioCtx()
 		defer cancel()
-		msg := restMsg{from: from{src.gen}, leanHeld: lean}
+		msg := restMsg{from: from{src.gen}}
 		if qh, ok := src.Source.(store.QuickHeader); ok && cur != nil {
 			if msg.cursor, msg.err = qh.WholeHead(ctx, cur); msg.err != nil {
 				return msg
@@ -139,18 +137,16 @@ func loadRest(src source, cur store.Cursor) tea.Cmd {
 
 type statsMsg struct {
 	from
-	leanHeld
 	stats map[string]store.RunStats
 	err   error
 }
 
 func loadStats(src source, ids []string) tea.Cmd {
 	return func() tea.Msg {
-		lean := leanHeld{leanGC()}
 		ctx, cancel := ioCtx()
 		defer cancel()
 		st, err := src.RunStats(ctx, ids)
-		return statsMsg{from: from{src.gen}, leanHeld: lean, stats: st, err: err}
+		return statsMsg{from: from{src.gen}, stats: st, err: err}
 	}
 }
 

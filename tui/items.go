@@ -39,7 +39,6 @@ func (m *Model) refreshItems() {
 	}
 	m.runItems = items
 	m.runs.SetItems(items)
-	m.holdLeanForList()
 	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()

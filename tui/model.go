@@ -110,7 +110,6 @@ type Model struct {
 	lastChange   time.Time
 	itemsOffline string          // the stores offline when the lists were built (offlineStores)
 	runItems     []views.RunItem // the runs pane's rows, refilled by refreshItems
-	leanList     func()          // lets the collector go (holdLeanForList)
 	problem      string          // the last error, one line, in the status bar
 	noticeText   string          // a confirmation (copied, opened), shown a moment (open.go)
 	noticeAt     time.Time
@@ -214,7 +213,6 @@ func (m *Model) newWakeup() (watch.Wakeup, error) {
 // Close stops the watcher.
 func (m *Model) Close() {
 	m.closed = true
-	m.holdLeanForList()
 	if m.watcher != nil {
 		m.watcher.Close()
 		m.watcher = nil
@@ -244,9 +242,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
 	defer m.followOffline()
-	if l, ok := msg.(leanReply); ok {
-		defer l.releaseLean() // taken in, or dropped as a replaced source's
-	}
 	if !narrowMsg(msg) {
 		m.touchAll()
 	}
