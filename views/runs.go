@@ -52,11 +52,12 @@ func (k SortKey) String() string { return sortNames[k] }
 
 // Runs is the runs pane: every root run, filterable and sortable.
 type Runs struct {
-	env  *Env
-	w, h int
-	list List
-	cols []column // the columns that fit, sized to the ids shown
-	all  []RunItem
+	revision // bumped by every change to what it draws (revision.go)
+	env      *Env
+	w, h     int
+	list     List
+	cols     []column // the columns that fit, sized to the ids shown
+	all      []RunItem
 	// shown are the rows listed, as indexes into all: filtered and in the
 	// pane's order. A copy of each item (a run and its tree's totals,
 	// about 300 bytes) was 6 MB on 20 k roots, made again with every
@@ -79,6 +80,7 @@ func NewRuns(env *Env) *Runs {
 
 // SetSize lays the pane out for w×h.
 func (p *Runs) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.fit()
 }
@@ -111,6 +113,7 @@ func (p *Runs) Capturing() bool { return p.filtering }
 // pane keeps items until the next SetItems, which may be handed the same
 // array filled again (the explorer refills one every second).
 func (p *Runs) SetItems(items []RunItem) {
+	p.bump()
 	p.all = items
 	p.apply()
 }
@@ -118,7 +121,10 @@ func (p *Runs) SetItems(items []RunItem) {
 // SetReading says whether more runs are still being read (the first
 // frame is drawn from the newest page): an empty list then says so, not
 // that the store has none.
-func (p *Runs) SetReading(v bool) { p.reading = v }
+func (p *Runs) SetReading(v bool) {
+	p.bump()
+	p.reading = v
+}
 
 // Selected is the run under the cursor.
 func (p *Runs) Selected() (RunItem, bool) {
@@ -219,6 +225,7 @@ func sortRuns(items []RunItem, rows []int32, k SortKey) {
 
 // Paste adds to the filter being typed.
 func (p *Runs) Paste(text string) Intent {
+	p.bump()
 	if !p.filtering {
 		return Intent{}
 	}
@@ -229,6 +236,7 @@ func (p *Runs) Paste(text string) Intent {
 
 // Key handles a key; it returns OpenRun when a run is chosen.
 func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	if p.filtering {
 		switch {
@@ -274,6 +282,7 @@ func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
 
 // Click opens the run clicked.
 func (p *Runs) Click(x, y int) Intent {
+	p.bump()
 	if !p.list.SelectVisible(y - 2) { // the top border and the header row
 		return Intent{}
 	}
@@ -284,6 +293,7 @@ func (p *Runs) Click(x, y int) Intent {
 
 // Wheel moves the window by d rows.
 func (p *Runs) Wheel(d int) Intent {
+	p.bump()
 	p.list.Scroll(d)
 	p.remember()
 	return redraw
