@@ -55,7 +55,8 @@ func (e stepEntry) pending() bool { return e.back&pendingBit != 0 }
 // rows as they come, show reads one picture), so it lives here. It is the
 // timeline's views.TimelineSteps.
 type agentView struct {
-	rev      rev.Rev // bumped by every change to what the timeline draws from it (Rev)
+	rev rev.Rev // bumped by every change to what the timeline draws from it (Rev)
+
 	id       string
 	loaded   bool
 	ranged   bool                // the source reads stretches: a long run is held as a window

@@ -39,6 +39,7 @@ const (
 // Approvals is the queue of everything waiting on a human, oldest first.
 type Approvals struct {
 	revision // bumped by every change to what it draws (revision.go)
+
 	env      *Env
 	w, h     int
 	list     List

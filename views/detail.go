@@ -21,15 +21,16 @@ const MaxSectionLines = 4000
 // scrollable, wrapped view.
 type Detail struct {
 	revision // bumped by every change to what it draws (revision.go)
-	env      *Env
-	w, h     int
-	d        *store.StepDetail
-	loading  bool
-	err      string
-	lines    []styledLine // the step laid out for the width; nil until sized
-	offset   int
-	search   Search
-	hit      int // the line of the match last gone to (-1: none)
+
+	env     *Env
+	w, h    int
+	d       *store.StepDetail
+	loading bool
+	err     string
+	lines   []styledLine // the step laid out for the width; nil until sized
+	offset  int
+	search  Search
+	hit     int // the line of the match last gone to (-1: none)
 }
 
 // NewDetail makes an empty detail pane.

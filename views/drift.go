@@ -17,12 +17,13 @@ import (
 // the provider's count, as numbers and bars.
 type Drift struct {
 	revision // bumped by every change to what it draws (revision.go)
-	env      *Env
-	w, h     int
-	list     List
-	samples  DriftSamples
-	title    string
-	stick    bool // keep the newest turn in view as turns arrive
+
+	env     *Env
+	w, h    int
+	list    List
+	samples DriftSamples
+	title   string
+	stick   bool // keep the newest turn in view as turns arrive
 	// prefix sums the samples that can no longer change (all but the last
 	// few, which a late provider count may still fill in), so a refresh
 	// costs O(new samples), not O(turns).

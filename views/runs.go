@@ -53,11 +53,12 @@ func (k SortKey) String() string { return sortNames[k] }
 // Runs is the runs pane: every root run, filterable and sortable.
 type Runs struct {
 	revision // bumped by every change to what it draws (revision.go)
-	env      *Env
-	w, h     int
-	list     List
-	cols     []column // the columns that fit, sized to the ids shown
-	all      []RunItem
+
+	env  *Env
+	w, h int
+	list List
+	cols []column // the columns that fit, sized to the ids shown
+	all  []RunItem
 	// shown are the rows listed, as indexes into all: filtered and in the
 	// pane's order. A copy of each item (a run and its tree's totals,
 	// about 300 bytes) was 6 MB on 20 k roots, made again with every

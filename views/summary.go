@@ -36,7 +36,8 @@ type RunSummary struct {
 // Summary is the run summary overlay: everything about one run that is
 // not a step, laid out for the box and scrollable.
 type Summary struct {
-	revision   // bumped by every change to what it draws (revision.go)
+	revision // bumped by every change to what it draws (revision.go)
+
 	env        *Env
 	w, h       int // the room the overlay may take
 	boxW, boxH int

@@ -23,17 +23,18 @@ import (
 // the explorer to stream through the store (Scan, ScanDone).
 type Timeline struct {
 	revision // bumped by every change to what it draws (revision.go)
-	env      *Env
-	w, h     int
-	list     List
-	src      TimelineSteps
-	srcSeen  rev.Seen // the revision of the steps last drawn from (Rev)
-	runID    string
-	title    string
-	follow   bool
-	live     bool // the run was live when loaded: steps may still come
-	fresh    int  // steps that arrived while not following
-	loading  bool
+
+	env     *Env
+	w, h    int
+	list    List
+	src     TimelineSteps
+	srcSeen rev.Seen // the revision of the steps last drawn from (Rev)
+	runID   string
+	title   string
+	follow  bool
+	live    bool // the run was live when loaded: steps may still come
+	fresh   int  // steps that arrived while not following
+	loading bool
 
 	// The step filter (timeline_filter.go): the facet's label ("" for
 	// every step). cur is the filter and the search as applied: the steps

@@ -116,6 +116,7 @@ func FlattenTreeOf(root string, agents int, has func(id string) bool, children f
 // Tree is the agent tree pane.
 type Tree struct {
 	revision // bumped by every change to what it draws (revision.go)
+
 	env      *Env
 	w, h     int
 	list     List
