@@ -127,7 +127,7 @@ func TestNothingChangedIsNotDrawnAgain(t *testing.T) {
 	}
 }
 
-// A key moves what it moves at once (every pane is drawn again after one).
+// A key moves what it moves at once.
 func TestAKeyIsDrawnAtOnce(t *testing.T) {
 	d := newDriver(t, 120, 40)
 	d.press("3")
