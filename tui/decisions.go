@@ -53,7 +53,6 @@ func (m *Model) noteDecided(ch *store.Changes) tea.Cmd {
 	for _, r := range ch.Requests {
 		if r.Resolved {
 			m.approvals.Resolved(views.Decided{Req: r, Channel: r.DecidedBy, Seen: now})
-			m.touch(paneApprovals)
 			inTree = inTree || m.st.inOpenTree(r.RunID)
 		}
 	}

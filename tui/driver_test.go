@@ -120,7 +120,28 @@ func (d *driver) refresh() {
 func (d *driver) advance(dt time.Duration) { d.clock = d.clock.Add(dt) }
 
 // screen is the frame as plain text.
-func (d *driver) screen() string { return ansi.Strip(d.m.Render()) }
+// screen is the frame as the terminal gets it, the panes drawn through the
+// cache; every test that reads one checks it against the frame drawn whole.
+func (d *driver) screen() string {
+	d.t.Helper()
+	kept := ansi.Strip(d.m.Render())
+	if whole, ok := d.keptIsWhole(kept); !ok {
+		d.t.Fatalf("the frame from kept pane drawings differs from the frame drawn whole:\nkept:\n%s\nwhole:\n%s", kept, whole)
+	}
+	return kept
+}
+
+// keptIsWhole draws the frame again with no pane drawing kept and says
+// whether it is kept; the model is left as it was (its kept drawings, its
+// counts of frames and draws).
+func (d *driver) keptIsWhole(kept string) (string, bool) {
+	m := d.m
+	drawn, draws, frames := m.drawn, m.paneDraws, m.frames
+	m.drawn = [paneCount]paneDrawn{}
+	whole := ansi.Strip(m.Render())
+	m.drawn, m.paneDraws, m.frames = drawn, draws, frames
+	return whole, whole == kept
+}
 
 func (d *driver) contains(want ...string) {
 	d.t.Helper()

@@ -139,11 +139,9 @@ type Model struct {
 
 	itemsAt time.Time // when the run list was last rebuilt
 
-	paneRev   [paneCount]uint64    // each pane's inputs' revision (pane_cache.go)
 	drawn     [paneCount]paneDrawn // each pane's last drawing
 	paneDraws [paneCount]int       // how many times each was drawn (tests)
 	frames    int                  // how many frames were drawn (tests)
-	treeLive  bool                 // the tree shows a live strip (its countdowns move)
 	queue     []views.ApprovalItem // the queue as last handed to its pane (queueMoves)
 
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
@@ -233,8 +231,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if work := m.stepWork(); work != nil {
 		cmd = tea.Batch(cmd, work)
 	}
-	if checkPaneCache {
-		m.render() // a frame after every message, as a terminal gets: the next checks what it kept
+	if drawEveryMessage {
+		m.render() // a frame after every message, as a terminal that keeps up gets
 	}
 	return m, cmd
 }
@@ -242,9 +240,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
 	defer m.followOffline()
-	if !narrowMsg(msg) {
-		m.touchAll()
-	}
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
@@ -324,7 +319,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case detailMsg:
 		if msg.rowID == m.detailWant {
-			m.touch(paneStep)
 			if msg.err != nil {
 				m.detail.Fail(msg.err.Error())
 			} else {
@@ -551,7 +545,6 @@ func (m *Model) openRun(id string) tea.Cmd {
 	root := m.st.model.RootOf(id)
 	m.st.root = root
 	m.tree.Select(id)
-	m.touch(paneAgents)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
 	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
@@ -563,7 +556,6 @@ func (m *Model) selectAgent(id string) tea.Cmd {
 		return nil
 	}
 	m.st.agent.want(id)
-	m.touch(paneTimeline, paneDrift, paneStep)
 	m.timeline.Loading(id, m.agentTitle(id))
 	m.drift.Set(m.agentTitle(id), nil)
 	m.detail.Set(nil)
@@ -575,7 +567,6 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 	if msg.runID != m.st.agent.id {
 		return nil // the user moved on
 	}
-	m.touch(paneTimeline, paneDrift, paneStep)
 	if msg.err != nil {
 		m.fail(msg.err)
 		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
@@ -604,7 +595,6 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	if !ok {
 		m.detailWant = 0
 		m.detail.Set(nil)
-		m.touch(paneStep)
 		return nil
 	}
 	rev := m.stepRev(st)
@@ -613,7 +603,6 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	}
 	m.detailWant, m.detailRev = st.RowID, rev
 	m.detail.Loading()
-	m.touch(paneStep)
 	if now {
 		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
 	}
@@ -715,10 +704,6 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		// upgrade) is learned by the source as it tails: ask again.
 		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
-		// The tree draws from the run model, the timeline from the open
-		// agent's steps: both moved in place (the drift pane's samples
-		// are handed to it again when they move: applyChanged).
-		m.touch(paneAgents, paneTimeline)
 		m.applyChanged(c, ch)
 		if len(ch.Reloaded) > 0 {
 			m.notice("%s read whole again (another store at its path, or back under a cursor it could not resume); the other stores were not",
@@ -776,7 +761,6 @@ func (m *Model) applyChanged(c changed, ch *store.Changes) {
 		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
 	if c.samples {
-		m.touch(paneDrift)
 		m.drift.SetSamples(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {
