@@ -13,7 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/internal/benchstore"
+	"github.com/vigil-run/vigil/internal/testkit/benchstore"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )

@@ -15,13 +15,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // foreign writes rows into the driver's store the way io-harness does,
-// through Python's sqlite3 (internal/fixture/harness.py), or skips.
+// through Python's sqlite3 (internal/testkit/fixture/harness.py), or skips.
 func (d *driver) foreign(calls ...fixture.Call) []int64 {
 	d.t.Helper()
 	ids, err := fixture.Foreign(d.path, calls...)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // c copies the selected step's tool call with OSC 52 and says so; C its

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
 // foreign writes rows the way io-harness does, through Python's sqlite3
-// (internal/fixture/harness.py), or skips where there is no python3.
+// (internal/testkit/fixture/harness.py), or skips where there is no python3.
 func foreign(t *testing.T, path string, calls ...fixture.Call) []int64 {
 	t.Helper()
 	ids, err := fixture.Foreign(path, calls...)

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
-// The lifecycle stores are written in internal/fixture, each the way the
+// The lifecycle stores are written in internal/testkit/fixture, each the way the
 // io-harness function named there writes it; these tests read them through
 // the store layer. The CLI and explorer tests read the same stores.
 

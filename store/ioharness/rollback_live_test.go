@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 )
 
 // rollbackWriter is a C-SQLite harness on a rollback-journal (DELETE mode)

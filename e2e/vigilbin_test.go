@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func vigilBinary(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "vigil")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "..").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("build: %v\n%s", built.err, built.out)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // sqlite3CLI runs sql on the store at path through the sqlite3 shell: the

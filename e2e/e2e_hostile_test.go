@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // These tests run the real binary: terminal injection through the store
@@ -43,7 +43,7 @@ func builtVigil(t *testing.T) string {
 			return
 		}
 		hostileBin.path = filepath.Join(dir, "vigil")
-		hostileBin.out, hostileBin.err = exec.Command("go", "build", "-o", hostileBin.path, ".").CombinedOutput()
+		hostileBin.out, hostileBin.err = exec.Command("go", "build", "-o", hostileBin.path, "..").CombinedOutput()
 	})
 	if hostileBin.err != nil {
 		t.Fatalf("build: %v\n%s", hostileBin.err, hostileBin.out)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"crypto/sha256"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
