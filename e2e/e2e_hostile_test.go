@@ -20,6 +20,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
@@ -60,9 +61,7 @@ type tmuxServer struct {
 
 func newTmux(t *testing.T) *tmuxServer {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
 	s := &tmuxServer{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
 	return s

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 var built struct {
@@ -34,7 +36,7 @@ func vigilBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testkit.Main(m)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

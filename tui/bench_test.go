@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/internal/testkit/benchstore"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
@@ -163,5 +164,5 @@ func TestMain(m *testing.M) {
 	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
 	views.CheckTreeLines = checkPaneCache
 	views.CheckTimelineRows = checkPaneCache
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }

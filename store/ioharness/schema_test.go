@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -106,7 +107,7 @@ func TestCreateRefusesExistingFile(t *testing.T) {
 // Older io-harness stores have a subset of the tables, and their columns
 // are a prefix of today's: that is what lets one query serve every version.
 func TestOlderFixturesArePrefixesOf066(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := map[string][]string{}
 	for _, l := range readShape(t) {
 		f := strings.Split(l, "|")
