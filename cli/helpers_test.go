@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/tui"
 )

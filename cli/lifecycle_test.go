@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -15,7 +15,7 @@ import (
 // The io-harness lifecycles after a run's first life, through the CLI: the
 // state and counts `runs --json` and `show --json` print, each request's
 // delivery, and what approve and deny do (docs/cli.md's exit codes). The
-// stores are written in internal/fixture the way the io-harness function
+// stores are written in internal/testkit/fixture the way the io-harness function
 // named there writes them.
 
 func lifecycleStore(t *testing.T, build func(string) (*fixture.Lifecycle, error)) *fixture.Lifecycle {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )

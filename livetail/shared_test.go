@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	_ "github.com/vigil-run/vigil/store/ioharness" // registers the format store.Open reads
 	"github.com/vigil-run/vigil/store/ioharness/harness"

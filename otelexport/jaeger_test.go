@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-run/vigil/cli"
 	"github.com/vigil-run/vigil/demo"
-	"github.com/vigil-run/vigil/internal/jaegertest"
+	"github.com/vigil-run/vigil/internal/testkit/jaegertest"
 	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"

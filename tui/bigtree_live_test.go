@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // In a tree of 1 200 agents (more than the store names in SQL), an agent
@@ -13,9 +15,7 @@ import (
 // a refresh after 10 000 more chunks shows the agent that spoke once among
 // them. python3's sqlite3 writes the store as io-harness does (put_event).
 func TestLiveStripOfABigTreeMissesNoQuietAgent(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	write := func(fresh bool, events string) {
 		t.Helper()

@@ -15,18 +15,19 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // foreign writes rows into the driver's store the way io-harness does,
-// through Python's sqlite3 (internal/fixture/harness.py), or skips.
+// through Python's sqlite3 (internal/testkit/fixture/harness.py), or skips.
 func (d *driver) foreign(calls ...fixture.Call) []int64 {
 	d.t.Helper()
 	ids, err := fixture.Foreign(d.path, calls...)
 	if errors.Is(err, fixture.ErrNoPython) {
-		d.t.Skip(err)
+		testkit.Need(d.t, "python3", "the foreign writer (harness.py, through Python's sqlite3) writes this test's rows")
 	}
 	if err != nil {
 		d.t.Fatal(err)
@@ -290,18 +291,11 @@ func fixedOwner(d *driver) {
 	d.refresh()
 }
 
-// sharedFixture copies one of the io-harness release fixtures (../shared,
-// or $VIGIL_SHARED) into a temporary directory, or skips.
+// sharedFixture copies one of the io-harness release fixtures
+// (testkit.IOHarnessFixtures) into a temporary directory.
 func sharedFixture(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared")
-	}
-	src := filepath.Join(dir, "fixtures", "io-harness", rel)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", src)
-	}
+	src := filepath.Join(testkit.IOHarnessFixtures(t), rel)
 	dst := filepath.Join(t.TempDir(), filepath.Base(rel))
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)

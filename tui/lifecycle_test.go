@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The io-harness lifecycles after a run's first life, in the explorer's
 // model: the state it shows, the counts, and whether a request can be
-// decided. The stores are written in internal/fixture the way the
+// decided. The stores are written in internal/testkit/fixture the way the
 // io-harness function named there writes them.
 
 func lifecycleDriver(t *testing.T, build func(string) (*fixture.Lifecycle, error)) (*driver, *fixture.Lifecycle) {

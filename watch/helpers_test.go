@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
@@ -70,7 +71,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "writer" {
 		os.Exit(writerMain(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/internal/audit"
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/union"

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // A raw row finds each column's value in the row's own array of Mem, where
@@ -16,9 +18,7 @@ import (
 // the very pointer sqlite3_column_value gives, out of range included, and
 // each reads as database/sql reads it.
 func TestRawRowValuesAreColumnValues(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "v.sqlite3")
 	script := `
 import sqlite3, sys

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	case "embed":
 		os.Exit(childEmbed())
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // childDecide decides every approval id in VIGIL_IDS, starting at

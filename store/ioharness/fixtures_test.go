@@ -10,24 +10,10 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
-
-// fixtureDir finds the io-harness fixtures shipped beside the project
-// (../shared), or skips: a fresh clone without them still passes.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	dir = filepath.Join(dir, "fixtures", "io-harness")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", dir)
-	}
-	return dir
-}
 
 type fixtureJSON map[string]any
 
@@ -92,7 +78,7 @@ func harnessOn(t *testing.T, rel string) *harness.Store {
 }
 
 func TestFixturePopulated(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.22.0", "populated.json"))
 	h := harnessOn(t, filepath.Join("store-0.22.0", "populated.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, "store-0.22.0", "populated.sqlite3"))
@@ -211,7 +197,7 @@ func TestFixturePopulated(t *testing.T) {
 }
 
 func TestFixtureDeferredApproval(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.22.0", "deferred-approval.json"))
 	s := openFixture(t, filepath.Join(dir, "store-0.22.0", "deferred-approval.sqlite3"))
 	ctx := context.Background()
@@ -247,7 +233,7 @@ func TestFixtureDeferredApproval(t *testing.T) {
 }
 
 func checkTreeFixture(t *testing.T, version string) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, version, "interrupted.json"))
 	h := harnessOn(t, filepath.Join(version, "interrupted.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, version, "interrupted.sqlite3"))
@@ -308,7 +294,7 @@ func TestFixtureTree022(t *testing.T) { checkTreeFixture(t, "store-0.22.0") }
 func TestFixtureTree029(t *testing.T) { checkTreeFixture(t, "store-0.29.0") }
 
 func TestFixtureAggregates(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.json"))
 	h := harnessOn(t, filepath.Join("store-0.29.0", "aggregates.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.sqlite3"))

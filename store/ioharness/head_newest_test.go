@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -172,9 +173,7 @@ func TestNewestCursorSurvivesTheCodec(t *testing.T) {
 // writing the store.
 func foreignWrite(t *testing.T, path, q string) {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	if out, err := exec.Command("sqlite3", path, q).CombinedOutput(); err != nil {
 		t.Fatalf("sqlite3 %q: %v: %s", q, err, out)
 	}

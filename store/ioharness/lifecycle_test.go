@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
-// The lifecycle stores are written in internal/fixture, each the way the
+// The lifecycle stores are written in internal/testkit/fixture, each the way the
 // io-harness function named there writes it; these tests read them through
 // the store layer. The CLI and explorer tests read the same stores.
 
@@ -78,9 +79,7 @@ func lifecycle(t *testing.T, build func(string) (*fixture.Lifecycle, error)) *fi
 
 func sqlite3(t *testing.T, path, q string) string {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	out, err := exec.Command("sqlite3", path, q).CombinedOutput()
 	if err != nil {
 		t.Fatalf("sqlite3 %q: %v: %s", q, err, out)
@@ -417,10 +416,7 @@ func countSource(evs []ioharness.Event, src string) int {
 // step and u64 tokens it reads them into.
 func pythonTrace(t *testing.T, path, run string) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	script := `
 import sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
@@ -446,7 +442,7 @@ sys.stdout.buffer.write("".join(out).encode("utf-8"))
 // schema_version and tells the leases — and run 4, stopped at its step cap,
 // holding one again, is reopened.
 func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
-	src := filepath.Join(fixtureRoot(t), "store-0.29.0", "aggregates.sqlite3")
+	src := filepath.Join(testkit.IOHarnessFixtures(t), "store-0.29.0", "aggregates.sqlite3")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "aggregates.sqlite3")
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -494,19 +490,6 @@ func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
 	if four == nil || !four.Reopened() || four.Outcome != store.OutcomeStepCapReached {
 		t.Fatalf("run 4 is not told reopened: %+v", ch.Runs)
 	}
-}
-
-func fixtureRoot(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	dir = filepath.Join(dir, "fixtures", "io-harness")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", dir)
-	}
-	return dir
 }
 
 func ptr[T any](v T) *T { return &v }

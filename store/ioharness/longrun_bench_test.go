@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -32,10 +33,7 @@ func longRunPath(b *testing.B) string {
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
 	}
-	bin, err := exec.LookPath("sqlite3")
-	if err != nil {
-		b.Skip("building the long-run store needs the sqlite3 CLI")
-	}
+	bin := testkit.Tool(b, "sqlite3", "building the long-run store needs the sqlite3 CLI")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -41,9 +42,7 @@ func runsBothWays(t *testing.T, path string) (raw, viaSQL [4][]store.Run, rawErr
 // a schema whose declared DATETIME has the driver parse times (the raw
 // read leaves that to database/sql); a row neither can read fails both.
 func TestRawRunRowsAgree(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "odd.sqlite3")
 	s, err := harness.Create(good)

@@ -2,11 +2,11 @@ package ioharness
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -54,9 +54,7 @@ func stepsBothWays(t *testing.T, path string, head store.Cursor) (raw, viaSQL [2
 // refresh brings (a blob detail, one too long for SQL, numbers as text and
 // reals) agree the same way.
 func TestRawStepRowsAgree(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir := t.TempDir()
 	// The run first, a cursor on it, then the rows the cursor is before.
 	mk := func(name, body string) (string, store.Cursor) {

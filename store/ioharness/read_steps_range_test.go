@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
@@ -17,10 +18,7 @@ import (
 // runs interleaved, past one read's chunk, and provider retries written
 // rows before the step they fold under.
 func TestEachStepRowFoldsAsSteps(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("the foreign writer is python3's sqlite3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer is python3's sqlite3")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	s, err := harness.Create(path)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // shapeLines describes a database's tables and indexes in the form of
@@ -59,7 +61,7 @@ func readShape(t *testing.T) []string {
 // Older io-harness stores have a subset of the tables, and their columns
 // are a prefix of today's: that is what lets one query serve every version.
 func TestOlderFixturesArePrefixesOf066(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := map[string][]string{}
 	for _, l := range readShape(t) {
 		f := strings.Split(l, "|")

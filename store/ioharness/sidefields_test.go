@@ -14,6 +14,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -36,9 +37,7 @@ const sideBytes = 3 << 20
 // as Store::canonical_trace prints it.
 func sideFieldStore(t *testing.T) (path, trace, dir string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir = t.TempDir()
 	path = filepath.Join(dir, "runs.sqlite3")
 	script := `

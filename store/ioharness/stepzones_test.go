@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // zoneSteps is run 1's length in zoneStore: its steps rows span more than
@@ -29,9 +31,7 @@ func python3(t *testing.T, path, script string, args ...string) {
 // every table.
 func zoneStore(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	python3(t, path, `
 import sqlite3, sys

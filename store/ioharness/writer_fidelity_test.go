@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -68,7 +69,7 @@ func TestObservationsKeepTheirSteps(t *testing.T) {
 // copyFixture copies an io-harness fixture store (with its WAL sidecars).
 func copyFixture(t *testing.T, rel string) string {
 	t.Helper()
-	src := filepath.Join(fixtureDir(t), rel)
+	src := filepath.Join(testkit.IOHarnessFixtures(t), rel)
 	dst := filepath.Join(t.TempDir(), filepath.Base(rel))
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)
@@ -90,9 +91,7 @@ func copyFixture(t *testing.T, rel string) string {
 // a schema.
 func schemaDump(t *testing.T, path string) string {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	out, err := exec.Command("sqlite3", path,
 		`SELECT m.name || '.' || p.cid || ' ' || p.name || ' ' || p.type || ' ' || p."notnull" || ' ' || COALESCE(p.dflt_value, '-') || ' ' || p.pk
 		 FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name != 'sqlite_sequence' ORDER BY m.name, p.cid;

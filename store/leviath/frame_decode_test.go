@@ -96,7 +96,7 @@ func skeletonOf(t testing.TB, frame []byte, limit int) []byte {
 }
 
 // naughty are strings the generator writes into every text of a run
-// (internal/hostile's corpus imports this package).
+// (internal/testkit/hostile's corpus imports this package).
 var naughty = []string{"", "\x1b]0;PWNED\x07", "\x1b_APC\x1b\\", "\u202eevil", "a\u200db", "\x00nul", "\"quoted\" \\ back",
 	"\U0001F600 emoji \xed\xa0\x80 half", "\ufffd", "line\nbreak\r\n", "\t tab", "</script>", "{\"json\":true}", "\u2028\u2029",
 	"\x7f del", "\u0085 nel", "ÿ", strings.Repeat("long ", 100), "\\u0000vigil-cut:00:1:2"}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
@@ -85,10 +86,7 @@ func TestSerdeValueRefuses(t *testing.T) {
 // (put_question), plans.steps (put_plan); and mcp_events.millis NULL where
 // record_mcp binds None.
 func TestWriterValuesAreSerdes(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	w, err := Create(path)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 func measure(t *testing.T, limit time.Duration, rss int64, args ...string) {

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // A control client that ends under the bench (as one did twice, failing
 // every later figure with "write |1: broken pipe") is replaced, and the
 // window's program is still there to measure.
 func TestTermOutlivesItsControlClient(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the bench drives vigil in tmux")
 	term, err := newTerm(t.TempDir(), 80, 24)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -20,7 +20,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // These tests run the real binary: terminal injection through the store
@@ -43,7 +44,7 @@ func builtVigil(t *testing.T) string {
 			return
 		}
 		hostileBin.path = filepath.Join(dir, "vigil")
-		hostileBin.out, hostileBin.err = exec.Command("go", "build", "-o", hostileBin.path, ".").CombinedOutput()
+		hostileBin.out, hostileBin.err = exec.Command("go", "build", "-o", hostileBin.path, "..").CombinedOutput()
 	})
 	if hostileBin.err != nil {
 		t.Fatalf("build: %v\n%s", hostileBin.err, hostileBin.out)
@@ -60,9 +61,7 @@ type tmuxServer struct {
 
 func newTmux(t *testing.T) *tmuxServer {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
 	s := &tmuxServer{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
 	return s

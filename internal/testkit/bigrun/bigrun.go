@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // Enabled says whether the big tests run.
@@ -182,9 +184,7 @@ func Explore(t testing.TB, want string, settle time.Duration, args ...string) (f
 // ExploreWith is Explore of another binary.
 func ExploreWith(t testing.TB, bin, want string, settle time.Duration, args ...string) (firstRows time.Duration, hwm int64) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the big-store bound measures the explorer in tmux")
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	tmux := func(a ...string) string {
 		out, err := exec.Command("tmux", append([]string{"-S", sock}, a...)...).CombinedOutput()

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // sshd is a real OpenSSH server on a loopback port, with generated host
@@ -37,7 +39,7 @@ func findSSHD(t *testing.T) string {
 	if p, err := exec.LookPath("sshd"); err == nil {
 		return p
 	}
-	t.Skip("sshd is not installed (openssh-server; .ci/run installs it): the SSH end-to-end tests need a real one")
+	testkit.Need(t, "sshd", "the SSH end-to-end tests need a real one (openssh-server; .ci/run installs it)")
 	return ""
 }
 
@@ -67,9 +69,7 @@ func keygen(t *testing.T, path, comment string) string {
 func startSSHD(t *testing.T) *sshd {
 	t.Helper()
 	bin := findSSHD(t)
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("the ssh client is not installed (openssh-client)")
-	}
+	testkit.Tool(t, "ssh", "the SSH end-to-end test logs in with the real ssh client (openssh-client)")
 	dir := t.TempDir()
 	os.MkdirAll("/run/sshd", 0o755) // privilege separation, where sshd wants it (as root)
 	s := &sshd{dir: dir, port: freeLoopbackPort(t), config: filepath.Join(dir, "ssh_config"), key: filepath.Join(dir, "id_ed25519"),
@@ -110,7 +110,7 @@ SetEnv XDG_STATE_HOME=%s
 	log, _ := os.Create(filepath.Join(dir, "sshd.log"))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Skipf("sshd cannot start here: %v", err)
+		testkit.Need(t, "a working sshd", fmt.Sprintf("sshd cannot start here: %v", err))
 	}
 	s.pid = cmd.Process.Pid
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
@@ -122,12 +122,12 @@ SetEnv XDG_STATE_HOME=%s
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
-			t.Skipf("sshd did not listen (it may need root here): %s", b)
+			testkit.Need(t, "a working sshd", fmt.Sprintf("sshd did not listen (it may need root here): %s", b))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if out, err := exec.Command("ssh", "-F", s.config, "-o", "BatchMode=yes", "vigiltest", "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot log in to the test sshd (%v): %s", err, out)
+		testkit.Need(t, "a working sshd", fmt.Sprintf("cannot log in to the test sshd (%v): %s", err, out))
 	}
 	return s
 }
@@ -181,9 +181,7 @@ type sshTmux struct {
 
 func newSSHTmux(t *testing.T, name string, w, h int, env []string, argv ...string) *sshTmux {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
 	ts := &sshTmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock"), name: name}
 	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "env", "TERM=xterm-256color"}
 	args = append(append(args, env...), argv...)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
@@ -26,9 +27,7 @@ type tmuxSession struct {
 
 func startTmux(t *testing.T, dir string, cmd ...string) *tmuxSession {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
 	s := &tmuxSession{t: t, sock: filepath.Join(dir, "tmux.sock"), session: fmt.Sprintf("vigil-demo-%d", os.Getpid())}
 	s.tmux(append([]string{"-f", "/dev/null", "new-session", "-d", "-s", s.session, "-x", "120", "-y", "40",
 		"env", "TERM=xterm-256color"}, cmd...)...)

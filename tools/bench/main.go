@@ -3,8 +3,8 @@
 // beside C SQLite's one-pass GROUP BY, a foreign commit to the screen and
 // to vigil tail, and memory while a run grows by a million steps live.
 //
-//	go run ./internal/bench            # the small and the 1 M-step stores
-//	go run ./internal/bench -huge      # and the 10 M-step store (built once: minutes)
+//	go run ./tools/bench            # the small and the 1 M-step stores
+//	go run ./tools/bench -huge      # and the 10 M-step store (built once: minutes)
 //
 // Stores are built once with C SQLite and cached under $TMPDIR/vigil-bench;
 // the binary is built from this checkout each run. docs/performance.md

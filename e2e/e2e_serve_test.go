@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
@@ -21,12 +22,8 @@ import (
 // shows the approver's decision within a second, a key in neither file is
 // refused with a line in the server's log.
 func TestServeWithSSHClients(t *testing.T) {
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("the ssh client is not installed (openssh-client)")
-	}
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		t.Skip("ssh-keygen is not installed (openssh-client)")
-	}
+	testkit.Tool(t, "ssh", "the SSH end-to-end test logs in with the real ssh client (openssh-client)")
+	testkit.Tool(t, "ssh-keygen", "the SSH end-to-end test makes its keys with ssh-keygen (openssh-client)")
 	bin := vigilBinary(t)
 	dir := t.TempDir()
 	path, err := fixture.Build(dir)

@@ -1,8 +1,8 @@
 // Package foreign runs a second SQLite party in a process of its own, for
 // tests: the sqlite3 command-line shell and Python's sqlite3 module, both
 // C SQLite, as a real harness or a person poking at a store would be. A
-// party that is not installed skips the test that asked for it, saying so
-// (.ci/run installs both).
+// party that is not installed is testkit.Need's: the test that asked for it
+// skips, saying so, or fails with CI set (.ci/run installs both).
 //
 // It also has the checks those tests share: whether a WAL is still the
 // file it was (an unlinked WAL under a live writer means diverging
@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // Party is one foreign program.
@@ -29,17 +31,17 @@ type Party struct {
 	bin  string
 }
 
-// SQLite3 is the sqlite3 shell, or a skip when it is not installed.
+// SQLite3 is the sqlite3 shell, or testkit.Need's skip (or failure).
 func SQLite3(t testing.TB) *Party {
 	t.Helper()
 	bin, err := exec.LookPath("sqlite3")
 	if err != nil {
-		t.Skip("the sqlite3 command-line shell is not installed (.ci/run installs it): this test needs a foreign C-SQLite party")
+		testkit.Need(t, "sqlite3", "the sqlite3 command-line shell is this test's foreign C-SQLite party (.ci/run installs it)")
 	}
 	return &Party{name: "sqlite3", bin: bin}
 }
 
-// Python is python3 with its sqlite3 module, or a skip.
+// Python is python3 with its sqlite3 module, or testkit.Need's skip.
 func Python(t testing.TB) *Party {
 	t.Helper()
 	bin, err := exec.LookPath("python3")
@@ -47,7 +49,7 @@ func Python(t testing.TB) *Party {
 		err = exec.Command(bin, "-c", "import sqlite3").Run()
 	}
 	if err != nil {
-		t.Skip("python3 with its sqlite3 module is not installed (.ci/run installs it): this test needs a foreign C-SQLite party")
+		testkit.Need(t, "python3", "python3 with its sqlite3 module is this test's foreign C-SQLite party (.ci/run installs it)")
 	}
 	return &Party{name: "python3", bin: bin}
 }
@@ -248,14 +250,14 @@ func InMountNamespace(t *testing.T) bool {
 		return true
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for a mount namespace of its own (to mount a small tmpfs or a read-only bind mount)")
+		testkit.Skip(t, "needs root for a mount namespace of its own (to mount a small tmpfs or a read-only bind mount)")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), mountChild+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "operation not permitted") && !strings.Contains(string(out), "--- FAIL") {
-		t.Skipf("no mount namespace here: %v\n%s", err, out)
+		testkit.Skip(t, fmt.Sprintf("no mount namespace here: %v\n%s", err, out))
 	}
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("the test in its own mount namespace failed: %v\n%s", err, out)
@@ -269,7 +271,7 @@ func InMountNamespace(t *testing.T) bool {
 func MountTmpfs(t *testing.T, dir string, size int) {
 	t.Helper()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
+		testkit.Skip(t, fmt.Sprintf("cannot mount a tmpfs: %v", err))
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 }
@@ -279,11 +281,11 @@ func MountTmpfs(t *testing.T, dir string, size int) {
 func BindReadOnly(t *testing.T, dir string) {
 	t.Helper()
 	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount: %v", err)
+		testkit.Skip(t, fmt.Sprintf("cannot bind-mount: %v", err))
 	}
 	if err := syscall.Mount("", dir, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 		syscall.Unmount(dir, syscall.MNT_DETACH)
-		t.Skipf("cannot make a bind mount read-only: %v", err)
+		testkit.Skip(t, fmt.Sprintf("cannot make a bind mount read-only: %v", err))
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -9,16 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // sqlite3CLI runs sql on the store at path through the sqlite3 shell: the
 // foreign writer and reader here.
 func sqlite3CLI(t *testing.T, path, sql string) string {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("the sqlite3 shell is not installed")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	out, err := exec.Command("sqlite3", "-cmd", ".timeout 5000", path, sql).CombinedOutput()
 	if err != nil {
 		t.Fatalf("sqlite3 %s: %v\n%s", sql, err, out)

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // Ports are the loopback ports a Jaeger listens on.
@@ -58,7 +60,7 @@ func Binary(t testing.TB) string {
 	if os.Getenv("VIGIL_REQUIRE_JAEGER") == "1" {
 		t.Fatal(msg)
 	}
-	t.Skip(msg)
+	testkit.Need(t, "Jaeger", msg)
 	return ""
 }
 

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"crypto/sha256"
@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
@@ -21,9 +22,7 @@ import (
 // title must stay vigil's although the run's output tries to set it; and
 // browsing must not change the store file (only the approval writes).
 func TestEndToEndInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
 	dir := t.TempDir()
 	bin := vigilBinary(t)
 	path, err := fixture.Build(dir)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
@@ -19,11 +20,8 @@ import (
 // "◆ 1 waiting · vigil" and the window's bell flag is up. On quitting, the
 // title vigil set is gone.
 func TestWaitingRequestTitlesAndRingsInTmux(t *testing.T) {
-	for _, tool := range []string{"tmux", "python3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	testkit.Tool(t, "tmux", "the end-to-end test drives the real binary in tmux")
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) puts the pending request")
 	dir := t.TempDir()
 	bin := vigilBinary(t)
 	path := filepath.Join(dir, "runs.sqlite3")

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 var built struct {
@@ -25,7 +27,7 @@ func vigilBinary(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "vigil")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "..").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("build: %v\n%s", built.err, built.out)
@@ -42,7 +44,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", state)
-	code := m.Run()
+	code := testkit.Main(m)
 	os.RemoveAll(state)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
