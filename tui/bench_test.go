@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/benchstore"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
@@ -30,7 +31,7 @@ func loadModel(path string, w, h int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true})
 	cmdTimeout = time.Minute // reads of a big store are not timers
 	settle(m, tea.WindowSizeMsg{Width: w, Height: h})
 	runCmd(m, m.Init())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/runmodel"
+	"github.com/vigil-run/vigil/store"
 )
 
 // bigCountScript is python3's sqlite3 as the foreign writer: it makes one
@@ -132,7 +133,7 @@ func TestBigRecordCountsWaitForRunStats(t *testing.T) {
 	if !found {
 		t.Fatalf("run %s is not in the run list", run)
 	}
-	md, err := runmodel.Load(ctx, s, time.Now())
+	md, err := runmodel.Load(ctx, store.Complete(s), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
