@@ -87,8 +87,10 @@ func TestWrappersOfferWhatTheSourceInsideOffers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer hub.Close()
+			// A view's cursors are the hub's: no codec (serve.ViewLacks), and
+			// its first cursor already follows every run (whole).
 			v := hub.View(serve.Session{Role: serve.Viewer}, "")
-			same(t, "serve's view", v.Capabilities(), inner.Capabilities()&^serve.ViewLacks, observe(ctx, t, inner, v, ""), want, "EncodeCursor")
+			same(t, "serve's view", v.Capabilities(), inner.Capabilities()&^serve.ViewLacks, observe(ctx, t, inner, v, ""), want, "EncodeCursor", "HeadNewest")
 
 			c, err := Dial(ctx, Target{Host: "far", Path: path}, Options{SSH: fakeSSH(t), RemoteVigil: realAgent(t, filepath.Join(dir, "no-hold"))})
 			if err != nil {
@@ -224,5 +226,15 @@ func observe(ctx context.Context, t *testing.T, inner, src store.Source, prefix 
 	}
 	_, err = src.EncodeCursor(cur)
 	say("EncodeCursor", nil, err)
+	// A first cursor for a page of one run, made whole, is followed.
+	cur, whole, err := src.HeadNewest(ctx, 1)
+	if err == nil {
+		cur, err = src.WholeHead(ctx, cur)
+	}
+	var ch *store.Changes
+	if err == nil {
+		ch, _, err = src.Changes(ctx, cur)
+	}
+	say("HeadNewest", []any{whole, ch != nil && ch.Reset}, err)
 	return out
 }
