@@ -127,7 +127,11 @@ func decode[T any](raw json.RawMessage) (T, error) {
 
 func (a *agent) call(ctx context.Context, req request) (any, error) {
 	src := a.hub.Source()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	timeout := 30 * time.Second
+	if streamed[req.Method] {
+		timeout = streamTimeout // as long as the link takes to carry the field
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch req.Method {
 	case "Head":

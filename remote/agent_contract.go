@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -21,6 +22,12 @@ const stepRowsPage = 2000
 
 // streamChunk is how many bytes one piece of a streamed answer carries.
 const streamChunk = 256 << 10
+
+// streamed are the calls answered in pieces, and streamTimeout how long
+// one may take: the pieces wait for the link to carry them.
+var streamed = map[string]bool{"StepField": true, "TraceStream": true}
+
+const streamTimeout = 10 * time.Minute
 
 // reasonKinds and reasonVerdicts are what CarriesReason is asked of, for
 // the hello's list.
