@@ -25,7 +25,7 @@ const streamChunk = 256 << 10
 
 // streamed are the calls answered in pieces, and streamTimeout how long
 // one may take: the pieces wait for the link to carry them.
-var streamed = map[string]bool{"StepField": true, "TraceStream": true}
+var streamed = map[string]bool{"StepField": true, "TraceStream": true, "StepDetails": true}
 
 const streamTimeout = 10 * time.Minute
 
@@ -114,7 +114,14 @@ func (a *agent) contractCall(ctx context.Context, src store.Source, req request)
 			return nil, true, err
 		}
 		ds, err := src.StepDetails(ctx, p.Run)
-		return ds, true, err
+		for _, d := range ds {
+			raw, merr := json.Marshal(d)
+			if merr != nil {
+				return nil, true, merr
+			}
+			a.w.write(reply{ID: req.ID, Result: raw, More: true})
+		}
+		return nil, true, err
 	case "PolicyEvents":
 		p, err := decode[runParams](req.Params)
 		if err != nil {

@@ -603,7 +603,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 // stream is a call whose answer comes in pieces (replies with More), each
 // handed to piece in order. A stream given up (ctx done, piece failed) is
 // drained in the background, so the link's reader never waits on it.
-func (c *Client) stream(ctx context.Context, method string, params any, piece func([]byte) error) error {
+func (c *Client) stream(ctx context.Context, method string, params any, piece func(json.RawMessage) error) error {
 	_, _, ch, err := c.send(method, params, true)
 	if err != nil {
 		return err
@@ -630,11 +630,7 @@ func (c *Client) stream(ctx context.Context, method string, params any, piece fu
 			if !rep.More {
 				return nil
 			}
-			var b []byte
-			if err := json.Unmarshal(rep.Result, &b); err != nil {
-				return giveUp(err)
-			}
-			if err := piece(b); err != nil {
+			if err := piece(rep.Result); err != nil {
 				return giveUp(err)
 			}
 		case <-ctx.Done():

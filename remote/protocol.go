@@ -37,10 +37,11 @@
 // and the verdicts its format carries a reason with also answers the rest
 // of store.Source: Run, Request, HasRun, HeadNewest, WholeHead, StepRows
 // (a page of a run's timeline rows at a time), ProviderCallsFor,
-// StepDetails, PolicyEvents, Problems, and two answers streamed in pieces
-// of at most 256 KiB — replies with "more":true and the call's id, the
-// last without — StepField (a step's field whole) and TraceStream (a
-// run's canonical trace), so neither is held whole on either side. A
+// PolicyEvents, Problems, ReadingNote, and three answers streamed in
+// pieces — replies with "more":true and the call's id, the last without —
+// StepField (a step's field whole) and TraceStream (a run's canonical
+// trace), in pieces of at most 256 KiB, neither held whole on either
+// side, and StepDetails, one detail a piece. A
 // client of an agent without them answers those methods with store's
 // fallbacks.
 package remote

@@ -115,8 +115,17 @@ func (s *Source) StepDetails(ctx context.Context, runID string) ([]store.StepDet
 	if !s.modern() {
 		return s.legacy.StepDetails(ctx, runID)
 	}
+	// One detail a piece: a run of many long steps is not one line.
 	var r []store.StepDetail
-	return r, s.c.call(ctx, "StepDetails", runParams{Run: runID}, &r)
+	err := s.c.stream(ctx, "StepDetails", runParams{Run: runID}, func(raw json.RawMessage) error {
+		var d store.StepDetail
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		r = append(r, d)
+		return nil
+	})
+	return r, err
 }
 
 // WriteStepField writes the field as the agent streams it, a piece at a
@@ -125,10 +134,7 @@ func (s *Source) WriteStepField(ctx context.Context, runID string, rowID int64, 
 	if !s.modern() {
 		return s.legacy.WriteStepField(ctx, runID, rowID, field, w)
 	}
-	return s.c.stream(ctx, "StepField", fieldParams{Run: runID, Row: rowID, Field: field}, func(b []byte) error {
-		_, err := w.Write(b)
-		return err
-	})
+	return s.c.stream(ctx, "StepField", fieldParams{Run: runID, Row: rowID, Field: field}, writeTo(w))
 }
 
 // WriteCanonicalTrace writes the run's trace as the agent streams it; an
@@ -142,10 +148,19 @@ func (s *Source) WriteCanonicalTrace(ctx context.Context, runID string, w io.Wri
 		_, err = io.WriteString(w, tr)
 		return err
 	}
-	return s.c.stream(ctx, "TraceStream", runParams{Run: runID}, func(b []byte) error {
+	return s.c.stream(ctx, "TraceStream", runParams{Run: runID}, writeTo(w))
+}
+
+// writeTo writes each piece of a streamed text to w.
+func writeTo(w io.Writer) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		var b []byte
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return err
+		}
 		_, err := w.Write(b)
 		return err
-	})
+	}
 }
 
 func (s *Source) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyEvent, error) {
