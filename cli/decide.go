@@ -76,22 +76,6 @@ func decision(verb, req, text string) (store.Decision, error) {
 	return d, nil
 }
 
-func findRequest(ctx context.Context, src store.Source, key store.RequestKey) (store.Request, error) {
-	if g, ok := src.(store.RequestGetter); ok {
-		return g.Request(ctx, key)
-	}
-	reqs, err := src.Requests(ctx, false)
-	if err != nil {
-		return store.Request{}, err
-	}
-	for _, q := range reqs {
-		if q.Key() == key {
-			return q, nil
-		}
-	}
-	return store.Request{}, store.Errorf(src.Path(), store.ErrNoSuchReq, nil, "%s", store.Because(store.ErrNoSuchReq, key.String()))
-}
-
 func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) error {
 	d, err := decision(verb, req, text)
 	if err != nil {
@@ -119,12 +103,12 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 	if ro, why := src.ReadOnly(); ro {
 		return &decisionError{fmt.Sprintf("%s not decided: the store is read-only (%s)", key, why)}
 	}
-	q, err := findRequest(ctx, src, d.Key)
+	q, err := src.Request(ctx, d.Key)
 	if err != nil {
 		return err
 	}
 	if r := strings.TrimSpace(o.reason); r != "" {
-		if !store.CarriesReason(src, d.Key.Kind, d.Verdict) {
+		if !src.CarriesReason(d.Key.Kind, d.Verdict) {
 			return &decisionError{fmt.Sprintf("%s not decided: %s keeps no reason with a %s, so it would not reach the agent (leave out --reason)",
 				key, src.Format(), d.Verdict)}
 		}

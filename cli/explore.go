@@ -67,7 +67,7 @@ func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 		return err
 	}
 	if o.run != "" {
-		found, err := hasRun(ctx, src, o.run)
+		found, err := src.HasRun(ctx, o.run)
 		if err != nil {
 			return err
 		}
@@ -80,24 +80,6 @@ func (a *app) runExplorer(ctx context.Context, o exploreOpts) error {
 		return err
 	}
 	return a.explore(ctx, a, opt)
-}
-
-// hasRun says whether src holds run id: from its row alone where the
-// source can (before the first frame, every run of a big store is 1 s).
-func hasRun(ctx context.Context, src store.Source, id string) (bool, error) {
-	if f, ok := src.(store.RunFinder); ok {
-		return f.HasRun(ctx, id)
-	}
-	runs, err := src.Runs(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // XTWINOPS 22;2 and 23;2: push the window title on the terminal's title

@@ -70,7 +70,7 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 		return usagef("--run %s: with several stores a run is named store/id, as the explorer shows it (%s/%s)", o.run, p, o.run)
 	}
 	if o.run != "" {
-		if _, err := src.(store.RunGetter).Run(ctx, o.run); err != nil {
+		if _, err := src.Run(ctx, o.run); err != nil {
 			return noSuchRun(src, o.run)
 		}
 	}

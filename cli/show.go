@@ -137,11 +137,10 @@ func (sh *shown) drift() jsonDrift {
 // a run of many long steps is never held whole (a 1 GB Leviath journal).
 func (sh *shown) loadDetails(ctx context.Context, src store.Source) error {
 	sh.ctx, sh.src = ctx, src
-	dr, ok := src.(store.DetailReader)
-	if !ok {
+	if !src.Capabilities().Has(store.CapDetails) {
 		return nil
 	}
-	ds, err := dr.StepDetails(ctx, sh.id)
+	ds, err := src.StepDetails(ctx, sh.id)
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,7 @@ func (s *session) warn(except error) {
 		return
 	}
 	s.warned = true
-	p, ok := s.src.(store.ProblemReporter)
-	if !ok {
-		return
-	}
-	for _, err := range p.Problems() {
+	for _, err := range s.src.Problems() {
 		if except != nil && err.Error() == except.Error() {
 			continue
 		}

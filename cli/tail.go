@@ -352,17 +352,5 @@ func (t *tailer) summary() store.Run {
 
 // reread reads the tailed run's row again.
 func (t *tailer) reread() (store.Run, error) {
-	if g, ok := t.src.(store.RunGetter); ok {
-		return g.Run(t.ctx, t.root)
-	}
-	runs, err := t.src.Runs(t.ctx)
-	if err != nil {
-		return store.Run{}, err
-	}
-	for _, x := range runs {
-		if x.ID == t.root {
-			return x, nil
-		}
-	}
-	return store.Run{}, noSuchRun(t.src, t.root)
+	return t.src.Run(t.ctx, t.root)
 }

@@ -18,8 +18,7 @@ import (
 )
 
 func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]string, error) {
-	t, ok := src.(store.Tracer)
-	if !ok {
+	if !src.Capabilities().Has(store.CapTrace) {
 		return nil, fmt.Errorf("%s: canonical traces are an io-harness feature; not supported for %s stores", src.Path(), src.Format())
 	}
 	var out []string
@@ -27,7 +26,7 @@ func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]
 		if err := knownRun(ctx, src, id); err != nil {
 			return nil, err
 		}
-		tr, err := t.CanonicalTrace(ctx, id)
+		tr, err := store.CanonicalTrace(ctx, src, id)
 		if err != nil {
 			return nil, err
 		}
@@ -38,54 +37,29 @@ func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]
 
 // knownRun says no such run unless the store has id.
 func knownRun(ctx context.Context, src store.Source, id string) error {
-	if g, ok := src.(store.RunGetter); ok {
-		if _, err := g.Run(ctx, id); err != nil {
-			if errors.Is(err, store.ErrNoSuchRun) {
-				return noSuchRun(src, id)
-			}
-			return err
+	if _, err := src.Run(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNoSuchRun) {
+			return noSuchRun(src, id)
 		}
-		return nil
-	}
-	runs, err := src.Runs(ctx)
-	if err != nil {
 		return err
 	}
-	for _, r := range runs {
-		if r.ID == id {
-			return nil
-		}
-	}
-	return noSuchRun(src, id)
+	return nil
 }
 
 func (a *app) trace(ctx context.Context, s *session, id string, raw bool) error {
-	if tw, ok := s.src.(store.TraceWriter); ok {
-		// Written as it is read: a trace with a 200 MB result is not held.
-		// (Several stores write one: each run's store says whether it can.)
-		if err := knownRun(ctx, s.src, id); err != nil {
-			return err
-		}
-		if raw {
-			return tw.WriteCanonicalTrace(ctx, id, a.stdout)
-		}
-		w := sanitize.TextWriter(a.out())
-		if err := tw.WriteCanonicalTrace(ctx, id, w); err != nil {
-			return err
-		}
-		return w.Close()
-	}
-	tr, err := canonicalTrace(ctx, s.src, id)
-	if err != nil {
+	// Written as it is read: a trace with a 200 MB result is not held.
+	// (Several stores write one: each run's store says whether it can.)
+	if err := knownRun(ctx, s.src, id); err != nil {
 		return err
 	}
-	// Made safe wherever it goes (`vigil trace | less` is a terminal too);
-	// byte for byte only when asked.
 	if raw {
-		_, err = io.WriteString(a.stdout, tr[0])
+		return s.src.WriteCanonicalTrace(ctx, id, a.stdout)
+	}
+	w := sanitize.TextWriter(a.out())
+	if err := s.src.WriteCanonicalTrace(ctx, id, w); err != nil {
 		return err
 	}
-	return sanitize.WriteText(a.out(), tr[0])
+	return w.Close()
 }
 
 // traceRecord is one record of a canonical trace: a step row or a context

@@ -281,7 +281,7 @@ func (e *exporter) load(ctx context.Context) error {
 			}
 			// A run the store cannot read (a damaged journal): its own span
 			// still goes, with what its run row says; its steps cannot.
-			if _, said := src.(store.ProblemReporter); !said {
+			if !src.Capabilities().Has(store.CapProblems) { // else said with the store's problems
 				fmt.Fprintf(e.o.Log, "vigil: warning: run %s: %s\n", sanitize.Line(id), oneLine(err))
 			}
 		}
@@ -408,9 +408,9 @@ func (e *exporter) settleSummaries(ctx context.Context) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	g, ok := e.o.Source.(store.RunGetter)
-	if !ok {
-		return nil
+	g := e.o.Source
+	if !g.Capabilities().Has(store.CapRun) {
+		return nil // each run read alone would read them all
 	}
 	select {
 	case <-ctx.Done():
@@ -783,8 +783,8 @@ func (e *exporter) waitingSummary() bool {
 
 // rereadUnsummarised reads again the runs that ended without a summary.
 func (e *exporter) rereadUnsummarised(ctx context.Context) {
-	g, ok := e.o.Source.(store.RunGetter)
-	if !ok {
+	g := e.o.Source
+	if !g.Capabilities().Has(store.CapRun) {
 		return
 	}
 	var runs []store.Run

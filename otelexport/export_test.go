@@ -303,7 +303,7 @@ func TestTokens(t *testing.T) {
 				t.Errorf("call %d: span %s–%s has no duration", c.RowID, s.StartTime, s.EndTime)
 			}
 		}
-		r, err := src.(store.RunGetter).Run(ctx, run)
+		r, err := src.Run(ctx, run)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -51,9 +50,10 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 	rand.Read(inst)
 	a := &agent{hub: hub, instance: hex.EncodeToString(inst), w: w, opt: opt}
 	ro, why := src.ReadOnly()
-	_, act := src.(store.ActivityReader)
+	caps := src.Capabilities()
 	w.write(helloLine{Hello: &Hello{Proto: Proto, MinProto: MinProto, Vigil: opt.Vigil, Instance: a.instance, Path: src.Path(), Format: src.Format(),
-		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: act, RecentRuns: true}})
+		ReadOnly: ro, ReadOnlyWhy: why, RecordsLeases: src.RecordsLeases(), Activity: caps.Has(store.CapActivity), RecentRuns: true,
+		Capabilities: append([]string{}, caps.Names()...), Reasons: reasonsOf(src)}})
 
 	sub := hub.Subscribe()
 	defer sub.Close()
@@ -128,15 +128,15 @@ func decode[T any](raw json.RawMessage) (T, error) {
 
 func (a *agent) call(ctx context.Context, req request) (any, error) {
 	src := a.hub.Source()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	timeout := 30 * time.Second
+	if streamed[req.Method] {
+		timeout = streamTimeout // as long as the link takes to carry the field
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch req.Method {
 	case "Head":
-		if codec, ok := src.(store.CursorCodec); ok {
-			return a.tokenHead(ctx, src, codec)
-		}
-		e, s := a.hub.Mark()
-		return wireCursor{Instance: a.instance, Epoch: e, Seq: s}, nil
+		return a.head(ctx, src)
 	case "Changes":
 		c, err := decode[wireCursor](req.Params)
 		if err != nil {
@@ -163,12 +163,8 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if rr, ok := src.(store.RecentRunner); ok {
-			runs, all, err := rr.RecentRuns(ctx, p.Limit)
-			return recentResult{Runs: runs, All: all}, err
-		}
-		runs, err := src.Runs(ctx)
-		return recentResult{Runs: runs, All: true}, err
+		runs, all, err := src.RecentRuns(ctx, p.Limit)
+		return recentResult{Runs: runs, All: all}, err
 	case "RunStats":
 		p, err := decode[idsParams](req.Params)
 		if err != nil {
@@ -240,37 +236,24 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		fr, ok := src.(store.FactReader)
-		if !ok {
-			return store.RunFacts{}, nil
-		}
-		return fr.RunFacts(ctx, p.Run)
+		return src.RunFacts(ctx, p.Run)
 	case "CanonicalTrace":
 		p, err := decode[runParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
-		tr, ok := src.(store.Tracer)
-		if !ok {
-			return nil, store.Errorf(src.Path(), store.ErrUnsupported, nil, "%s stores have no canonical trace", src.Format())
-		}
-		return tr.CanonicalTrace(ctx, p.Run)
+		return store.CanonicalTrace(ctx, src, p.Run)
 	case "LastWrite":
-		wc, ok := src.(store.WriteClock)
-		if !ok {
-			return time.Time{}, nil
-		}
-		return wc.LastWrite(ctx)
+		return src.LastWrite(ctx)
 	case "Activity":
 		q, err := decode[store.ActivityQuery](req.Params)
 		if err != nil {
 			return nil, err
 		}
-		ar, ok := src.(store.ActivityReader)
-		if !ok {
-			return nil, errors.New("this store reads no activity")
-		}
-		return ar.Activity(ctx, q)
+		return src.Activity(ctx, q)
+	}
+	if res, ok, err := a.contractCall(ctx, src, req); ok {
+		return res, err
 	}
 	return nil, fmt.Errorf("vigil agent: no method %q (protocol %d)", req.Method, Proto)
 }

@@ -241,7 +241,8 @@ type conn struct {
 	mu      sync.Mutex
 	next    int64
 	pending map[int64]chan reply
-	lost    bool // set before dead is closed: the link was the client's when it died
+	streams map[int64]bool // pending calls whose answer comes in pieces
+	lost    bool           // set before dead is closed: the link was the client's when it died
 	dead    chan struct{}
 	err     error // why it died
 	stderr  *tailbuf.Buffer
@@ -278,7 +279,7 @@ func (c *Client) connect(ctx context.Context) (*conn, Hello, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, Hello{}, fmt.Errorf("%s: cannot run %s: %v", c.t, c.opt.SSH[0], err)
 	}
-	cn := &conn{cmd: cmd, in: in, pending: map[int64]chan reply{}, dead: make(chan struct{}), stderr: stderr}
+	cn := &conn{cmd: cmd, in: in, pending: map[int64]chan reply{}, streams: map[int64]bool{}, dead: make(chan struct{}), stderr: stderr}
 	r := bufio.NewReaderSize(out, 64<<10)
 	type first struct {
 		line []byte
@@ -418,7 +419,12 @@ func (c *Client) readLoop(cn *conn, r *bufio.Reader) {
 		}
 		cn.mu.Lock()
 		ch, ok := cn.pending[rep.ID]
-		delete(cn.pending, rep.ID)
+		if rep.More && !cn.streams[rep.ID] {
+			ok = false // a piece for a call that takes one answer: not its answer
+		} else if !rep.More {
+			delete(cn.pending, rep.ID)
+			delete(cn.streams, rep.ID)
+		}
 		cn.mu.Unlock()
 		if ok {
 			ch <- rep
@@ -444,6 +450,7 @@ func (c *Client) readLoop(cn *conn, r *bufio.Reader) {
 	for id, ch := range cn.pending {
 		close(ch)
 		delete(cn.pending, id)
+		delete(cn.streams, id)
 	}
 	cn.mu.Unlock()
 	close(cn.dead)
@@ -570,39 +577,9 @@ func (c *Client) auditReread(d store.Decision, held string) {
 
 // call sends one request and waits for its answer.
 func (c *Client) call(ctx context.Context, method string, params, result any) error {
-	c.mu.Lock()
-	cn, off := c.conn, c.offline
-	c.mu.Unlock()
-	if cn == nil {
-		return &OfflineError{Target: c.t, Why: off}
-	}
-	var raw json.RawMessage
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return err
-		}
-		raw = b
-	}
-	ch := make(chan reply, 1)
-	cn.mu.Lock()
-	if cn.err != nil {
-		cn.mu.Unlock()
-		return &OfflineError{Target: c.t, Why: cn.err.Error()}
-	}
-	cn.next++
-	id := cn.next
-	cn.pending[id] = ch
-	cn.mu.Unlock()
-	b, _ := json.Marshal(request{ID: id, Method: method, Params: raw})
-	b = append(b, '\n')
-	cn.wmu.Lock()
-	_, werr := cn.in.Write(b)
-	cn.wmu.Unlock()
-	if werr != nil {
-		// The request may or may not have left: the caller treats it as
-		// cut off (a decision is then unknown, never sent again).
-		return errLinkDown
+	cn, id, ch, err := c.send(method, params, false)
+	if err != nil {
+		return err
 	}
 	select {
 	case rep, ok := <-ch:
@@ -622,6 +599,90 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 		cn.mu.Unlock()
 		return ctx.Err()
 	}
+}
+
+// stream is a call whose answer comes in pieces (replies with More), each
+// handed to piece in order. A stream given up (ctx done, piece failed) is
+// drained in the background, so the link's reader never waits on it.
+func (c *Client) stream(ctx context.Context, method string, params any, piece func(json.RawMessage) error) error {
+	_, _, ch, err := c.send(method, params, true)
+	if err != nil {
+		return err
+	}
+	giveUp := func(err error) error {
+		go func() {
+			for rep := range ch {
+				if !rep.More {
+					return
+				}
+			}
+		}()
+		return err
+	}
+	for {
+		select {
+		case rep, ok := <-ch:
+			if !ok {
+				return errLinkDown
+			}
+			if rep.Error != nil {
+				return fromWire(rep.Error)
+			}
+			if !rep.More {
+				return nil
+			}
+			if err := piece(rep.Result); err != nil {
+				return giveUp(err)
+			}
+		case <-ctx.Done():
+			return giveUp(ctx.Err())
+		}
+	}
+}
+
+// send writes a call to the link and registers where its answer goes.
+func (c *Client) send(method string, params any, streamed bool) (*conn, int64, chan reply, error) {
+	c.mu.Lock()
+	cn, off := c.conn, c.offline
+	c.mu.Unlock()
+	if cn == nil {
+		return nil, 0, nil, &OfflineError{Target: c.t, Why: off}
+	}
+	var raw json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		raw = b
+	}
+	ch := make(chan reply, 1)
+	if streamed {
+		ch = make(chan reply, 8)
+	}
+	cn.mu.Lock()
+	if cn.err != nil {
+		cn.mu.Unlock()
+		return nil, 0, nil, &OfflineError{Target: c.t, Why: cn.err.Error()}
+	}
+	cn.next++
+	id := cn.next
+	cn.pending[id] = ch
+	if streamed {
+		cn.streams[id] = true
+	}
+	cn.mu.Unlock()
+	b, _ := json.Marshal(request{ID: id, Method: method, Params: raw})
+	b = append(b, '\n')
+	cn.wmu.Lock()
+	_, werr := cn.in.Write(b)
+	cn.wmu.Unlock()
+	if werr != nil {
+		// The request may or may not have left: the caller treats it as
+		// cut off (a decision is then unknown, never sent again).
+		return nil, 0, nil, errLinkDown
+	}
+	return cn, id, ch, nil
 }
 
 // OfflineError is a call made while the link is down.

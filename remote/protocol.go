@@ -32,6 +32,18 @@
 // CanonicalTrace (vigil trace on an ssh:// store) and a decision's "by"
 // (who decided, as the client's audit log names them: the far side's log
 // records it beside the account ssh logged in as).
+//
+// An agent whose hello names its store's capabilities (store.Capabilities)
+// and the verdicts its format carries a reason with also answers the rest
+// of store.Source: Run, Request, HasRun, HeadNewest, WholeHead, StepRows
+// (a page of a run's timeline rows at a time), ProviderCallsFor,
+// PolicyEvents, Problems, ReadingNote, and three answers streamed in
+// pieces — replies with "more":true and the call's id, the last without —
+// StepField (a step's field whole) and TraceStream (a run's canonical
+// trace), in pieces of at most 256 KiB, neither held whole on either
+// side, and StepDetails, one detail a piece. A
+// client of an agent without them answers those methods with store's
+// fallbacks.
 package remote
 
 import (
@@ -67,6 +79,15 @@ type Hello struct {
 	// RecentRuns says the agent answers RecentRuns (absent: an older
 	// agent, asked Runs instead).
 	RecentRuns bool `json:"recent_runs,omitempty"`
+	// Capabilities are what the far store answers natively
+	// (store.Capabilities' names). An agent that sends them answers every
+	// method of store.Source; absent (nil), an older agent, whose missing
+	// methods the client answers with store's fallbacks. Never omitted
+	// when empty: [] is a store with none.
+	Capabilities []string `json:"capabilities"`
+	// Reasons are the "kind/verdict" pairs the far format carries a
+	// reason with (store.Source.CarriesReason).
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 type helloLine struct {
@@ -86,8 +107,12 @@ type reply struct {
 	ID     int64           `json:"id,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *wireError      `json:"error,omitempty"`
-	Notice string          `json:"notice,omitempty"` // "changed", "gone"
-	Reason string          `json:"reason,omitempty"`
+	// More says Result is one piece of a streamed answer (a field or a
+	// trace written whole): more replies with this id follow, the last
+	// without More.
+	More   bool   `json:"more,omitempty"`
+	Notice string `json:"notice,omitempty"` // "changed", "gone"
+	Reason string `json:"reason,omitempty"`
 }
 
 // wireCursor is a cursor on the wire.
@@ -137,6 +162,28 @@ type (
 	recentResult struct {
 		Runs []store.Run `json:"runs"`
 		All  bool        `json:"all"`
+	}
+	// stepRowsParams asks for a run's timeline rows from..to (StepRows, at
+	// most stepRowsPage of them) or its provider calls under steps lo..hi.
+	stepRowsParams struct {
+		Run  string `json:"run"`
+		From int64  `json:"from,omitempty"`
+		To   int64  `json:"to,omitempty"`
+		Lo   int    `json:"lo,omitempty"`
+		Hi   int    `json:"hi,omitempty"`
+	}
+	stepRowsResult struct {
+		Rows []store.StepRow `json:"rows"`
+		More bool            `json:"more,omitempty"` // the page is full: ask again after its last row
+	}
+	fieldParams struct {
+		Run   string `json:"run"`
+		Row   int64  `json:"row"`
+		Field string `json:"field"`
+	}
+	headResult struct {
+		Cursor wireCursor `json:"cursor"`
+		Whole  bool       `json:"whole"`
 	}
 	changesResult struct {
 		Changes *store.Changes `json:"changes"`

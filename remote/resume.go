@@ -13,16 +13,22 @@ import (
 // A refresh costs one decode, the store's own Changes and one encode:
 // O(the cursor's open rows), as the store's Changes already is.
 
-func (a *agent) tokenHead(ctx context.Context, src store.Source, codec store.CursorCodec) (wireCursor, error) {
+// head is the cursor Head answers: the store's own written down when its
+// format can (a token), else a position in this agent's hub.
+func (a *agent) head(ctx context.Context, src store.Source) (wireCursor, error) {
+	if !src.Capabilities().Has(store.CapCursorCodec) {
+		e, s := a.hub.Mark()
+		return wireCursor{Instance: a.instance, Epoch: e, Seq: s}, nil
+	}
 	cur, err := src.Head(ctx)
 	if err != nil {
 		return wireCursor{}, err
 	}
-	return a.tokenCursor(codec, cur)
+	return a.tokenCursor(src, cur)
 }
 
-func (a *agent) tokenCursor(codec store.CursorCodec, cur store.Cursor) (wireCursor, error) {
-	b, err := codec.EncodeCursor(cur)
+func (a *agent) tokenCursor(src store.Source, cur store.Cursor) (wireCursor, error) {
+	b, err := src.EncodeCursor(cur)
 	if err != nil {
 		return wireCursor{}, err
 	}
@@ -34,18 +40,17 @@ func (a *agent) tokenCursor(codec store.CursorCodec, cur store.Cursor) (wireCurs
 func (a *agent) tokenChanges(ctx context.Context, src store.Source, token json.RawMessage) (changesResult, error) {
 	reset := func(why string) (changesResult, error) {
 		next := wireCursor{Instance: a.instance}
-		if codec, ok := src.(store.CursorCodec); ok {
-			if c, err := a.tokenHead(ctx, src, codec); err == nil {
+		if src.Capabilities().Has(store.CapCursorCodec) {
+			if c, err := a.head(ctx, src); err == nil {
 				next = c
 			}
 		}
 		return changesResult{Changes: &store.Changes{Reset: true}, Next: next, Note: why}, nil
 	}
-	codec, ok := src.(store.CursorCodec)
-	if !ok {
+	if !src.Capabilities().Has(store.CapCursorCodec) {
 		return reset("the store at " + src.Path() + " is now of a format whose cursors cannot be resumed (" + src.Format() + ")")
 	}
-	cur, err := codec.DecodeCursor(token)
+	cur, err := src.DecodeCursor(token)
 	if err != nil {
 		return reset("the cursor cannot be resumed here: " + err.Error())
 	}
@@ -59,7 +64,7 @@ func (a *agent) tokenChanges(ctx context.Context, src store.Source, token json.R
 		}
 		return reset("the store at " + src.Path() + " is not the one the cursor was made on (replaced or rewritten)")
 	}
-	nc, err := a.tokenCursor(codec, next)
+	nc, err := a.tokenCursor(src, next)
 	if err != nil {
 		return changesResult{}, err
 	}

@@ -20,7 +20,11 @@ type Source struct {
 	c *Client
 
 	mu       sync.Mutex
-	classify map[string]classified // the agent's recent Classify answers (it is asked on every redraw)
+	classify map[string]classified // recent Classify answers (it is asked on every redraw)
+
+	// legacy answers, with store's fallbacks over this source's Core, what
+	// an agent that does not say its capabilities has no method for.
+	legacy store.Source
 }
 
 type classified struct {
@@ -31,15 +35,12 @@ type classified struct {
 	asking   bool // a question is on its way
 }
 
-// activitySource is a Source of a store that reads activity.
-type activitySource struct{ *Source }
+var _ store.Source = (*Source)(nil)
 
 // Source is a handle on the remote store.
 func (c *Client) Source() store.Source {
 	s := &Source{c: c, classify: map[string]classified{}}
-	if c.Hello().Activity {
-		return activitySource{s}
-	}
+	s.legacy = store.Complete(struct{ store.Core }{s})
 	return s
 }
 
@@ -61,8 +62,6 @@ func (s *Source) Runs(ctx context.Context) ([]store.Run, error) {
 	var r []store.Run
 	return r, s.c.call(ctx, "Runs", nil, &r)
 }
-
-var _ store.RecentRunner = (*Source)(nil)
 
 // RecentRuns is the newest page of runs, as the far store gives it
 // (without waiting for a Leviath journal's background fold); an agent
@@ -264,7 +263,12 @@ func (s *Source) LastWrite(ctx context.Context) (time.Time, error) {
 	return t, s.c.call(ctx, "LastWrite", nil, &t)
 }
 
-func (a activitySource) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+// Activity is the far store's; an older agent of a store that reads none
+// has nothing to say.
+func (s *Source) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+	if h := s.c.Hello(); h.Capabilities == nil && !h.Activity {
+		return store.Activity{}, nil
+	}
 	var r store.Activity
-	return r, a.c.call(ctx, "Activity", q, &r)
+	return r, s.c.call(ctx, "Activity", q, &r)
 }

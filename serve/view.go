@@ -47,16 +47,6 @@ type View struct {
 	now      func() time.Time
 }
 
-// activityView is a View of a store that reads activity.
-type activityView struct{ *View }
-
-func (v activityView) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
-	key := fmt.Sprintf("%s\x00%d\x00%d", idsKey("activity", q.RunIDs), q.After, q.PerRun)
-	return livetail.Shared(ctx, v.hub.Hub, key, func(ctx context.Context) (store.Activity, error) {
-		return v.src.(store.ActivityReader).Activity(ctx, q)
-	})
-}
-
 // View makes a session's source. serverReadOnly is why the server decides
 // nothing ("" when it may).
 func (h *Hub) View(sess Session, serverReadOnly string) store.Source {
@@ -67,9 +57,6 @@ func (h *Hub) View(sess Session, serverReadOnly string) store.Source {
 		v.readOnly = serverReadOnly
 	case sess.Role != Approver:
 		v.readOnly = fmt.Sprintf("you are a viewer (%s): deciding needs a key in the server's --approvers", sess.Who.Name)
-	}
-	if _, ok := src.(store.ActivityReader); ok {
-		return activityView{v}
 	}
 	return v
 }
@@ -152,22 +139,6 @@ func (v *View) Watch() store.WatchSpec { return v.src.Watch() }
 
 // Close is nothing: the hub owns the store.
 func (v *View) Close() error { return nil }
-
-func (v *View) RunFacts(ctx context.Context, runID string) (store.RunFacts, error) {
-	fr, ok := v.src.(store.FactReader)
-	if !ok {
-		return store.RunFacts{}, nil
-	}
-	return fr.RunFacts(ctx, runID)
-}
-
-func (v *View) LastWrite(ctx context.Context) (time.Time, error) {
-	wc, ok := v.src.(store.WriteClock)
-	if !ok {
-		return time.Time{}, nil
-	}
-	return wc.LastWrite(ctx)
-}
 
 // Decide writes a decision if the session may make it. The session's
 // explorer decides through the decision service (internal/decision),

@@ -2,31 +2,6 @@ package store
 
 import "context"
 
-// PolicyReader is a source that reads a run's permission-policy events
-// (io-harness's policy_events). vigil reads it for who decided an approval:
-// a run records decision/<verdict>/<source> when it acts on the row
-// ("attached" for another process, "approver" for its own approver).
-// Without it, an approval's channel is not known.
-type PolicyReader interface {
-	PolicyEvents(ctx context.Context, runID string) ([]PolicyEvent, error)
-}
-
-// ReasonCarrier is a source whose format carries a person's reason for a
-// decision to the agent: Starweaver's approval record keeps a deny's
-// reason. Without it, a reason typed with a deny reaches nobody, and the
-// explorer says so. A plan's revise carries its correction in every format
-// that has plans; that is not a reason in this sense.
-type ReasonCarrier interface {
-	CarriesReason(kind RequestKind, v Verdict) bool
-}
-
-// CarriesReason reports whether src's format takes a reason with v on a
-// request of kind.
-func CarriesReason(src Source, kind RequestKind, v Verdict) bool {
-	rc, ok := src.(ReasonCarrier)
-	return ok && rc.CarriesReason(kind, v)
-}
-
 // ApprovalChannel is who decided an approval, read from the asking run's
 // policy events: the decision event at the request's step for its act and
 // target ("attached", "approver", "stdin", …), "" when the run has not
@@ -70,7 +45,7 @@ func Decisions(ctx context.Context, src Source, runIDs ...string) ([]DecisionRec
 	if err != nil {
 		return nil, err
 	}
-	pr, _ := src.(PolicyReader)
+	policy := src.Capabilities().Has(CapPolicy)
 	events := map[string][]PolicyEvent{}
 	var out []DecisionRecord
 	for _, r := range reqs {
@@ -78,10 +53,10 @@ func Decisions(ctx context.Context, src Source, runIDs ...string) ([]DecisionRec
 			continue
 		}
 		d := DecisionRecord{Request: r, Channel: r.DecidedBy}
-		if d.Channel == "" && r.Kind == Approval && pr != nil {
+		if d.Channel == "" && r.Kind == Approval && policy {
 			evs, ok := events[r.RunID]
 			if !ok {
-				if evs, err = pr.PolicyEvents(ctx, r.RunID); err != nil {
+				if evs, err = src.PolicyEvents(ctx, r.RunID); err != nil {
 					return nil, err
 				}
 				events[r.RunID] = evs

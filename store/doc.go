@@ -43,14 +43,28 @@
 // its own format's facts (io-harness's retry rows are recognised by
 // io-harness's adapter, nowhere else); it never looks at display text.
 //
-// # Optional capabilities
+// # The contract: Core, capabilities, Complete
 //
-// Some questions not every format can answer, or answer cheaply. A source
-// may implement Tracer (a canonical, comparable text of a run),
-// RequestGetter (one request by key), RunGetter (one run by id, goal whole)
-// and ProblemReporter (what it opened without). Callers check with a type
-// assertion, as with database/sql/driver's optional interfaces, and each
-// interface says what to do without it.
+// A format implements Core (source.go): its runs, steps, requests, tail
+// and its one write. Whatever else it can answer — one run by id, the
+// newest page, a windowed timeline, a field written whole, its facts, who
+// decided, cursors another process resumes, a canonical trace … — it says
+// by implementing the optional interfaces in capabilities.go, one each.
+// Complete (complete.go) makes a Core a Source: it finds those interfaces
+// once, when the store is opened (Open does it for every format), and
+// answers the ones a format lacks with the fallback written there once —
+// Run from Runs and RunStats, a cut field staying cut, no facts recorded,
+// cursors that cannot be resumed, and so on. Capabilities says which
+// answers are native, so a caller that would do better without a slow
+// fallback (the explorer's windowed timeline) or a status line can tell;
+// callers never assert a capability's interface.
+//
+// Wrappers — store/union, vigil serve's per-session view, remote's ssh
+// link — are Sources themselves and forward every method to the source
+// inside, whose Capabilities they report (remote/wrappers_capability_test.go
+// holds them to it). Two interfaces stay for a caller to assert, as what
+// a source may genuinely not be: StoreSet (multi.go, several stores as
+// one), and, on a cursor Changes returned with Reset, ResetReason.
 //
 // # Facts beyond steps
 //
@@ -62,9 +76,9 @@
 // compaction folds, and what a run holds open (its plan, children queued
 // for a slot, messages, processes) and does inside a step before it
 // commits (the live stream, RunEvent with a LiveKind the adapter maps).
-// They come through four more capabilities: FactReader (one run's facts),
-// ActivityReader (what a tree's runs hold open and their newest stream
-// events), DetailReader (every step's detail in one pass) and WriteClock
+// They come through four more capabilities: RunFacts (one run's facts),
+// Activity (what a tree's runs hold open and their newest stream
+// events), StepDetails (every step's detail in one pass) and LastWrite
 // (when the store was last written, from its own rows). A source names the
 // facts it read in a FactSet; one it does not name is "not recorded by
 // this store" (NotRecorded), which a view says as such: never an error,
@@ -115,8 +129,10 @@
 // (io-harness), whose refusal says what the path is not.
 //
 // To add a format: write a package under store/ whose type implements
-// Source (and whichever capabilities it can), maps its statuses, outcomes
-// and step kinds onto the vocabulary, returns *Error values, keeps its
-// cursor immutable, and calls Register in init; then import it from cli.
+// Core (and whichever optional interfaces it answers better than
+// Complete's fallbacks), maps its statuses, outcomes and step kinds onto
+// the vocabulary, returns *Error values, keeps its cursor immutable, and
+// calls Register in init with a Format whose Open returns it; then import
+// it from cli.
 // SQLite formats share their mechanics through internal/sqlitex.
 package store

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // The facts below are what a store records about a run beyond its steps,
 // requests and context samples: where its tokens went, what the provider
@@ -388,33 +385,4 @@ type RunEvent struct {
 	Size  int           // LiveModel: bytes of the streamed chunk
 	Wait  time.Duration // LiveRetry: how long the run waits first
 	At    time.Time
-}
-
-// Optional capabilities for the facts (see Source).
-
-// FactReader is a source that reads a run's facts. Without it, every fact
-// is not recorded by the store.
-type FactReader interface {
-	RunFacts(ctx context.Context, runID string) (RunFacts, error)
-}
-
-// ActivityReader is a source that reads what the runs of a tree are doing
-// now. Without it, a caller shows no live strip and no tree extras.
-type ActivityReader interface {
-	Activity(ctx context.Context, q ActivityQuery) (Activity, error)
-}
-
-// DetailReader is a source that reads every step's detail of a run in one
-// pass (its Prompt left empty: StepDetail reads one). Without it, a caller
-// calls StepDetail for each step.
-type DetailReader interface {
-	StepDetails(ctx context.Context, runID string) ([]StepDetail, error)
-}
-
-// WriteClock is a source that knows when its store was last written, from
-// the store's own records (the newest time any row carries), never from
-// file times a reader's own open can move. Zero when the store records no
-// times. Without it, a caller knows only when it saw a change itself.
-type WriteClock interface {
-	LastWrite(ctx context.Context) (time.Time, error)
 }

@@ -20,7 +20,8 @@ type Format struct {
 	// file serves every format tried on it.
 	Look func(path string) (claims bool, seen any)
 	// Open opens path as this format, or says in a *Error why it is not.
-	Open func(path string, opts Options) (Source, error)
+	// Open (the package's) completes what it returns (Complete).
+	Open func(path string, opts Options) (Core, error)
 	// Files are the names a store of this format usually has, for a hint
 	// when someone names the directory that holds one.
 	Files []string
@@ -116,7 +117,7 @@ func Open(path string, opts Options) (Source, error) {
 			claims = f.Detect(path)
 		}
 		if claims {
-			return f.Open(path, opts)
+			return open(f, path, opts)
 		}
 	}
 	for _, f := range formats {
@@ -138,10 +139,19 @@ func Open(path string, opts Options) (Source, error) {
 	}
 	for _, f := range formats {
 		if f.Fallback {
-			return f.Open(path, opts)
+			return open(f, path, opts)
 		}
 	}
 	return nil, Errorf(absPath(path), ErrNotAStore, nil, "")
+}
+
+// open opens path as f, completed into a Source.
+func open(f Format, path string, opts Options) (Source, error) {
+	c, err := f.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Complete(c), nil
 }
 
 func absPath(p string) string {

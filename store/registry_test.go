@@ -16,8 +16,8 @@ type fakeSource struct {
 
 func (f fakeSource) Format() string { return f.format }
 
-func opener(name string) func(string, Options) (Source, error) {
-	return func(string, Options) (Source, error) { return fakeSource{format: name}, nil }
+func opener(name string) func(string, Options) (Core, error) {
+	return func(string, Options) (Core, error) { return fakeSource{format: name}, nil }
 }
 
 // The registry is process-wide: this test registers its formats once and
@@ -80,8 +80,8 @@ func TestLookReachesTheFormatOpened(t *testing.T) {
 	registry.formats = nil
 	t.Cleanup(func() { registry.formats = saved })
 	var got []any
-	record := func(name string) func(string, Options) (Source, error) {
-		return func(_ string, o Options) (Source, error) {
+	record := func(name string) func(string, Options) (Core, error) {
+		return func(_ string, o Options) (Core, error) {
 			got = append(got, o.Seen)
 			return fakeSource{format: name}, nil
 		}

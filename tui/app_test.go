@@ -35,7 +35,7 @@ func TestAppTailsAndApproves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	m := New(Options{Source: src, NoColor: true, Reopen: func() (store.Source, error) { return ioharness.Open(path) }})
+	m := New(Options{Source: store.Complete(src), NoColor: true, Reopen: func() (store.Source, error) { s, err := ioharness.Open(path); return store.Complete(s), err }})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	// Wait for text the renderer writes fresh. (It sends only the cells

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/internal/testkit/benchstore"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
@@ -31,7 +32,7 @@ func loadModel(path string, w, h int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true})
 	cmdTimeout = time.Minute // reads of a big store are not timers
 	settle(m, tea.WindowSizeMsg{Width: w, Height: h})
 	runCmd(m, m.Init())

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -70,14 +69,15 @@ func loadAll(src source) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		msg := loadedMsg{from: from{src.gen}}
-		rr, paged := src.Source.(store.RecentRunner)
+		caps := src.Capabilities()
+		paged := caps.Has(store.CapFirstPage)
 		var cur store.Cursor
 		var err error
 		whole := true
-		if qh, ok := src.Source.(store.QuickHeader); ok && paged {
+		if caps.Has(store.CapQuickHead) && paged {
 			// The page's runs are followed from here; the rest with the
 			// rest of the runs (loadRest), before they are read.
-			cur, whole, err = qh.HeadNewest(ctx, firstPage)
+			cur, whole, err = src.HeadNewest(ctx, firstPage)
 		} else {
 			cur, err = src.Head(ctx)
 		}
@@ -88,7 +88,7 @@ func loadAll(src source) tea.Cmd {
 		var runs []store.Run
 		if paged {
 			var all bool
-			runs, all, err = rr.RecentRuns(ctx, firstPage)
+			runs, all, err = src.RecentRuns(ctx, firstPage)
 			// A page that holds every run still needs the rest's pass when
 			// the cursor did not follow them all (runs deleted in between):
 			// Changes refuses such a cursor.
@@ -125,8 +125,8 @@ func loadRest(src source, cur store.Cursor) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		msg := restMsg{from: from{src.gen}}
-		if qh, ok := src.Source.(store.QuickHeader); ok && cur != nil {
-			if msg.cursor, msg.err = qh.WholeHead(ctx, cur); msg.err != nil {
+		if cur != nil {
+			if msg.cursor, msg.err = src.WholeHead(ctx, cur); msg.err != nil {
 				return msg
 			}
 		}
@@ -168,12 +168,9 @@ func loadAgent(src source, runID string) tea.Cmd {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		m := agentMsg{from: from{src.gen}, runID: runID}
-		if sr, ok := src.Source.(store.StepRanger); ok {
+		if src.Capabilities().Has(store.CapWindow) {
 			m.ranged = true
-			m.err = loadRanged(ctx, sr, &m)
-			if errors.Is(m.err, errors.ErrUnsupported) {
-				m.ranged, m.err = false, nil // a member of several stores that reads runs whole
-			} else if m.err != nil {
+			if m.err = loadRanged(ctx, src.Source, &m); m.err != nil {
 				return m
 			}
 		}

@@ -89,15 +89,15 @@ func (m *Model) wantHistory() tea.Cmd {
 // wantChannel reads who decided the held approval, when the store can say.
 func (m *Model) wantChannel() tea.Cmd {
 	req, ok := m.approvals.HeldWithoutChannel()
-	pr, can := m.src.Source.(store.PolicyReader)
-	if !ok || !can {
+	src := m.src.Source
+	if !ok || !src.Capabilities().Has(store.CapPolicy) {
 		return nil
 	}
 	gen := m.src.gen
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		evs, err := pr.PolicyEvents(ctx, req.RunID)
+		evs, err := src.PolicyEvents(ctx, req.RunID)
 		return channelMsg{from: from{gen}, req: req, channel: store.ApprovalChannel(req, evs), err: err}
 	}
 }
@@ -107,7 +107,7 @@ func (m *Model) wantChannel() tea.Cmd {
 func (m *Model) setReasons() {
 	src := m.src.Source
 	m.approvals.SetReasons(views.Reasons{Format: src.Format(), Carries: func(k store.RequestKind, v store.Verdict) bool {
-		return store.CarriesReason(src, k, v)
+		return src.CarriesReason(k, v)
 	}})
 }
 

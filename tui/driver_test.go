@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -42,7 +43,7 @@ func openDriver(t testing.TB, path string, w, h int, opts ...func(*Options)) *dr
 		t.Fatal(err)
 	}
 	d := &driver{t: t, clock: fixture.Now, path: path, wait: cmdTimeout}
-	o := Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
+	o := Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return d.clock }, StoreLabel: "/work/shop/runs.sqlite3"}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -38,14 +38,13 @@ type activityMsg struct {
 }
 
 func loadActivity(src source, root string, ids []string, after int64) tea.Cmd {
-	ar, ok := src.Source.(store.ActivityReader)
-	if !ok {
+	if !src.Capabilities().Has(store.CapActivity) {
 		return nil
 	}
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		act, err := ar.Activity(ctx, store.ActivityQuery{RunIDs: ids, After: after, PerRun: liveEvents})
+		act, err := src.Activity(ctx, store.ActivityQuery{RunIDs: ids, After: after, PerRun: liveEvents})
 		return activityMsg{from: from{src.gen}, root: root, act: act, err: err}
 	}
 }
@@ -58,7 +57,7 @@ func (m *Model) wantActivity(opened bool) tea.Cmd {
 	if root == "" {
 		return nil
 	}
-	if _, ok := m.src.Source.(store.ActivityReader); !ok {
+	if !m.src.Capabilities().Has(store.CapActivity) {
 		return nil
 	}
 	if !opened && m.treeEnded(root) {
@@ -194,8 +193,8 @@ func loadSummary(src source, id string) tea.Cmd {
 		if msg.requests, msg.err = src.Requests(ctx, false, id); msg.err != nil {
 			return msg
 		}
-		if fr, ok := src.Source.(store.FactReader); ok {
-			f, err := fr.RunFacts(ctx, id)
+		if src.Capabilities().Has(store.CapFacts) {
+			f, err := src.RunFacts(ctx, id)
 			msg.facts, msg.err = &f, err
 		}
 		return msg
@@ -321,13 +320,12 @@ func (m *Model) closeSummary() {
 // lastWrite is when the store says it was last written (zero when it
 // cannot say), read with the first load.
 func lastWrite(src source) time.Time {
-	wc, ok := src.Source.(store.WriteClock)
-	if !ok {
+	if !src.Capabilities().Has(store.CapWriteClock) {
 		return time.Time{}
 	}
 	ctx, cancel := ioCtx()
 	defer cancel()
-	t, err := wc.LastWrite(ctx)
+	t, err := src.LastWrite(ctx)
 	if err != nil {
 		return time.Time{}
 	}

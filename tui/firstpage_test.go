@@ -56,7 +56,7 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := time.Now()
-	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return clock }})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true, Now: func() time.Time { return clock }})
 	defer func() { m.Close(); m.src.Close() }()
 	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
 
@@ -129,7 +129,7 @@ func TestWhatWaitedBeforeThePageIsNotAnnounced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true, Notify: Notify{Desktop: DesktopOSC777}})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true, Notify: Notify{Desktop: DesktopOSC777}})
 	defer func() { m.Close(); m.src.Close() }()
 	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
 	loaded, ok := loadAll(m.src)().(loadedMsg)
@@ -171,7 +171,7 @@ func TestAPageWithoutAWholeTreeSaysItIsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true})
 	defer func() { m.Close(); m.src.Close() }()
 	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
 	loaded, ok := loadAll(m.src)().(loadedMsg)
@@ -201,7 +201,7 @@ func TestARunOlderThanThePageIsFollowedAfterTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true})
 	defer func() { m.Close(); m.src.Close() }()
 	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
 	loaded, ok := loadAll(m.src)().(loadedMsg)
@@ -243,7 +243,7 @@ func TestAPrunedStoreIsFollowedFromTheFirstLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: true})
+	m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: true})
 	defer func() { m.Close(); m.src.Close() }()
 	settle(m, tea.WindowSizeMsg{Width: 120, Height: 32})
 	loaded, ok := loadAll(m.src)().(loadedMsg)

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkExplorerFrame(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m := New(Options{Source: src, NoWatch: true, NoTick: true, NoColor: noColor})
+		m := New(Options{Source: store.Complete(src), NoWatch: true, NoTick: true, NoColor: noColor})
 		cmdTimeout = time.Minute
 		settle(m, tea.WindowSizeMsg{Width: 120, Height: 40})
 		runCmd(m, m.Init())

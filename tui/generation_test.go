@@ -20,7 +20,7 @@ func TestRepliesFromAReplacedSourceAreDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.send(reopenedMsg{src: src})
+	d.send(reopenedMsg{src: store.Complete(src)})
 	if d.m.src.gen != 1 || !d.m.loaded || d.m.cursor == nil {
 		t.Fatalf("after the reopen: generation %d, loaded %v, cursor %v", d.m.src.gen, d.m.loaded, d.m.cursor)
 	}

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
@@ -175,6 +176,6 @@ func readOnlySource(t *testing.T) func(*Options) {
 			t.Fatal(err)
 		}
 		o.Source.Close()
-		o.Source = ro
+		o.Source = store.Complete(ro)
 	}
 }

@@ -171,18 +171,8 @@ func writeTrace(src source, runID string, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	safe := sanitize.TextWriter(w)
-	switch t := src.Source.(type) {
-	case store.TraceWriter:
-		if err := t.WriteCanonicalTrace(ctx, runID, safe); err != nil {
-			return err
-		}
-		return safe.Close()
-	case store.Tracer:
-		tr, err := t.CanonicalTrace(ctx, runID)
-		if err != nil {
-			return err
-		}
-		if _, err := io.WriteString(safe, tr); err != nil {
+	if src.Capabilities().Has(store.CapTrace) {
+		if err := src.WriteCanonicalTrace(ctx, runID, safe); err != nil {
 			return err
 		}
 		return safe.Close()
@@ -325,8 +315,8 @@ func (m *Model) wholeStep(prompt bool, runID string) func(io.Writer) error {
 		return nil
 	}
 	d, _ := m.shownStep()
-	fw, ok := m.src.Source.(store.FieldWriter)
-	if d == nil || !ok || len(d.FieldBytes) == 0 {
+	fw := m.src.Source
+	if d == nil || !fw.Capabilities().Has(store.CapFields) || len(d.FieldBytes) == 0 {
 		return nil
 	}
 	if _, cut := d.FieldBytes["prompt"]; prompt && !cut {

@@ -37,10 +37,10 @@ func reopenDriver(t *testing.T, path string) *driver {
 			s, err := ioharness.Open(path)
 			if err == nil {
 				mu.Lock()
-				opened = append(opened, s)
+				opened = append(opened, store.Complete(s))
 				mu.Unlock()
 			}
-			return s, err
+			return store.Complete(s), err
 		}
 	})
 	// Reopens and reads of a store that changed under them reconnect:

@@ -117,8 +117,8 @@ func (a *agentView) rowsOf(lo, hi int) (int64, int64) {
 // them, or when they lie far apart (a filter's rows), those steps alone.
 func (m *Model) loadSteps(need []int) tea.Cmd {
 	a := &m.st.agent
-	sr, ok := m.src.Source.(store.StepRanger)
-	if !ok || len(need) == 0 || m.stepsLoading {
+	sr := m.src.Source
+	if !sr.Capabilities().Has(store.CapWindow) || len(need) == 0 || m.stepsLoading {
 		return nil
 	}
 	key := [2]int{need[0], need[len(need)-1]}
@@ -207,8 +207,8 @@ type scanMsg struct {
 
 // runScan streams the agent's rows (through its newest now) into a scan.
 func (m *Model) runScan(sc *views.StepScan) tea.Cmd {
-	sr, ok := m.src.Source.(store.StepRanger)
-	if !ok {
+	sr := m.src.Source
+	if !sr.Capabilities().Has(store.CapWindow) {
 		return nil
 	}
 	if m.scanCancel != nil {

@@ -302,7 +302,7 @@ func TestReadOnlyDisablesDeciding(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.Source.Close()
-		o.Source = ro
+		o.Source = store.Complete(ro)
 	})
 	d.contains("read-only")
 	d.press("6", "j")

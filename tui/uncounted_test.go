@@ -45,7 +45,7 @@ func TestUncountedFinishedRunIsFilledIn(t *testing.T) {
 	}
 	defer inner.Close()
 	ctx := context.Background()
-	md, err := runmodel.Load(ctx, inner, fixture.Now)
+	md, err := runmodel.Load(ctx, store.Complete(inner), fixture.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -68,7 +69,7 @@ func TestNeverBlocksTheWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Source: src, NoColor: true})
+	m := New(Options{Source: store.Complete(src), NoColor: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "burst") },

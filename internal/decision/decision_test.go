@@ -23,7 +23,7 @@ var (
 	approval2 = store.RequestKey{Kind: store.Approval, ID: "2"} // run 5's, live
 )
 
-func fixtureStore(t *testing.T) (string, *ioharness.Store) {
+func fixtureStore(t *testing.T) (string, store.Source) {
 	t.Helper()
 	p, err := fixture.Build(t.TempDir())
 	if err != nil {
@@ -34,7 +34,7 @@ func fixtureStore(t *testing.T) (string, *ioharness.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return p, s
+	return p, store.Complete(s)
 }
 
 func openLog(t *testing.T) (*audit.Log, string) {
@@ -150,10 +150,11 @@ func TestRefusedFromTheCallersData(t *testing.T) {
 // A store read-only to this person (a serve viewer) is refused with a line.
 func TestReadOnlyRefused(t *testing.T) {
 	path, _ := fixtureStore(t)
-	ro, err := ioharness.OpenReadOnly(path)
+	opened, err := ioharness.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ro := store.Complete(opened)
 	defer ro.Close()
 	l, lp := openLog(t)
 	_, err = (&Maker{Who: ann, Via: "ssh x", Log: l}).Make(context.Background(), ro, Ask{Decision: store.Decision{Key: approval2, Verdict: store.VerdictApprove}})

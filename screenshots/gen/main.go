@@ -26,6 +26,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-run/vigil/demo"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -70,7 +71,7 @@ func run(out string, keep bool) error {
 	}
 	defer src.Close()
 	now := base.Add(25 * time.Minute)
-	m := tui.New(tui.Options{Source: src, NoWatch: true, NoTick: true, StoreLabel: "~/shop/runs.sqlite3",
+	m := tui.New(tui.Options{Source: store.Complete(src), NoWatch: true, NoTick: true, StoreLabel: "~/shop/runs.sqlite3",
 		Now: func() time.Time { return now }})
 	const wait = 2 * time.Second
 	m.Settle(tea.WindowSizeMsg{Width: 160, Height: 46}, wait)

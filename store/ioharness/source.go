@@ -17,7 +17,7 @@ func init() {
 	store.Register(store.Format{
 		Name:     Format,
 		Detect:   Detect,
-		Open:     func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Open:     func(path string, opts store.Options) (store.Core, error) { return Open(path, opts) },
 		Files:    []string{"runs.sqlite3"},
 		Fallback: true,
 	})
@@ -35,7 +35,7 @@ func Detect(path string) bool {
 }
 
 var (
-	_ store.Source        = (*Store)(nil)
+	_ store.Core          = (*Store)(nil)
 	_ store.Tracer        = (*Store)(nil)
 	_ store.RequestGetter = (*Store)(nil)
 	_ store.RunGetter     = (*Store)(nil)

@@ -155,7 +155,7 @@ func TestAgentFirstScreenDoesNotWaitForTheFold(t *testing.T) {
 	}
 
 	s, release := openDeferred(t, fx.runs)
-	l := startAgent(t, s)
+	l := startAgent(t, store.Complete(s))
 	t.Cleanup(release) // before the agent is waited for: a call stuck in the fold ends
 	cur := l.head()
 	recent := l.recentRuns()

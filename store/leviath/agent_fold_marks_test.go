@@ -111,7 +111,7 @@ func TestACursorWrittenAfterTheFoldStillWantsIt(t *testing.T) {
 func TestAgentAFrameAppendedDuringTheFoldIsAWrite(t *testing.T) {
 	fx := buildFixture(t, t.TempDir())
 	s, release := openDeferred(t, fx.runs)
-	l := startAgent(t, s)
+	l := startAgent(t, store.Complete(s))
 	t.Cleanup(release)
 	cur := l.head()
 	l.recentRuns() // a client's first screen asks this before Changes
@@ -162,7 +162,7 @@ func TestAgentAPromptTheFoldFindsIsNoWrite(t *testing.T) {
 	fx := buildFixture(t, t.TempDir())
 	journalPrompt(t, fx)
 	s, release := openDeferred(t, fx.runs)
-	l := startAgent(t, s)
+	l := startAgent(t, store.Complete(s))
 	t.Cleanup(release)
 	cur := l.head()
 	release()

@@ -58,7 +58,7 @@ type Store struct {
 }
 
 var (
-	_ store.Source          = (*Store)(nil)
+	_ store.Core            = (*Store)(nil)
 	_ store.ProblemReporter = (*Store)(nil)
 )
 
@@ -66,7 +66,7 @@ func init() {
 	store.Register(store.Format{
 		Name:    Format,
 		Detect:  Detect,
-		Open:    func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Open:    func(path string, opts store.Options) (store.Core, error) { return Open(path, opts) },
 		Explain: Explain,
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/internal/decision"
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -32,7 +33,7 @@ func newExplorer(t testing.TB, src *Store, w, h int, now time.Time) *explorer {
 // startExplorer with live set runs the watcher too (NoWatch false).
 func startExplorer(t testing.TB, src *Store, w, h int, now time.Time, live bool) *explorer {
 	t.Helper()
-	e := &explorer{t: t, live: live, m: tui.New(tui.Options{Source: src, NoWatch: !live, NoTick: true, NoColor: true,
+	e := &explorer{t: t, live: live, m: tui.New(tui.Options{Source: store.Complete(src), NoWatch: !live, NoTick: true, NoColor: true,
 		Now: func() time.Time { return now }, StoreLabel: "~/.leviath/runs", Run: idRoot, Decisions: tempDecisions(t)})}
 	t.Cleanup(e.m.Close)
 	e.send(tea.WindowSizeMsg{Width: w, Height: h})

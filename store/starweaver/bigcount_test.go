@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/runmodel"
+	"github.com/vigil-run/vigil/store"
 )
 
 // bigCountScript is python3's sqlite3 as the foreign writer: it makes one
@@ -131,7 +132,7 @@ func TestBigRecordCountsWaitForRunStats(t *testing.T) {
 	if !found {
 		t.Fatalf("run %s is not in the run list", run)
 	}
-	md, err := runmodel.Load(ctx, s, time.Now())
+	md, err := runmodel.Load(ctx, store.Complete(s), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

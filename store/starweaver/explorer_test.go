@@ -90,7 +90,7 @@ func (e *explorer) advance(d time.Duration) { e.clock = e.clock.Add(d) }
 func TestExplorerPanes(t *testing.T) {
 	s, _ := openV07(t)
 	ctx := context.Background()
-	e := newExplorer(t, s, 200, 56)
+	e := newExplorer(t, store.Complete(s), 200, 56)
 	// Runs: every root, newest first, statuses as the run records say.
 	e.contains("1 Runs", "7 runs",
 		"cancelled", "SWACC-RUN-7: try again",

@@ -24,7 +24,7 @@ func init() {
 		Name:   Format,
 		Detect: Detect,
 		Look:   look,
-		Open:   func(path string, opts store.Options) (store.Source, error) { return Open(path, opts) },
+		Open:   func(path string, opts store.Options) (store.Core, error) { return Open(path, opts) },
 		Files:  []string{"starweaver.sqlite"},
 	})
 }
@@ -99,7 +99,7 @@ type runMeta struct {
 }
 
 var (
-	_ store.Source        = (*Store)(nil)
+	_ store.Core          = (*Store)(nil)
 	_ store.RequestGetter = (*Store)(nil)
 )
 

@@ -13,7 +13,7 @@ import (
 func TestExplorerDeniesWithAReason(t *testing.T) {
 	s, _ := openV07(t)
 	ctx := context.Background()
-	e := newExplorer(t, s, 200, 56)
+	e := newExplorer(t, store.Complete(s), 200, 56)
 	e.press("6")
 	e.advance(2 * time.Second)
 	e.press("j", "j") // P1, as the panes test approves it
@@ -40,7 +40,7 @@ func TestExplorerDeniesWithAReason(t *testing.T) {
 func TestExplorerKeepsAReasonWhenDecidedElsewhere(t *testing.T) {
 	s, path := openV07(t)
 	ctx := context.Background()
-	e := newExplorer(t, s, 200, 56)
+	e := newExplorer(t, store.Complete(s), 200, 56)
 	e.press("6")
 	e.advance(2 * time.Second)
 	e.press("j", "j")

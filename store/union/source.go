@@ -15,17 +15,21 @@ import (
 type Source struct{ s *Set }
 
 var (
-	_ store.Source         = (*Source)(nil)
-	_ store.StoreSet       = (*Source)(nil)
-	_ store.FactReader     = (*Source)(nil)
-	_ store.ActivityReader = (*Source)(nil)
-	_ store.WriteClock     = (*Source)(nil)
-	_ store.RunGetter      = (*Source)(nil)
-	_ store.RequestGetter  = (*Source)(nil)
-	_ store.TraceWriter    = (*Source)(nil)
-	_ store.FieldWriter    = (*Source)(nil)
-	_ store.PolicyReader   = (*Source)(nil)
+	_ store.Source   = (*Source)(nil)
+	_ store.StoreSet = (*Source)(nil)
 )
+
+// Capabilities are what every store of the set answers natively: a
+// reader that takes the set's answer for a store that falls back gets
+// that store's fallback, which is what it must be ready for.
+func (u *Source) Capabilities() store.Capabilities {
+	caps := store.AllCapabilities
+	for _, m := range u.s.ms {
+		src, _ := m.source()
+		caps &= src.Capabilities()
+	}
+	return caps
+}
 
 // Path names every store, space-separated, as they were named.
 func (u *Source) Path() string { return u.s.path() }
@@ -339,10 +343,8 @@ func (u *Source) Problems() []error {
 	var out []error
 	for _, m := range u.s.ms {
 		src, _ := m.source()
-		if pr, ok := src.(store.ProblemReporter); ok {
-			for _, p := range pr.Problems() {
-				out = append(out, m.named(p))
-			}
+		for _, p := range src.Problems() {
+			out = append(out, m.named(p))
 		}
 	}
 	return out
@@ -354,16 +356,11 @@ func (u *Source) RunFacts(ctx context.Context, runID string) (store.RunFacts, er
 		return store.RunFacts{}, err
 	}
 	src, _ := m.source()
-	fr, ok := src.(store.FactReader)
-	if !ok {
-		return store.RunFacts{RunID: runID}, nil // nothing recorded, as without the capability
-	}
-	f, err := fr.RunFacts(ctx, own)
+	f, err := src.RunFacts(ctx, own)
 	return outFacts(m.prefix, f), m.named(err)
 }
 
-// Activity reads the runs' own store (a tree lies in one store); a store
-// that reads no activity gives none.
+// Activity reads the runs' own store (a tree lies in one store).
 func (u *Source) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
 	g, err := u.group(q.RunIDs)
 	if err != nil {
@@ -371,12 +368,8 @@ func (u *Source) Activity(ctx context.Context, q store.ActivityQuery) (store.Act
 	}
 	for m, own := range g {
 		src, _ := m.source()
-		ar, ok := src.(store.ActivityReader)
-		if !ok {
-			return store.Activity{}, nil
-		}
 		q.RunIDs = own
-		a, err := ar.Activity(ctx, q)
+		a, err := src.Activity(ctx, q)
 		return outActivity(m.prefix, a), m.named(err)
 	}
 	return store.Activity{}, nil
@@ -387,10 +380,8 @@ func (u *Source) LastWrite(ctx context.Context) (time.Time, error) {
 	var last time.Time
 	for _, m := range u.s.ms {
 		src, _ := m.source()
-		if wc, ok := src.(store.WriteClock); ok {
-			if t, err := wc.LastWrite(ctx); err == nil && t.After(last) {
-				last = t
-			}
+		if t, err := src.LastWrite(ctx); err == nil && t.After(last) {
+			last = t
 		}
 	}
 	return last, nil
@@ -402,24 +393,8 @@ func (u *Source) Run(ctx context.Context, id string) (store.Run, error) {
 		return store.Run{}, err
 	}
 	src, _ := m.source()
-	if rg, ok := src.(store.RunGetter); ok {
-		r, err := rg.Run(ctx, own)
-		return outRun(m.prefix, r), m.named(err)
-	}
-	runs, err := src.Runs(ctx)
-	if err != nil {
-		return store.Run{}, m.named(err)
-	}
-	for _, r := range runs {
-		if r.ID == own {
-			st, err := src.RunStats(ctx, []string{own})
-			if err == nil {
-				r.Steps, r.Tokens, r.StatsKnown = st[own].Steps, st[own].Tokens, true
-			}
-			return outRun(m.prefix, r), nil
-		}
-	}
-	return store.Run{}, store.Errorf(m.Name, store.ErrNotFound, nil, "no run %s", own)
+	r, err := src.Run(ctx, own)
+	return outRun(m.prefix, r), m.named(err)
 }
 
 func (u *Source) Request(ctx context.Context, key store.RequestKey) (store.Request, error) {
@@ -429,20 +404,8 @@ func (u *Source) Request(ctx context.Context, key store.RequestKey) (store.Reque
 	}
 	src, _ := m.source()
 	k := store.RequestKey{Kind: key.Kind, ID: own}
-	if rg, ok := src.(store.RequestGetter); ok {
-		q, err := rg.Request(ctx, k)
-		return outRequest(m.prefix, q), m.named(err)
-	}
-	reqs, err := src.Requests(ctx, false)
-	if err != nil {
-		return store.Request{}, m.named(err)
-	}
-	for _, q := range reqs {
-		if q.Key() == k {
-			return outRequest(m.prefix, q), nil
-		}
-	}
-	return store.Request{}, store.Errorf(m.Name, store.ErrNotFound, nil, "no %s", k)
+	q, err := src.Request(ctx, k)
+	return outRequest(m.prefix, q), m.named(err)
 }
 
 func (u *Source) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyEvent, error) {
@@ -451,52 +414,31 @@ func (u *Source) PolicyEvents(ctx context.Context, runID string) ([]store.Policy
 		return nil, err
 	}
 	src, _ := m.source()
-	pr, ok := src.(store.PolicyReader)
-	if !ok {
-		return nil, nil
-	}
-	evs, err := pr.PolicyEvents(ctx, own)
+	evs, err := src.PolicyEvents(ctx, own)
 	for i := range evs {
 		evs[i].RunID = join(m.prefix, evs[i].RunID)
 	}
 	return evs, m.named(err)
 }
 
-// WriteCanonicalTrace writes the run's trace from its own store; a store
-// with no traces says so.
+// WriteCanonicalTrace writes the run's trace from its own store.
 func (u *Source) WriteCanonicalTrace(ctx context.Context, runID string, w io.Writer) error {
 	m, own, err := u.s.owner(runID)
 	if err != nil {
 		return err
 	}
 	src, _ := m.source()
-	switch t := src.(type) {
-	case store.TraceWriter:
-		return m.named(t.WriteCanonicalTrace(ctx, own, w))
-	case store.Tracer:
-		tr, err := t.CanonicalTrace(ctx, own)
-		if err != nil {
-			return m.named(err)
-		}
-		_, err = io.WriteString(w, tr)
-		return err
-	}
-	return fmt.Errorf("%s: its format (%s) has no canonical trace", m.Name, src.Format())
+	return m.named(src.WriteCanonicalTrace(ctx, own, w))
 }
 
-// WriteStepField writes a step's field whole from the run's own store; a
-// store that cannot says so.
+// WriteStepField writes a step's field whole from the run's own store.
 func (u *Source) WriteStepField(ctx context.Context, runID string, rowID int64, field string, w io.Writer) error {
 	m, own, err := u.s.owner(runID)
 	if err != nil {
 		return err
 	}
 	src, _ := m.source()
-	fw, ok := src.(store.FieldWriter)
-	if !ok {
-		return fmt.Errorf("%s: its format (%s) cannot write a field whole", m.Name, src.Format())
-	}
-	return m.named(fw.WriteStepField(ctx, own, rowID, field, w))
+	return m.named(src.WriteStepField(ctx, own, rowID, field, w))
 }
 
 // CarriesReason is true only when every store's format carries the
@@ -504,7 +446,7 @@ func (u *Source) WriteStepField(ctx context.Context, runID string, rowID int64, 
 func (u *Source) CarriesReason(kind store.RequestKind, v store.Verdict) bool {
 	for _, m := range u.s.ms {
 		src, _ := m.source()
-		if !store.CarriesReason(src, kind, v) {
+		if !src.CarriesReason(kind, v) {
 			return false
 		}
 	}
