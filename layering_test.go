@@ -14,8 +14,10 @@ import (
 // The layering the packages keep (issue 10): the contract imports no
 // format, the screen imports no store or driver, the run model only the
 // contract, and the command line reaches the panes only through the
-// explorer. Each rule is checked on what `go list` says the packages
-// really import.
+// explorer. Imports point down (issue 26): no store backend (remote is
+// one) and not the shared tail both vigil serve and the ssh agent run
+// (livetail) reaches a package that faces the user. Each rule is checked
+// on what `go list` says the packages really import.
 
 const module = "github.com/vigil-run/vigil"
 
@@ -25,10 +27,14 @@ const module = "github.com/vigil-run/vigil"
 var (
 	adapters = []string{module + "/store/ioharness/...", module + "/store/starweaver/...", module + "/store/leviath/..."}
 	drivers  = []string{"database/sql", "modernc.org/sqlite/..."}
+	// faces are the packages that face the user: the explorer, its panes,
+	// the SSH UI server and the command line, above every store.
+	faces = []string{module + "/tui/...", module + "/views/...", module + "/serve/...", module + "/cli/..."}
 )
 
-// rule is one import rule: the package may not reach any of forbidden,
-// through its whole dependency graph (deps) or in its own files (direct).
+// rule is one import rule: the package (or, for a pkg ending in /..., each
+// package under it) may not reach any of forbidden, through its whole
+// dependency graph (deps) or in its own files (direct).
 type rule struct {
 	pkg       string
 	direct    bool
@@ -46,6 +52,9 @@ var rules = []rule{
 	{pkg: "cli", direct: true, forbidden: []string{module + "/views/..."}, why: "the CLI formats with internal/textfmt, not the panes"},
 	{pkg: "otelexport", forbidden: append(slices.Clone(adapters), drivers...), why: "the exporter reads a store.Source, whatever the format"},
 	{pkg: "serve", forbidden: append(slices.Clone(adapters), drivers...), why: "vigil serve shares a store.Source, whatever the format"},
+	{pkg: "store/...", forbidden: faces, why: "a store reads and writes runs; who shows them is above it"},
+	{pkg: "remote", forbidden: faces, why: "the ssh link is a store backend: its agent tails through livetail"},
+	{pkg: "livetail", forbidden: faces, why: "the shared tail is below vigil serve and the ssh agent that both run it"},
 }
 
 // listed is what `go list -json` says of one package.
@@ -93,23 +102,32 @@ func matches(path, forbidden string) bool {
 func violations(rules []rule, pkgs map[string]listed, std func(string) bool) []string {
 	var out []string
 	for _, r := range rules {
-		p, ok := pkgs[module+"/"+r.pkg]
-		if !ok {
+		var under []string
+		for path := range pkgs {
+			if matches(path, module+"/"+r.pkg) {
+				under = append(under, path)
+			}
+		}
+		if len(under) == 0 {
 			out = append(out, fmt.Sprintf("%s: not listed", r.pkg))
 			continue
 		}
-		seen := p.Deps
-		if r.direct {
-			seen = p.Imports
-		}
-		for _, dep := range seen {
-			for _, f := range r.forbidden {
-				if matches(dep, f) {
-					out = append(out, fmt.Sprintf("%s imports %s (%s)", r.pkg, dep, r.why))
-				}
+		slices.Sort(under)
+		for _, path := range under {
+			p, name := pkgs[path], strings.TrimPrefix(path, module+"/")
+			seen := p.Deps
+			if r.direct {
+				seen = p.Imports
 			}
-			if r.only != nil && !std(dep) && !slices.Contains(r.only, dep) {
-				out = append(out, fmt.Sprintf("%s imports %s (%s)", r.pkg, dep, r.why))
+			for _, dep := range seen {
+				for _, f := range r.forbidden {
+					if matches(dep, f) {
+						out = append(out, fmt.Sprintf("%s imports %s (%s)", name, dep, r.why))
+					}
+				}
+				if r.only != nil && !std(dep) && !slices.Contains(r.only, dep) {
+					out = append(out, fmt.Sprintf("%s imports %s (%s)", name, dep, r.why))
+				}
 			}
 		}
 	}
@@ -133,12 +151,17 @@ func TestLayering(t *testing.T) {
 // each kind of rule are reported.
 func TestLayeringCatches(t *testing.T) {
 	pkgs := map[string]listed{
-		module + "/store":         {Deps: []string{"fmt", module + "/store/ioharness"}},
-		module + "/views":         {Deps: []string{"modernc.org/sqlite/lib"}},
-		module + "/tui":           {Deps: []string{"database/sql"}},
-		module + "/runmodel":      {Imports: []string{"time", module + "/views"}},
-		module + "/store/leviath": {Deps: []string{"modernc.org/sqlite"}},
-		module + "/cli":           {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
+		module + "/store":                   {Deps: []string{"fmt", module + "/store/ioharness"}},
+		module + "/views":                   {Deps: []string{"modernc.org/sqlite/lib"}},
+		module + "/tui":                     {Deps: []string{"database/sql"}},
+		module + "/runmodel":                {Imports: []string{"time", module + "/views"}},
+		module + "/store/leviath":           {Deps: []string{"modernc.org/sqlite"}},
+		module + "/cli":                     {Imports: []string{module + "/views"}, Deps: []string{module + "/views"}},
+		module + "/store/union":             {Deps: []string{module + "/watch", module + "/tui"}},
+		module + "/remote":                  {Deps: []string{module + "/livetail", module + "/serve"}},
+		module + "/livetail":                {Deps: []string{module + "/store", module + "/cli"}},
+		module + "/store/ioharness":         {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness/harness"}},
+		module + "/store/ioharness/harness": {Deps: []string{module + "/store/ioharness/internal/schema", module + "/store/ioharness"}},
 	}
 	got := violations(rules, pkgs, func(p string) bool { return !strings.Contains(p, ".") })
 	if len(got) != len(rules) {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-run/vigil/internal/config"
+	decisions "github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/keymap"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -50,6 +51,9 @@ func (a *app) tuiConfig(opt *tui.Options) error {
 	n.NoBell, n.NoDesktop, n.NoTitle = !c.Notify.Bell, !c.Notify.Desktop, !c.Notify.Title
 	opt.Notify = n
 	opt.Look = tui.Look{Mode: c.Theme.Mode, Palette: c.Theme.Palette}
+	if opt.Decisions == nil {
+		opt.Decisions = decisions.Local(a.getenv, "the explorer")
+	}
 	if len(c.Keys) > 0 {
 		k := keymap.Default()
 		if err := k.Remap(c.Keys); err != nil {

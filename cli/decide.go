@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	decisions "github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -129,7 +130,9 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 		}
 		d.Text = r
 	}
-	res, err := src.Decide(ctx, d)
+	// Recorded in this user's audit log; the store's compare-and-set
+	// judges whether the run would read it (nothing here holds its lease).
+	res, err := decisions.Local(a.getenv, "vigil "+verb).Make(ctx, src, decisions.Ask{Decision: d, Request: &q})
 	var refused *store.RefusedError
 	switch {
 	case errors.As(err, &refused):

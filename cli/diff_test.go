@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // twoRuns writes two runs of one task whose prompts grow with the
@@ -39,7 +39,7 @@ func twoRuns(t *testing.T) (path, a, b string) {
 				decision = "ran go test ./... (" + exit + ")"
 				result = "[go test]\nok   parse\nok   lex\n--- FAIL: TestRound (" + exit + ")\nok   emit"
 			}
-			if err := w.CheckpointStep(ctx, id, ioharness.StepRecord{Step: n, Decision: decision, Result: result,
+			if err := w.CheckpointStep(ctx, id, twin.StepRecord{Step: n, Decision: decision, Result: result,
 				Prompt: prompt.String(), ToolCall: fmt.Sprintf(`read_file:{"n":%d}`, n), Tokens: int64(100 * n)}); err != nil {
 				t.Fatal(err)
 			}

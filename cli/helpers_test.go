@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -85,9 +85,9 @@ func fixtureStore(t *testing.T) string {
 	return p
 }
 
-func writer(t *testing.T, path string) *ioharness.Store {
+func writer(t *testing.T, path string) *twin.Store {
 	t.Helper()
-	w, err := ioharness.OpenWriter(path)
+	w, err := twin.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The io-harness lifecycles after a run's first life, through the CLI: the
 // state and counts `runs --json` and `show --json` print, each request's
 // delivery, and what approve and deny do (docs/cli.md's exit codes). The
-// stores are written in internal/fixture the way the io-harness function
+// stores are written in internal/testkit/fixture the way the io-harness function
 // named there writes them.
 
 func lifecycleStore(t *testing.T, build func(string) (*fixture.Lifecycle, error)) *fixture.Lifecycle {
@@ -198,7 +198,7 @@ func TestCLITailFollowsResumedRun(t *testing.T) {
 	if _, err := w.ResolvePending(ctx, lc.IDs["approval"], store.VerdictApprove); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 6, Decision: "wrote src/lib.rs", Result: "ok", Tokens: 800}); err != nil {
+	if err := w.CheckpointStep(ctx, run, twin.StepRecord{Step: 6, Decision: "wrote src/lib.rs", Result: "ok", Tokens: 800}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FinishRun(ctx, run, store.OutcomeSuccess); err != nil {

@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // TestMain lets the test binary stand in for vigil when the demo starts its
@@ -11,5 +13,5 @@ func TestMain(m *testing.M) {
 	if IsHarness() {
 		os.Exit(Execute())
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // pyStore is an io-harness store written by python3 from the format's
@@ -15,11 +17,9 @@ import (
 // this process) parked on approval 1.
 func pyStore(t *testing.T, dir, name, goal string) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the foreign writer cannot run")
-	}
+	testkit.Tool(t, "python3", "the foreign writer cannot run")
 	path := filepath.Join(dir, name)
-	schema, err := filepath.Abs("../store/ioharness/schema.sql")
+	schema, err := filepath.Abs("../store/ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

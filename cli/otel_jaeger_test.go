@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/jaegertest"
+	"github.com/vigil-run/vigil/internal/testkit/jaegertest"
 )
 
 // TestJaegerDemoOtel: `vigil demo --otel URL` exports the demo to a real

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // normalize replaces what changes from one test run to the next (the
@@ -192,7 +193,7 @@ func TestDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, d := range []string{"read main.go", "wrote main.go", third, "finished"} {
-			if err := w.CheckpointStep(ctx, id, ioharness.StepRecord{Step: i + 1, Decision: d, Result: "[ok]\nline two", Prompt: "Goal: fix.\n", Tokens: 100}); err != nil {
+			if err := w.CheckpointStep(ctx, id, twin.StepRecord{Step: i + 1, Decision: d, Result: "[ok]\nline two", Prompt: "Goal: fix.\n", Tokens: 100}); err != nil {
 				t.Fatal(err)
 			}
 		}

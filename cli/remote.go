@@ -71,14 +71,19 @@ func sshFrom(conn string) string {
 	return " from " + sanitize.Line(f[0]) + " port " + sanitize.Line(f[1])
 }
 
-// remoteAudit is what a command deciding on an ssh:// store records its
-// decisions with: this machine's audit log, the local user, the command.
+// remoteAudit is who a command on an ssh:// store decides as (the far
+// side's log names them) and this machine's log, where what became of a
+// decision the link took with it is recorded once the link is back. The
+// decisions themselves are recorded by the decision service that sends
+// them (decision.Local), which refuses them when the log cannot be had.
 func (a *app) remoteAudit(opt *remote.Options, via string) {
 	opt.Who, opt.Via = audit.LocalWho(a.getenv), via
 	if opt.ReadOnly {
 		return
 	}
-	opt.Audit, opt.AuditErr = audit.OpenIn(a.getenv)
+	if l, err := audit.OpenIn(a.getenv); err == nil {
+		opt.Audit = l
+	}
 }
 
 type agentOpts struct {

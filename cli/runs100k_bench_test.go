@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/bigrun"
+	"github.com/vigil-run/vigil/internal/testkit/bigrun"
 )
 
 // BenchmarkHundredK is issue 12's D4 bound in process: runs and show ROOT,

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/union"
 	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // runSeveral is the explorer on several stores at once (`vigil A B
@@ -47,7 +48,7 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 			}
 			closers = append(closers, func() { c.Close() })
 			members = append(members, union.Member{Name: t.String(), Source: c.Source(), Offline: c.Offline,
-				Wakeups: func() (union.Wakeup, error) { return c.Wakeups() }})
+				Wakeups: func() (watch.Wakeup, error) { return c.Wakeups() }})
 			continue
 		}
 		path, ro := a.expandHome(name), o.readOnly
@@ -74,7 +75,7 @@ func (a *app) runSeveral(ctx context.Context, o exploreOpts, names []string) err
 		}
 	}
 	topt := tui.Options{Source: src, Reopen: func() (store.Source, error) { return set.Source(), nil },
-		Wakeups: func() (tui.Wakeup, error) { return set.Wakeups() }, Poll: o.poll, Run: o.run,
+		Wakeups: func() (watch.Wakeup, error) { return set.Wakeups() }, Poll: o.poll, Run: o.run,
 		NoColor: a.getenv("NO_COLOR") != ""}
 	if err := a.tuiConfig(&topt); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os/exec"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // The populated store io-harness 0.22 wrote holds one decided request:
@@ -42,9 +44,7 @@ func TestShowDecidedRequestsOfThePopulatedStore(t *testing.T) {
 // sqlite3 shell, an attached process's approval and the policy event its
 // run records on reading it — show who decided.
 func TestShowDecidedRequestsSayWhoDecided(t *testing.T) {
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	p := fixtureStore(t)
 	sql := `UPDATE pending_questions SET answer = 'drop it', answered_by = 'human', resolved = 1 WHERE id = 1;
 UPDATE pending_approvals SET resolved = 'deny' WHERE id = 2;

@@ -7,20 +7,15 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
-// sharedFixture copies one of the io-harness release fixtures (../shared,
-// or $VIGIL_SHARED) into a temporary directory, or skips.
+// sharedFixture copies one of the io-harness release fixtures
+// (testkit.IOHarnessFixtures) into a temporary directory.
 func sharedFixture(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared")
-	}
-	src := filepath.Join(dir, "fixtures", "io-harness", rel)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", src)
-	}
+	src := filepath.Join(testkit.IOHarnessFixtures(t), rel)
 	dst := filepath.Join(t.TempDir(), filepath.Base(rel))
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A store's text in `show --markdown` is text, not markup: a goal, an
@@ -19,7 +19,7 @@ import (
 func TestShowMarkdownEscapesStoreText(t *testing.T) {
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(p)
+	w, err := twin.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 
 	// The formats vigil reads register themselves with store; nothing here
 	// names one.
@@ -26,7 +26,7 @@ type session struct {
 	warned bool
 	// wake is the source's wakeup when no file watcher can follow it (an
 	// ssh:// store, several stores); nil: watch Source.Watch.
-	wake func() (tui.Wakeup, error)
+	wake func() (watch.Wakeup, error)
 }
 
 // warn says, one line each, what the source opened without — once, and

@@ -9,7 +9,7 @@ import (
 	"github.com/vigil-run/vigil/remote"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/union"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // storesHelp is --store on the commands that read several stores.
@@ -33,7 +33,7 @@ func (a *app) openNamed(ctx context.Context, names []string, readOnly bool, via 
 type opened struct {
 	src   store.Source
 	close func()
-	wake  func() (tui.Wakeup, error)
+	wake  func() (watch.Wakeup, error)
 }
 
 func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via string) (opened, error) {
@@ -73,7 +73,7 @@ func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via
 			}
 			closers = append(closers, closeC)
 			members = append(members, union.Member{Name: c.Target().String(), Source: c.Source(), Offline: c.Offline,
-				Wakeups: func() (union.Wakeup, error) { return c.Wakeups() }})
+				Wakeups: func() (watch.Wakeup, error) { return c.Wakeups() }})
 			if len(names) == 1 {
 				return opened{src: c.Source(), close: closeAll, wake: c.Wakeups}, nil
 			}
@@ -93,7 +93,7 @@ func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via
 		closeAll()
 		return opened{}, err
 	}
-	return opened{src: set.Source(), close: closeAll, wake: func() (tui.Wakeup, error) { return set.Wakeups() }}, nil
+	return opened{src: set.Source(), close: closeAll, wake: func() (watch.Wakeup, error) { return set.Wakeups() }}, nil
 }
 
 // dialNamed connects to an ssh:// store for a one-shot command: the link's

@@ -11,7 +11,6 @@ import (
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -34,7 +33,7 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 	// Watch first, then take the cursor, then read what is there: anything
 	// committed in between comes again through Changes and is skipped by
 	// row id.
-	var w tui.Wakeup
+	var w watch.Wakeup
 	var err error
 	if s.wake != nil {
 		// An ssh:// store's agent, or several stores' own wakeups.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // tailEnding is one case of how tail ends: the command line, what it
@@ -71,7 +71,7 @@ func TestTailEndsWhenTheDriverDies(t *testing.T) {
 	if _, err := w.AcquireLease(ctx, run, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read main.go", Result: "[read main.go]", Tokens: 300}); err != nil {
+	if err := w.CheckpointStep(ctx, run, twin.StepRecord{Step: 1, Decision: "read main.go", Result: "[read main.go]", Tokens: 300}); err != nil {
 		t.Fatal(err)
 	}
 	tl := startTailWith(t, func(a *app) { a.tailCheck, a.tailSettle = 20*time.Millisecond, 100*time.Millisecond; a.now = time.Now },
@@ -117,7 +117,7 @@ func TestTailForever(t *testing.T) {
 	if _, err := w.ResolvePending(ctx, "1", store.VerdictApprove); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(ctx, "3", ioharness.StepRecord{Step: 2, Decision: "wrote keys/deploy.pub", Result: "[wrote]", Tokens: 500}); err != nil {
+	if err := w.CheckpointStep(ctx, "3", twin.StepRecord{Step: 2, Decision: "wrote keys/deploy.pub", Result: "[wrote]", Tokens: 500}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FinishRun(ctx, "3", store.OutcomeSuccess); err != nil {
@@ -174,7 +174,7 @@ func TestTailFollowsAnUnleasedRunWhileItsStepsCome(t *testing.T) {
 		"tail", run, "--store", path, "--poll", "20ms")
 	const steps = 12
 	for i := 1; i <= steps; i++ { // a step every 100 ms: well inside the settle each time
-		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: i, Decision: fmt.Sprintf("step %d", i), Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, run, twin.StepRecord{Step: i, Decision: fmt.Sprintf("step %d", i), Tokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 		select {

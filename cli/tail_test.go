@@ -8,7 +8,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	twin "github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // tailing runs `vigil tail` in the background and lets the test read what
@@ -86,7 +86,7 @@ func TestTailFollowsTree(t *testing.T) {
 			// a child spawned after tail started, then the root finishes.
 			ctx := context.Background()
 			w := writer(t, p)
-			if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "[ok] tag pushed\nsecond line", Tokens: 1234}); err != nil {
+			if err := w.CheckpointStep(ctx, "4", twin.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "[ok] tag pushed\nsecond line", Tokens: 1234}); err != nil {
 				t.Fatal(err)
 			}
 			tl.waitLine(t, "#4 step 5  tagged v2.0.0  →  [ok] tag pushed  (1234 tokens)")
@@ -94,7 +94,7 @@ func TestTailFollowsTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := w.CheckpointStep(ctx, child, ioharness.StepRecord{Step: 1, Decision: "sent the mail", Result: "[sent]", Tokens: 99}); err != nil {
+			if err := w.CheckpointStep(ctx, child, twin.StepRecord{Step: 1, Decision: "sent the mail", Result: "[sent]", Tokens: 99}); err != nil {
 				t.Fatal(err)
 			}
 			tl.waitLine(t, "#"+child+" step 1  sent the mail  →  [sent]  (99 tokens)")

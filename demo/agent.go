@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // agent is one simulated run. Its brain decides the next turn (what the
@@ -266,7 +266,7 @@ func (a *agent) opAssemble() (time.Duration, error) {
 	s.prompt = prompt
 	s.est = int64(math.Ceil(float64(utf8.RuneCountInString(prompt)) / 4))
 	detail := fmt.Sprintf("carried=%d stubbed=%d reread=0 recalled=%d collapsed=false", carried, stubbed, recalled)
-	if err := e.st.RecordContextEvent(e.ctx, a.id, s.n, ioharness.ContextAssembled, detail, &s.est); err != nil {
+	if err := e.st.RecordContextEvent(e.ctx, a.id, s.n, harness.ContextAssembled, detail, &s.est); err != nil {
 		return 0, err
 	}
 	return s.attempts[0].latency, nil
@@ -300,7 +300,7 @@ func (a *agent) opAttempt(i int) op {
 			if err := e.st.RecordRetry(e.ctx, a.id, s.n, i+1, at.failure, at.wait, at.errText); err != nil {
 				return 0, err
 			}
-			e.logf(a, "step %d: retry %d after %s in %s", s.n, i+1, at.failure, ioharness.RustDuration(at.wait))
+			e.logf(a, "step %d: retry %d after %s in %s", s.n, i+1, at.failure, harness.RustDuration(at.wait))
 			return at.wait + s.attempts[i+1].latency, nil
 		}
 		call.Model = e.w.model
@@ -519,9 +519,9 @@ func (a *agent) opCommit() (time.Duration, error) {
 		t := s.turn.text
 		text = &t
 	}
-	calls := make([]ioharness.ToolCall, 0, len(s.turn.calls))
+	calls := make([]harness.ToolCall, 0, len(s.turn.calls))
 	for _, c := range s.turn.calls {
-		calls = append(calls, ioharness.ToolCall{Name: c.name, Arguments: json.RawMessage(c.json())})
+		calls = append(calls, harness.ToolCall{Name: c.name, Arguments: json.RawMessage(c.json())})
 	}
 	if len(s.turn.calls) == 0 {
 		s.decisions = append(s.decisions, "no tool call")
@@ -531,9 +531,9 @@ func (a *agent) opCommit() (time.Duration, error) {
 	for _, o := range s.obs {
 		result.WriteString(o.Text)
 	}
-	rec := ioharness.StepRecord{Step: s.n, Decision: strings.Join(s.decisions, "; "), Result: result.String(),
+	rec := harness.StepRecord{Step: s.n, Decision: strings.Join(s.decisions, "; "), Result: result.String(),
 		Prompt: s.prompt, ToolCall: strings.Join(s.calls, " | "), Tokens: s.tokens,
-		Turn: &ioharness.Turn{Text: text, Calls: calls}}
+		Turn: &harness.Turn{Text: text, Calls: calls}}
 	if err := e.st.CheckpointStep(e.ctx, a.id, rec); err != nil {
 		return 0, err
 	}
@@ -603,7 +603,7 @@ func (a *agent) finish(outcome store.Outcome) error {
 		return err
 	}
 	a.done, a.outcome, a.ops = true, outcome, nil
-	if ioharness.StatusForOutcome(outcome) == store.StatusCompleted {
+	if harness.StatusForOutcome(outcome) == store.StatusCompleted {
 		e.stampAt(stamp{table: "run_outcomes", col: "finished_at", where: "run_id = ?", args: []any{num(a.id)}})
 		e.stampAt(stamp{table: "run_outcomes", col: "duration_ms", ms: true, t: e.now - a.startT, where: "run_id = ?", args: []any{num(a.id)}})
 	}

@@ -28,12 +28,12 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Options configure Run.
 type Options struct {
-	// Path is the store file to create (ioharness.Create): the caller decides
+	// Path is the store file to create (harness.Create): the caller decides
 	// whether it is a temporary file or one to keep.
 	Path string
 	// Speed multiplies the pace: 1 is human-watchable (a step every
@@ -65,7 +65,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if speed <= 0 || math.IsNaN(speed) || math.IsInf(speed, 0) {
 		speed = 1
 	}
-	st, err := ioharness.Create(o.Path)
+	st, err := harness.Create(o.Path)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	e.paced, e.speed, e.start = true, speed, start
-	if _, err := e.startLiveTree(ioharness.DefaultLeaseTTL); err != nil {
+	if _, err := e.startLiveTree(harness.DefaultLeaseTTL); err != nil {
 		return err
 	}
 	if o.Ready != nil {
@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) (err error) {
 var processStart = time.Now()
 
 func Snapshot(ctx context.Context, path string, seed int64, base time.Time) error {
-	st, err := ioharness.Create(path)
+	st, err := harness.Create(path)
 	if err != nil {
 		return err
 	}

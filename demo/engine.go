@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // attachPoll is io-harness's ATTACH_POLL: how often a parked run re-reads
@@ -24,7 +24,7 @@ const attachPoll = 200 * time.Millisecond
 // (history, Snapshot) it never sleeps and parked agents stay parked.
 type engine struct {
 	ctx   context.Context
-	st    *ioharness.Store
+	st    *harness.Store
 	seed  int64
 	w     *world
 	log   io.Writer
@@ -44,7 +44,7 @@ type engine struct {
 	stop    func() bool       // unpaced: stop once this holds
 }
 
-func newEngine(ctx context.Context, st *ioharness.Store, seed int64, log io.Writer) *engine {
+func newEngine(ctx context.Context, st *harness.Store, seed int64, log io.Writer) *engine {
 	return &engine{ctx: ctx, st: st, seed: seed, w: newWorld(seed), log: log, speed: 1, files: map[string]string{}}
 }
 

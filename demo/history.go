@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // History: four runs that finished before the live tree started, one of
@@ -89,7 +89,7 @@ func (e *engine) writeHistory() error {
 }
 
 func (e *engine) historyRoot(goal string, brain func(*agent) *turn) (*agent, error) {
-	a, err := e.startRoot(goal, e.w.historyPolicyJSON(), ioharness.DefaultLeaseTTL)
+	a, err := e.startRoot(goal, e.w.historyPolicyJSON(), harness.DefaultLeaseTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (e *engine) historyRoot(goal string, brain func(*agent) *turn) (*agent, err
 // recorded with source resumed:<id>, and the run ends denied.
 func (e *engine) resumeWithDenial(a *agent) error {
 	e.now += 26*time.Minute + time.Duration(a.rng.Int64N(int64(6*time.Minute)))
-	if _, err := e.st.AcquireLease(e.ctx, a.id, ioharness.DefaultLeaseTTL); err != nil {
+	if _, err := e.st.AcquireLease(e.ctx, a.id, harness.DefaultLeaseTTL); err != nil {
 		return err
 	}
 	a.leased = true

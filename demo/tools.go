@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Each builder returns one tool call as the model makes it, and what
@@ -214,7 +214,7 @@ func spawn(sp spawnSpec) *call {
 			return result{}, err
 		}
 		maxSteps := int64(sp.maxSteps)
-		if err := e.st.RecordSpawn(e.ctx, ioharness.Spawn{ParentRunID: a.id, Step: n, ChildRunID: id, Goal: sp.goal,
+		if err := e.st.RecordSpawn(e.ctx, harness.Spawn{ParentRunID: a.id, Step: n, ChildRunID: id, Goal: sp.goal,
 			VerifyFile: sp.verifyFile, Needle: sp.needle, MaxSteps: &maxSteps, DenyWrite: "[]", AsName: sp.as}); err != nil {
 			return result{}, err
 		}

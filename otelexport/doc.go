@@ -12,17 +12,18 @@
 // long the run waited. The attribute keys (the GenAI semantic conventions'
 // and vigil's own) are in semconv.go; docs/cli.md lists them for users.
 //
-// # Spans as values
+// # Spans through the SDK
 //
-// Spans are not recorded through a Tracer: they are built as values
-// (tracetest.SpanStub, turned into a ReadOnlySpan by Snapshot) and handed
-// to the SDK's OTLP exporter directly. A Tracer takes its times from the
-// clock and its ids from an IDGenerator as the span starts; a store's run
-// is over (or its step committed) before vigil sees it, so every time is
-// the store's, every id is derived (ids.go) and a span is complete —
-// events included — when it is made. And ExportSpans returns the
-// endpoint's answer, which a batch span processor would swallow: a batch
-// counts as sent only once the endpoint acknowledged it.
+// Spans are built as values from the store's rows (spanValue) and recorded
+// through the SDK's Tracer with the store's times (WithTimestamp) and ids
+// (an IDGenerator that hands out the derived ids, ids.go): a store's run is
+// over, or its step committed, before vigil sees it, so nothing comes from
+// the clock or a random source. A batch span processor takes them to the
+// OTLP exporter, whose own retry handles a throttled or unavailable
+// endpoint. The processor reports no batch's fate, so the exporter is
+// wrapped to keep each batch's answer (pipeline.go): a batch counts as sent
+// only once the endpoint acknowledged it, and what the exporter gives back
+// untaken is sent again.
 //
 // # When a span leaves
 //
@@ -31,5 +32,7 @@
 // agent shows as its finished children and steps). Following, each
 // refresh of the store (a file event, or a poll) sends what became ready;
 // a failing endpoint is retried with back-off, and what it acknowledged is
-// recorded in the Ledger, so a restarted export never sends a span twice.
+// recorded in the Ledger, so a restarted export sends only what was not
+// acknowledged. Delivery is at least once: a batch whose reply was lost is
+// sent again, under the same ids.
 package otelexport

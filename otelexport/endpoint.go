@@ -133,8 +133,10 @@ func Display(resolved string) string {
 	return u.String()
 }
 
-// NewExporter makes the OTLP exporter for ep. It retries nothing itself:
-// Run retries, so it can say so and keep what is not yet acknowledged.
+// NewExporter makes the OTLP exporter for ep, with the SDK's own retry
+// policy for what it holds to be passing (a throttled or unavailable
+// endpoint). Run bounds it by the export's context and sends again what it
+// gives back untaken.
 func NewExporter(ctx context.Context, ep Endpoint) (sdktrace.SpanExporter, error) {
 	resolved, err := ep.Resolve()
 	if err != nil {
@@ -156,9 +158,9 @@ func NewExporter(ctx context.Context, ep Endpoint) (sdktrace.SpanExporter, error
 	switch ep.Protocol {
 	case ProtocolGRPC:
 		return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(resolved), otlptracegrpc.WithHeaders(headers),
-			otlptracegrpc.WithTimeout(timeout), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+			otlptracegrpc.WithTimeout(timeout))
 	default:
 		return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(resolved), otlptracehttp.WithHeaders(headers),
-			otlptracehttp.WithTimeout(timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+			otlptracehttp.WithTimeout(timeout))
 	}
 }

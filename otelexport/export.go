@@ -10,7 +10,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
@@ -25,8 +24,9 @@ type Options struct {
 	Source store.Source
 	// StoreID is the store's identity, from which every id is derived.
 	StoreID string
-	// Exporter receives the spans. Run calls ExportSpans itself, one batch
-	// at a time, and takes a nil error as the endpoint's acknowledgement.
+	// Exporter receives the spans from the SDK's batch span processor
+	// (pipeline.go); a batch counts as acknowledged when ExportSpans
+	// returns nil (or an OTLP partial success). Run does not shut it down.
 	Exporter sdktrace.SpanExporter
 	// Endpoint names the endpoint in messages (no credentials).
 	Endpoint string
@@ -49,10 +49,13 @@ type Options struct {
 	Ledger *Ledger
 	// Resend sends spans the ledger holds as well (same ids, same content).
 	Resend bool
-	// RetryFor is how long a failing batch is retried before a one-shot
-	// export gives up (0: for ever). --follow retries for ever.
+	// RetryFor is how long a failing batch is tried before a one-shot
+	// export gives up (0: for ever), the exporter's own retries included.
+	// --follow tries for ever.
 	RetryFor time.Duration
-	// Backoff is the wait before retry n (from 1); nil: 1s, 2s, 4s … 30s.
+	// Backoff is the wait before sending again a batch the exporter gave
+	// back (after its own retries) untaken, try n (from 1); nil: 1s, 2s,
+	// 4s … 30s.
 	Backoff func(n int) time.Duration
 	// SummaryGrace is how long --follow waits for a finished run's summary
 	// before sending its span without one (default 1.5s).
@@ -89,9 +92,11 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	e := &exporter{o: o, ids: NewIDs(o.StoreID), b: newBuilder(o), runs: map[string]*runState{},
+	b := newBuilder(o)
+	e := &exporter{o: o, ids: NewIDs(o.StoreID), b: b, pipe: newPipeline(o.Exporter, b.res), runs: map[string]*runState{},
 		seq: map[string]int{}, dirty: map[string]bool{}, byRun: map[string][]store.RequestKey{},
 		requests: map[store.RequestKey]store.Request{}, sent: map[trace.SpanID]bool{}, finishedAt: map[string]time.Time{}}
+	defer e.pipe.close()
 	if o.Ledger != nil && !o.Resend {
 		for id := range o.Ledger.ids {
 			e.sent[id] = true
@@ -130,6 +135,7 @@ type exporter struct {
 	o     Options
 	ids   IDs
 	b     *builder
+	pipe  *pipeline
 	md    *runmodel.Model
 	runs  map[string]*runState
 	order []string        // runs in the order first seen, for a stable batch order
@@ -429,7 +435,7 @@ func (e *exporter) settleSummaries(ctx context.Context) error {
 // pending is one batch being built: spans, and the ids that mark what
 // they cover.
 type pending struct {
-	spans []tracetest.SpanStub
+	spans []spanValue
 	ids   map[trace.SpanID]bool
 	marks []trace.SpanID // rows handled (no span of their own)
 	size  int
@@ -571,7 +577,7 @@ func (e *exporter) detail(ctx context.Context, rs *runState, tr row) (store.Step
 	return d, nil
 }
 
-func (p *pending) add(s tracetest.SpanStub) {
+func (p *pending) add(s spanValue) {
 	if p.ids == nil {
 		p.ids = map[trace.SpanID]bool{}
 	}
@@ -582,26 +588,45 @@ func (p *pending) add(s tracetest.SpanStub) {
 
 func (p *pending) has(id trace.SpanID) bool { return p.ids[id] }
 
-// send exports one batch, retrying with back-off until the endpoint takes
-// it (or, one-shot, until RetryFor runs out), and then records it.
+// send exports one batch through the SDK and then records it. The
+// exporter retries what it holds to be passing (a throttled or unavailable
+// endpoint) itself; what it gives back untaken (a refused connection, which
+// the OTLP/HTTP exporter does not retry, or its retries running out) is
+// sent again with back-off until the endpoint takes it (or, one-shot,
+// until RetryFor runs out). Ids are the store's, so a batch sent again
+// whose first reply was lost reaches the endpoint twice under the same ids.
 func (e *exporter) send(ctx context.Context, p *pending) error {
 	if len(p.spans) > 0 {
-		spans := make([]sdktrace.ReadOnlySpan, len(p.spans))
-		for i := range p.spans {
-			spans[i] = p.spans[i].Snapshot()
-		}
+		waiting := p.spans
 		start := time.Now() // the wall clock: Now may be a test's fixed one
 		for attempt := 1; ; attempt++ {
-			err := e.o.Exporter.ExportSpans(ctx, spans)
-			if err == nil || isPartialSuccess(err) {
-				if err != nil {
-					fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch only in part: %s\n", e.o.Endpoint, oneLine(err))
+			for i := range waiting {
+				e.pipe.emit(waiting[i])
+			}
+			fctx, cancel := ctx, context.CancelFunc(func() {})
+			if !e.o.Follow && e.o.RetryFor > 0 && attempt > 1 { // the first try is the exporter's own
+				fctx, cancel = context.WithDeadline(ctx, start.Add(e.o.RetryFor))
+			}
+			took, err, partial := e.pipe.flush(fctx)
+			cancel()
+			for _, perr := range partial {
+				fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch only in part: %s\n", e.o.Endpoint, oneLine(perr))
+			}
+			left := waiting[:0:0]
+			for _, s := range waiting {
+				if !took[s.SpanContext.SpanID()] {
+					left = append(left, s)
 				}
+			}
+			if waiting = left; len(waiting) == 0 {
 				if attempt > 1 {
 					fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch after %d attempts (%s)\n", e.o.Endpoint, attempt,
 						time.Since(start).Round(100*time.Millisecond))
 				}
 				break
+			}
+			if err == nil {
+				err = errors.New("the batch was not acknowledged")
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -613,7 +638,7 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 			wait := e.o.Backoff(attempt)
 			e.stats.Retries++
 			fmt.Fprintf(e.o.Log, "vigil: otel: %s: %s; retrying in %s (attempt %d, %d spans waiting)\n",
-				e.o.Endpoint, oneLine(err), wait, attempt, len(spans))
+				e.o.Endpoint, oneLine(err), wait, attempt, len(waiting))
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():

@@ -4,20 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // tree is a small io-harness store built for the mapping's tests: a root,
@@ -31,14 +38,14 @@ type tree struct {
 	plan               string
 	live               string // a root still running, with one committed step
 	liveChild          string // its child, finished
-	w                  *ioharness.Store
+	w                  *harness.Store
 }
 
 func buildTree(t *testing.T) *tree {
 	t.Helper()
 	ctx := context.Background()
 	tr := &tree{path: filepath.Join(t.TempDir(), "runs.sqlite3")}
-	w, err := ioharness.Create(tr.path)
+	w, err := harness.Create(tr.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +60,14 @@ func buildTree(t *testing.T) *tree {
 	step := func(run string, n int, tool, args string, prompt, completion int64, est, reported int64) {
 		t.Helper()
 		total := prompt + completion
-		must(w.RecordContextEvent(ctx, run, n, ioharness.ContextAssembled, "carried=0", ptr(est)))
+		must(w.RecordContextEvent(ctx, run, n, harness.ContextAssembled, "carried=0", ptr(est)))
 		must(w.RecordProviderCall(ctx, run, store.ProviderCall{Step: n, Attempt: 0, Provider: "anthropic", Model: "claude-sonnet",
 			PromptTokens: ptr(prompt), CompletionTokens: ptr(completion), TotalTokens: ptr(total), CacheReadTokens: ptr(int64(40)),
 			LatencyMS: 800, FinishReason: "tool_use"}))
 		must(w.RecordContextReported(ctx, run, n, reported))
-		must(w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: n, Decision: "did " + tool, Result: "[ok " + tool + "]",
+		must(w.CheckpointStep(ctx, run, harness.StepRecord{Step: n, Decision: "did " + tool, Result: "[ok " + tool + "]",
 			Prompt: "PROMPT-" + run, ToolCall: tool + ":" + args, Tokens: total,
-			Turn: &ioharness.Turn{Text: ptr("TURN-" + run), Calls: []ioharness.ToolCall{{Name: tool, Arguments: json.RawMessage(args)}}}}))
+			Turn: &harness.Turn{Text: ptr("TURN-" + run), Calls: []harness.ToolCall{{Name: tool, Arguments: json.RawMessage(args)}}}}))
 	}
 	var err2 error
 	tr.root, err2 = w.StartRun(ctx, "Cut the release\nwith every check green", "/work")
@@ -576,4 +583,187 @@ func TestResolve(t *testing.T) {
 	if got := otelexport.Display("https://user:pw@x.example/v1/traces"); got != "https://x.example/v1/traces" {
 		t.Errorf("Display shows %q", got)
 	}
+}
+
+// flaky is an exporter whose first fail batches are refused: lost says the
+// endpoint took them all the same (the reply was lost on the way back).
+type flaky struct {
+	*tracetest.InMemoryExporter
+	fail, calls int
+	lost        bool
+}
+
+func (f *flaky) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	f.calls++
+	if f.calls <= f.fail {
+		if f.lost {
+			f.InMemoryExporter.ExportSpans(ctx, spans)
+		}
+		return fmt.Errorf("dial tcp 127.0.0.1:4318: connect: connection refused")
+	}
+	return f.InMemoryExporter.ExportSpans(ctx, spans)
+}
+
+func exportTo(t *testing.T, path string, exp sdktrace.SpanExporter, o otelexport.Options) (otelexport.Stats, string) {
+	t.Helper()
+	src, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var log strings.Builder
+	o.Source, o.Exporter, o.Endpoint, o.StoreID, o.Log = src, exp, "memory", "test:tree", &log
+	o.Backoff = func(int) time.Duration { return time.Millisecond }
+	st, err := otelexport.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, log.String()
+}
+
+// TestRefusedBatchIsSentAgain: a batch the exporter gives back untaken (a
+// refused connection, which the OTLP/HTTP exporter does not retry) is sent
+// again with back-off, one line each time, until the endpoint takes it;
+// everything arrives, recorded through the SDK (its resource and scope).
+func TestRefusedBatchIsSentAgain(t *testing.T) {
+	tr := buildTree(t)
+	want := export(t, tr.path, otelexport.Options{})
+	f := &flaky{InMemoryExporter: tracetest.NewInMemoryExporter(), fail: 2}
+	st, log := exportTo(t, tr.path, f, otelexport.Options{})
+	if st.Retries != 2 || strings.Count(log, "retrying in") != 2 || !strings.Contains(log, "took the batch after 3 attempts") ||
+		!strings.Contains(log, "connection refused") {
+		t.Errorf("retries %d, log:\n%s", st.Retries, log)
+	}
+	got := f.GetSpans()
+	if len(got) != len(want) || st.Spans != len(want) {
+		t.Fatalf("%d spans arrived (%d counted), a clean export sends %d", len(got), st.Spans, len(want))
+	}
+	wantIDs := byID(want)
+	for _, s := range got {
+		if _, ok := wantIDs[s.SpanContext.SpanID().String()]; !ok {
+			t.Errorf("span %q %s is not one a clean export sends", s.Name, s.SpanContext.SpanID())
+		}
+		if s.InstrumentationScope.Name != "github.com/vigil-run/vigil/otelexport" {
+			t.Errorf("span %q scope %q", s.Name, s.InstrumentationScope.Name)
+		}
+		if v, ok := s.Resource.Set().Value("service.name"); !ok || v.AsString() != "vigil" {
+			t.Errorf("span %q resource %v", s.Name, s.Resource)
+		}
+	}
+}
+
+// TestLostReplyIsSentAgainUnderTheSameIDs: at least once. A batch the
+// endpoint took but whose reply was lost is sent again whole, under the
+// same ids (a backend can keep one), and the ledger holds each id once.
+func TestLostReplyIsSentAgainUnderTheSameIDs(t *testing.T) {
+	tr := buildTree(t)
+	l, err := otelexport.OpenLedger(t.TempDir(), "test:tree", "memory", "vigil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	f := &flaky{InMemoryExporter: tracetest.NewInMemoryExporter(), fail: 1, lost: true}
+	st, _ := exportTo(t, tr.path, f, otelexport.Options{Ledger: l})
+	got := f.GetSpans()
+	if len(got) != 2*st.Spans {
+		t.Fatalf("%d spans arrived for %d sent: want each twice", len(got), st.Spans)
+	}
+	seen := map[string]int{}
+	for _, s := range got {
+		seen[s.SpanContext.SpanID().String()]++
+	}
+	for id, n := range seen {
+		if n != 2 {
+			t.Errorf("span %s arrived %d times", id, n)
+		}
+	}
+	for _, s := range got[:st.Spans] {
+		if !l.Has(s.SpanContext.SpanID()) {
+			t.Errorf("span %s not in the ledger", s.SpanContext.SpanID())
+		}
+	}
+}
+
+// TestEndpointDownThenUp: the real OTLP/HTTP exporter against an endpoint
+// that refuses connections at first (which the exporter's own retry does
+// not retry): the export says so once a try and delivers everything once
+// the endpoint comes up.
+func TestEndpointDownThenUp(t *testing.T) {
+	tr := buildTree(t)
+	want := len(export(t, tr.path, otelexport.Options{}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // down
+	exp, err := otelexport.NewExporter(context.Background(), otelexport.Endpoint{URL: "http://" + addr, Protocol: otelexport.ProtocolHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	var posts atomic.Int64
+	up := make(chan *http.Server, 1)
+	log := &lockedLog{}
+	go func() {
+		for strings.Count(log.String(), "retrying in") < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			up <- nil
+			return
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if b, _ := io.ReadAll(r.Body); r.URL.Path == "/v1/traces" && len(b) > 0 {
+				posts.Add(1)
+			}
+			w.WriteHeader(http.StatusOK)
+		})}
+		go srv.Serve(l)
+		up <- srv
+	}()
+	src, err := store.Open(tr.path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	st, err := otelexport.Run(context.Background(), otelexport.Options{Source: src, StoreID: "test:tree", Exporter: exp,
+		Endpoint: "http://" + addr + "/v1/traces", Log: log, RetryFor: 30 * time.Second,
+		Backoff: func(int) time.Duration { return 20 * time.Millisecond }})
+	if srv := <-up; srv != nil {
+		defer srv.Close()
+	}
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, log)
+	}
+	if st.Spans != want || posts.Load() == 0 {
+		t.Errorf("%d spans sent in %d posts, want %d", st.Spans, posts.Load(), want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if strings.Contains(line, "retrying in") && !strings.Contains(line, "connection refused") {
+			t.Errorf("retry line %q does not say what failed", line)
+		}
+	}
+	if !strings.Contains(log.String(), "took the batch after") {
+		t.Errorf("no line saying the endpoint took the batch in the end:\n%s", log)
+	}
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

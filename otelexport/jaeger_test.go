@@ -11,10 +11,11 @@ import (
 
 	"github.com/vigil-run/vigil/cli"
 	"github.com/vigil-run/vigil/demo"
-	"github.com/vigil-run/vigil/internal/jaegertest"
+	"github.com/vigil-run/vigil/internal/testkit/jaegertest"
 	"github.com/vigil-run/vigil/otelexport"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // finishedDemo plays the demo to its end at high speed, approving every
@@ -165,7 +166,7 @@ func TestJaegerFollow(t *testing.T) {
 	j := jaegertest.Start(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +188,9 @@ func TestJaegerFollow(t *testing.T) {
 			LatencyMS: 700, FinishReason: "tool_use"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: n, Decision: "read it", Result: "[ok]",
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: n, Decision: "read it", Result: "[ok]",
 			ToolCall: `read_file:{"path":"a.go"}`, Tokens: int64(900 + 2*n),
-			Turn: &ioharness.Turn{Calls: []ioharness.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a.go"}`)}}}}); err != nil {
+			Turn: &harness.Turn{Calls: []harness.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a.go"}`)}}}}); err != nil {
 			t.Fatal(err)
 		}
 		return time.Now()

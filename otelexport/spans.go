@@ -10,10 +10,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdkinstrumentation "go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
@@ -30,10 +28,10 @@ import (
 //	    execute_tool {tool}     one per tool call of a model turn
 //	    invoke_agent {child}    …
 //
-// Spans are built as values (tracetest.SpanStub, made a ReadOnlySpan by
-// Snapshot) rather than recorded through a Tracer: every id and time comes
-// from the store, none from the clock or a random source, so the same
-// store rows always make the same span.
+// Spans are built as values (spanValue) and then recorded through the
+// SDK's Tracer (pipeline.go): every id and time comes from the store, none
+// from the clock or a random source, so the same store rows always make
+// the same span.
 
 // minDuration is how long a span lasts whose store gives it no duration
 // (a tool call: the stores keep no tool timing vigil reads).
@@ -43,7 +41,6 @@ const minDuration = time.Microsecond
 type builder struct {
 	ids     IDs
 	res     *resource.Resource
-	scope   sdkinstrumentation.Scope
 	content bool
 }
 
@@ -59,7 +56,6 @@ func newBuilder(o Options) *builder {
 	return &builder{
 		ids:     NewIDs(o.StoreID),
 		res:     resource.NewSchemaless(keyServiceName.String(service), keyStoreFormat.String(format)),
-		scope:   sdkinstrumentation.Scope{Name: instrumentationScope, Version: instrumentationVersion},
 		content: o.Content,
 	}
 }
@@ -91,7 +87,19 @@ func (b *builder) runContext(md *runmodel.Model, r store.Run) runCtx {
 	return c
 }
 
-func (b *builder) stub(c runCtx, name string, kind trace.SpanKind, id trace.SpanID, parent trace.SpanID, start, end time.Time) tracetest.SpanStub {
+// spanValue is one span as the store makes it, whole: what emit records
+// through the SDK's Tracer.
+type spanValue struct {
+	Name                string
+	SpanContext, Parent trace.SpanContext
+	SpanKind            trace.SpanKind
+	StartTime, EndTime  time.Time
+	Attributes          []attribute.KeyValue
+	Events              []sdktrace.Event
+	Status              sdktrace.Status
+}
+
+func (b *builder) stub(c runCtx, name string, kind trace.SpanKind, id trace.SpanID, parent trace.SpanID, start, end time.Time) spanValue {
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: c.trace, SpanID: id, TraceFlags: trace.FlagsSampled})
 	var pc trace.SpanContext
 	if parent.IsValid() {
@@ -103,8 +111,7 @@ func (b *builder) stub(c runCtx, name string, kind trace.SpanKind, id trace.Span
 		// so a re-export would no longer be the same span).
 		end = start.Add(minDuration)
 	}
-	return tracetest.SpanStub{Name: name, SpanContext: sc, Parent: pc, SpanKind: kind, StartTime: start, EndTime: end,
-		Resource: b.res, InstrumentationScope: b.scope}
+	return spanValue{Name: name, SpanContext: sc, Parent: pc, SpanKind: kind, StartTime: start, EndTime: end}
 }
 
 // common are the attributes on every span of a run.
@@ -128,7 +135,7 @@ func (b *builder) agentName(r store.Run) string {
 }
 
 // agentSpan is a run's invoke_agent span.
-func (b *builder) agentSpan(c runCtx, r store.Run, md *runmodel.Model, rs *runState, reqs []store.Request) tracetest.SpanStub {
+func (b *builder) agentSpan(c runCtx, r store.Run, md *runmodel.Model, rs *runState, reqs []store.Request) spanValue {
 	var calls []store.ProviderCall
 	var events []store.AgentEvent
 	var samples []store.ContextSample
@@ -334,7 +341,7 @@ func (b *builder) requestEvents(c runCtx, reqs []store.Request, calls []store.Pr
 }
 
 // chatSpan is one provider attempt.
-func (b *builder) chatSpan(c runCtx, cl store.ProviderCall, id trace.SpanID, d *store.StepDetail, sample store.ContextSample, hasSample bool) tracetest.SpanStub {
+func (b *builder) chatSpan(c runCtx, cl store.ProviderCall, id trace.SpanID, d *store.StepDetail, sample store.ContextSample, hasSample bool) spanValue {
 	start, end := callTimes(cl, c.fallback)
 	spanName := operationChat
 	if cl.Model != "" {
@@ -416,7 +423,7 @@ func (b *builder) toolTime(rs *runState, tr row, d store.StepDetail, c runCtx) t
 }
 
 // toolSpan is the i-th tool call of a turn row.
-func (b *builder) toolSpan(c runCtx, tr row, d store.StepDetail, i int, tc store.ToolCall, id trace.SpanID, at time.Time) tracetest.SpanStub {
+func (b *builder) toolSpan(c runCtx, tr row, d store.StepDetail, i int, tc store.ToolCall, id trace.SpanID, at time.Time) spanValue {
 	toolName := name(tc.Name)
 	spanName := operationExecuteTool
 	if toolName != "" {
@@ -571,7 +578,7 @@ func cutRunes(s string, n int) string {
 }
 
 // spanSize is a span's rough encoded size, for batching.
-func spanSize(s tracetest.SpanStub) int {
+func spanSize(s spanValue) int {
 	n := 200 + len(s.Name)
 	for _, a := range s.Attributes {
 		n += len(a.Key) + len(a.Value.Emit())

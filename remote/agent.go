@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/internal/sanitize"
-	"github.com/vigil-run/vigil/serve"
+	"github.com/vigil-run/vigil/livetail"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/watch"
 )
@@ -39,7 +40,7 @@ type AgentOptions struct {
 // done. A store that cannot be opened is said on the first line.
 func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) error {
 	w := &lineWriter{enc: json.NewEncoder(out)}
-	hub, err := serve.NewHub(func() (store.Source, error) { return opt.Open(opt.Path, opt.ReadOnly) }, serve.HubOptions{Poll: opt.Poll})
+	hub, err := livetail.New(func() (store.Source, error) { return opt.Open(opt.Path, opt.ReadOnly) }, livetail.Options{Poll: opt.Poll})
 	if err != nil {
 		w.write(helloLine{Error: err.Error()})
 		return err
@@ -100,7 +101,7 @@ func Agent(ctx context.Context, in io.Reader, out io.Writer, opt AgentOptions) e
 
 type agent struct {
 	opt      AgentOptions
-	hub      *serve.Hub
+	hub      *livetail.Hub
 	instance string
 	w        *lineWriter
 }
@@ -222,17 +223,14 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		decide := func(ctx context.Context, d store.Decision) (store.DecideResult, error) { return src.Decide(ctx, d) }
-		var res store.DecideResult
-		if a.opt.Audit != nil {
-			ch := a.opt.Channel
-			if p.By != "" {
-				ch += ", for " + sanitize.Line(p.By)
-			}
-			res, err = a.opt.Audit.Decide(ctx, src.Path(), p.Decision, a.opt.Who, ch, decide, nil)
-		} else {
-			res, err = decide(ctx, p.Decision)
+		ch := a.opt.Channel
+		if p.By != "" {
+			ch += ", for " + sanitize.Line(p.By)
 		}
+		// Without a log of its own, the agent decides on: the caller's
+		// audit line, written before the decision was sent, records it.
+		mk := decision.Maker{Who: a.opt.Who, Via: ch, Log: a.opt.Audit, Unlogged: true}
+		res, err := mk.Make(ctx, src, decision.Ask{Decision: p.Decision})
 		if err == nil {
 			a.hub.Poke()
 		}

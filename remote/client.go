@@ -90,14 +90,15 @@ type Options struct {
 	BackoffMin, BackoffMax time.Duration
 	// Log gets one line per link event (nil: none).
 	Log func(string)
-	// Audit is this machine's decision log: every decision sent is
-	// recorded there (nil: none). AuditErr, when set, is why the log could
-	// not be opened: decisions are then refused, saying it. Who is the
-	// local user; Via names the command ("the explorer", "vigil approve").
-	Audit    *audit.Log
-	AuditErr error
-	Who      audit.Who
-	Via      string
+	// Audit is this machine's decision log, where what became of a
+	// decision the link took with it is recorded once the link is back
+	// (nil: nowhere); the decision itself is recorded by the decision
+	// service that sent it (internal/decision). Who is the local user,
+	// whom the far side's log names; Via names the command ("the
+	// explorer", "vigil approve").
+	Audit *audit.Log
+	Who   audit.Who
+	Via   string
 }
 
 // channel is how this machine's audit log names the link: the URL and

@@ -21,7 +21,7 @@
 //
 // A cursor is {"instance":…,"epoch":…,"seq":…,"token":…}. In version 1
 // it is a position in one agent process's log of what its tail read
-// (serve.Hub), meaningless to another agent process: after a reconnect
+// (livetail.Hub), meaningless to another agent process: after a reconnect
 // the reader loads the store again. Version 2 adds the token: the store's
 // own cursor written down (store.CursorCodec), which any agent on the
 // same store reads back, so a reader whose link dropped asks the new agent

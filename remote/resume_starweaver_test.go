@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
-	"github.com/vigil-run/vigil/internal/swfixture"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/swfixture"
 	_ "github.com/vigil-run/vigil/store/starweaver" // the far side opens Starweaver stores
 )
 

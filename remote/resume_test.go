@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The test binary is the far side's vigil when asked: `agent --stdio
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // realAgent is a far-side vigil that is this test binary's Agent. It
@@ -99,7 +101,7 @@ func dropAndWait(t *testing.T, c *Client, hold string, during func()) {
 func TestReconnectResumesFromTheCursor(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +112,12 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 	if _, err := w.AcquireLease(ctx, run, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "before the outage", Result: "ok", Tokens: 1})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "before the outage", Result: "ok", Tokens: 1})
 	req, err := w.PutPending(ctx, run, 2, "write", "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decider, err := ioharness.Open(path) // someone on the far host decides while the link is down
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +144,13 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 	first := c.Hello().Instance
 
 	dropAndWait(t, c, hold, func() {
-		if _, err := w.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: req}, Verdict: store.VerdictApprove}); err != nil {
+		if _, err := decider.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: req}, Verdict: store.VerdictApprove}); err != nil {
 			t.Fatal(err)
 		}
-		w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "while the link was down", Result: "ok", Tokens: 1})
+		if err := decider.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "while the link was down", Result: "ok", Tokens: 1})
 	})
 	if c.Hello().Instance == first {
 		t.Fatal("the same agent after a reconnect")
@@ -187,14 +196,14 @@ func TestReconnectResumesFromTheCursor(t *testing.T) {
 	// Another store put at the path while the link is down.
 	dropAndWait(t, c, hold, func() {
 		other := filepath.Join(filepath.Dir(path), "other.sqlite3")
-		w2, err := ioharness.Create(other)
+		w2, err := harness.Create(other)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r2, _ := w2.StartRun(ctx, "another store", "/w")
-		w2.CheckpointStep(ctx, r2, ioharness.StepRecord{Step: 1, Decision: "x", Result: "ok", Tokens: 1})
-		w2.CheckpointStep(ctx, r2, ioharness.StepRecord{Step: 2, Decision: "y", Result: "ok", Tokens: 1})
-		w2.CheckpointStep(ctx, r2, ioharness.StepRecord{Step: 3, Decision: "z", Result: "ok", Tokens: 1})
+		w2.CheckpointStep(ctx, r2, harness.StepRecord{Step: 1, Decision: "x", Result: "ok", Tokens: 1})
+		w2.CheckpointStep(ctx, r2, harness.StepRecord{Step: 2, Decision: "y", Result: "ok", Tokens: 1})
+		w2.CheckpointStep(ctx, r2, harness.StepRecord{Step: 3, Decision: "z", Result: "ok", Tokens: 1})
 		w2.Close()
 		// The harness stopped and its store put away with its WAL, as
 		// a store is replaced.

@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // Source is a remote store as a store.Source. Sources of one client share
@@ -20,13 +20,15 @@ type Source struct {
 	c *Client
 
 	mu       sync.Mutex
-	classify map[string]classified // recent Classify answers (it is asked on every redraw)
+	classify map[string]classified // the agent's recent Classify answers (it is asked on every redraw)
 }
 
 type classified struct {
-	at  time.Time
-	d   store.Delivery
-	why string
+	at       time.Time // the caller's clock when it was asked
+	d        store.Delivery
+	why      string
+	answered bool // d and why are the agent's (or why it could not be asked)
+	asking   bool // a question is on its way
 }
 
 // activitySource is a Source of a store that reads activity.
@@ -42,7 +44,7 @@ func (c *Client) Source() store.Source {
 }
 
 // Wakeups is a wakeup for tui.Options.Wakeups: the agent's notices.
-func (c *Client) Wakeups() (tui.Wakeup, error) { return c.subscribe(), nil }
+func (c *Client) Wakeups() (watch.Wakeup, error) { return c.subscribe(), nil }
 
 // Path is the URL.
 func (s *Source) Path() string   { return s.c.t.String() }
@@ -160,33 +162,48 @@ func (s *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 	return r.Changes, cursor{r.Next}, nil
 }
 
-// Classify asks the agent (the format's rules and the store's claims are
-// there), at most once a second per request and run state: it is asked
-// on every redraw. Offline, it says so.
+// Classify answers from what the agent last said about the request in
+// this state (the format's rules and the store's claims are there),
+// never waiting on the link: it is asked inside the explorer's update, on
+// every redraw. A state not asked about yet is DeliveryUnknown while the
+// agent is asked, in the background; an answer a second old is asked
+// again, and stands meanwhile. Offline, it says so.
 func (s *Source) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
 	if off := s.c.Offline(); off != "" {
 		return store.DeliveryUnknown, s.c.t.Host + " is offline: whether the run would read a decision cannot be told now"
 	}
 	key := fmt.Sprintf("%s|%v|%s|%s|%v", req.Key(), req.Resolved, run.Status, run.Outcome, lease != nil && lease.RenewedAt.Add(lease.TTL).After(now))
 	s.mu.Lock()
-	if c, ok := s.classify[key]; ok && now.Sub(c.at) < time.Second && now.Sub(c.at) >= 0 {
-		s.mu.Unlock()
-		return c.d, c.why
+	defer s.mu.Unlock()
+	c, ok := s.classify[key]
+	if !c.asking && (!ok || now.Sub(c.at) >= time.Second || now.Before(c.at)) {
+		if len(s.classify) > 1024 {
+			s.classify = map[string]classified{}
+		}
+		c.asking = true
+		s.classify[key] = c
+		go s.ask(key, classifyParams{Req: req, Run: run, Lease: lease, Now: now.UnixNano()}, now)
 	}
-	s.mu.Unlock()
+	if !c.answered {
+		return store.DeliveryUnknown, "asking " + s.c.t.Host + " whether the run would read a decision"
+	}
+	return c.d, c.why
+}
+
+// ask asks the agent to classify, and keeps the answer for Classify.
+func (s *Source) ask(key string, p classifyParams, at time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var r classifyResult
-	if err := s.c.call(ctx, "Classify", classifyParams{Req: req, Run: run, Lease: lease, Now: now.UnixNano()}, &r); err != nil {
-		return store.DeliveryUnknown, "cannot ask " + s.c.t.Host + ": " + err.Error()
+	c := classified{at: at, answered: true}
+	if err := s.c.call(ctx, "Classify", p, &r); err != nil {
+		c.d, c.why = store.DeliveryUnknown, "cannot ask "+s.c.t.Host+": "+err.Error()
+	} else {
+		c.d, c.why = r.Delivery, r.Why
 	}
 	s.mu.Lock()
-	if len(s.classify) > 1024 {
-		s.classify = map[string]classified{}
-	}
-	s.classify[key] = classified{at: now, d: r.Delivery, why: r.Why}
+	s.classify[key] = c
 	s.mu.Unlock()
-	return r.Delivery, r.Why
 }
 
 // UnknownError is a decision the link took with it: it may or may not
@@ -197,30 +214,19 @@ type UnknownError struct {
 	Host string
 }
 
+// Is makes the decision's audit line Unknown.
+func (e *UnknownError) Is(target error) bool { return target == audit.ErrOutcomeUnknown }
+
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("the link to %s dropped with the decision in flight: whether it was written is unknown until the store is read again (it is not sent twice)", e.Host)
 }
 
 // Decide is the remote store's compare-and-set. One cut off by the link
-// is reported unknown, never retried. With an audit log (Options.Audit),
-// the decision is recorded in this machine's log as vigil serve records
-// its own: an attempt line before it is sent, its outcome before it is
-// reported, who the local user, the channel the URL.
+// is reported unknown, never retried. It records nothing: the decision
+// service (internal/decision) that calls it writes this machine's audit
+// lines, the agent the far machine's.
 func (s *Source) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
-	o := s.c.opt
-	if o.AuditErr != nil {
-		return store.DecideResult{}, fmt.Errorf("not decided: %w", o.AuditErr)
-	}
-	if o.Audit == nil {
-		return s.decide(ctx, d)
-	}
-	return o.Audit.Decide(ctx, s.c.t.String(), d, o.Who, s.c.channel(), s.decide, func(err error) string {
-		var u *UnknownError
-		if errors.As(err, &u) {
-			return audit.Unknown
-		}
-		return ""
-	})
+	return s.decide(ctx, d)
 }
 
 func (s *Source) decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/store/union"
 )
 
@@ -20,9 +20,9 @@ import (
 func TestUnionResumesOnlyTheStoreThatCameBack(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	mk := func(name, goal string) (*ioharness.Store, string, string) {
+	mk := func(name, goal string) (*harness.Store, string, string) {
 		p := filepath.Join(dir, name)
-		w, err := ioharness.Create(p)
+		w, err := harness.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestUnionResumesOnlyTheStoreThatCameBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: name + " before", Result: "ok", Tokens: 1})
+		w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: name + " before", Result: "ok", Tokens: 1})
 		return w, p, run
 	}
 	hw, hp, hrun := mk("here.sqlite3", "here's run")
@@ -81,12 +81,12 @@ func TestUnionResumesOnlyTheStoreThatCameBack(t *testing.T) {
 		}
 	}
 	dropAndWait(t, c, hold, func() {
-		hw.CheckpointStep(ctx, hrun, ioharness.StepRecord{Step: 2, Decision: "here during", Result: "ok", Tokens: 1})
+		hw.CheckpointStep(ctx, hrun, harness.StepRecord{Step: 2, Decision: "here during", Result: "ok", Tokens: 1})
 		read() // here's row comes while far is offline
 		if st := set.Stores(); st[1].Offline == "" || st[0].Offline != "" {
 			t.Errorf("stores while far is down: %+v", st)
 		}
-		fw.CheckpointStep(ctx, frun, ioharness.StepRecord{Step: 2, Decision: "far during", Result: "ok", Tokens: 1})
+		fw.CheckpointStep(ctx, frun, harness.StepRecord{Step: 2, Decision: "far during", Result: "ok", Tokens: 1})
 	})
 	read()
 	read()

@@ -9,6 +9,7 @@ import (
 // Model is the run model. It is not safe for concurrent use: one goroutine
 // (the explorer's update loop, a command) owns it.
 type Model struct {
+	rev           uint64 // counts the changes (Rev)
 	recordsLeases bool
 	recorder      func(runID string) bool // per store, over several (SetLeaseRecorder)
 	// Each run has a slot, numbered as the runs were given (newest first
@@ -80,7 +81,15 @@ func (m *Model) RecordsLeases() bool { return m.recordsLeases }
 // SetLeaseRecorder says, for a model over several stores, whether the
 // store a run is in records leases (some formats do, some do not); nil:
 // RecordsLeases holds for every run.
-func (m *Model) SetLeaseRecorder(f func(runID string) bool) { m.recorder = f }
+func (m *Model) SetLeaseRecorder(f func(runID string) bool) {
+	m.rev++
+	m.recorder = f
+}
+
+// Rev is the model's revision: it moves with every change to what the
+// model says (a pane that reads it as it draws keeps its drawing until
+// the revision moves). It counts from zero in each model.
+func (m *Model) Rev() uint64 { return m.rev }
 
 // records says whether the store of the run records leases.
 func (m *Model) records(id string) bool {
@@ -94,6 +103,7 @@ func (m *Model) records(id string) bool {
 // learns a table a newer harness adds (run_leases after an upgrade) as it
 // tails.
 func (m *Model) SetRecordsLeases(v bool) {
+	m.rev++
 	if v != m.recordsLeases {
 		m.recordsLeases, m.leasesStale = v, true
 	}
@@ -103,6 +113,7 @@ func (m *Model) SetRecordsLeases(v bool) {
 // the caller must not change them: copying each run beside the slice it
 // came in allocated 22 MB more on 100 k runs, at the explorer's peak.
 func (m *Model) SetRuns(runs []store.Run) {
+	m.rev++
 	m.ids = make(map[string]int32, len(runs))
 	m.slots = make([]*store.Run, 0, len(runs))
 	m.through = make([]int64, 0, len(runs))
@@ -152,6 +163,7 @@ func (m *Model) run(id string) *store.Run {
 // SetRequests replaces the undecided requests (a load); resolved ones are
 // left out.
 func (m *Model) SetRequests(reqs []store.Request, now time.Time) {
+	m.rev++
 	m.requests = make(map[store.RequestKey]*Request, len(reqs))
 	for _, r := range reqs {
 		if !r.Resolved {
@@ -188,6 +200,7 @@ func (m *Model) Unknown() []string {
 
 // ApplyStats takes a RunStats count.
 func (m *Model) ApplyStats(stats map[string]store.RunStats) {
+	m.rev++
 	for id, st := range stats {
 		s, ok := m.slot(id)
 		if !ok {
@@ -236,6 +249,7 @@ func (m *Model) countRow(s int32, row store.StepRow) {
 // the model, in O(changes). What else a refresh carries (timeline rows,
 // context samples, tree events) is the reader's to fold.
 func (m *Model) Apply(ch *store.Changes, now time.Time) Changed {
+	m.rev++
 	var c Changed
 	var reloaded map[string]bool
 	if len(ch.Reloaded) > 0 {
@@ -396,6 +410,7 @@ func (m *Model) applyRequest(q store.Request, now time.Time) requestChange {
 // Decided drops a request a decision has just settled, before the store's
 // next refresh says so.
 func (m *Model) Decided(key store.RequestKey) {
+	m.rev++
 	if _, ok := m.requests[key]; ok {
 		delete(m.requests, key)
 		m.sumsStale = true

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // BenchmarkServe50Sessions is issue 16's load: the real vigil binary
@@ -38,17 +38,23 @@ import (
 //	go test -run '^$' -bench Serve50 -benchtime 1x ./serve/
 func BenchmarkServe50Sessions(b *testing.B) {
 	// watching: the sessions press no key and share one explorer (mirror.go);
-	// own: each presses a key first and has an explorer of its own.
-	for _, own := range []bool{false, true} {
-		name := "watching"
-		if own {
-			name = "own"
-		}
-		b.Run(name, func(b *testing.B) { benchServe(b, own) })
+	// own: each presses a key first and has an explorer of its own, drawn
+	// by lineScreen; own-bubbletea: the same, drawn by Bubble Tea's
+	// renderer, the library lineScreen has to beat (libraryRenderer).
+	for _, c := range []struct {
+		name string
+		own  bool
+		env  []string
+	}{
+		{"watching", false, nil},
+		{"own", true, nil},
+		{"own-bubbletea", true, []string{"VIGIL_SERVE_RENDERER=bubbletea"}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchServe(b, c.own, c.env...) })
 	}
 }
 
-func benchServe(b *testing.B, own bool) {
+func benchServe(b *testing.B, own bool, env ...string) {
 	sessions, rate, window := 50, 20, 10*time.Second
 	if v := os.Getenv("VIGIL_BENCH_SESSIONS"); v != "" {
 		sessions, _ = strconv.Atoi(v)
@@ -83,6 +89,7 @@ func benchServe(b *testing.B, own bool) {
 		b.Fatal(err)
 	}
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "NO_COLOR=1", "VIGIL_FRAME_TAP="+tapDir)
+	cmd.Env = append(cmd.Env, env...)
 	pprofAddr := ""
 	if profile != "" {
 		pprofAddr = "127.0.0.1:" + freePort(b)
@@ -139,7 +146,7 @@ func benchServe(b *testing.B, own bool) {
 	for _, tm := range terms {
 		tm.scr.record()
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +165,7 @@ func benchServe(b *testing.B, own bool) {
 		<-tick.C
 		n++
 		at := time.Now()
-		if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 4 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 4 + n, Decision: marker(n), Result: "ok", Tokens: 10}); err != nil {
 			b.Fatal(err)
 		}
 		// A commit is timed from before the writer's call: what the writer

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -109,6 +110,8 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		// One explorer's bytes for many terminals: the bell and the title,
 		// and no desktop sequence that only some of them take.
 		Notify: tui.Notify{NoBell: s.cfg.Notify.NoBell, NoTitle: s.cfg.Notify.NoTitle, NoDesktop: true},
+		// It takes no keys; were it to decide, the server's log has it.
+		Decisions: &decision.Maker{Who: sess.Who, Via: "a shared view", Log: s.audit},
 	})
 	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
 	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle), opts...)

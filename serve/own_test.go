@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Two sessions with explorers of their own, their cursors on different
@@ -29,12 +29,12 @@ func TestOwnSessionsKeepTheirCursors(t *testing.T) {
 	a.typ("k")
 	a.waitFor("4 Step 3 ", 2*time.Second)
 
-	w, err := ioharness.OpenWriter(ts.store)
+	w, err := harness.OpenWriter(ts.store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "ok", Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "ok", Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	committed := time.Now()
@@ -132,12 +132,12 @@ func TestOwnSessionsShareNoSelection(t *testing.T) {
 	a.waitFor("4 Step 3 ", 2*time.Second)
 	a.waitFor("the tree already has its 4 agents", 2*time.Second) // step 3's result, in its detail
 
-	w, err := ioharness.OpenWriter(ts.store)
+	w, err := harness.OpenWriter(ts.store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "detail-of-step-five", Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "probe-step-five", Result: "detail-of-step-five", Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitFor("detail-of-step-five", 2*time.Second) // following: the new step's detail
@@ -153,7 +153,7 @@ func TestOwnSessionsShareNoSelection(t *testing.T) {
 	// A filter typed in one session's run list is that session's.
 	a.typ("1/zzz-no-such-run")
 	a.waitFor("no run matches the filter", 2*time.Second)
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 6, Decision: "probe-step-six", Result: "ok", Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 6, Decision: "probe-step-six", Result: "ok", Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitFor("probe-step-six", 2*time.Second)

@@ -49,6 +49,14 @@ func newLineScreen(out io.Writer, w, h int) *lineScreen {
 	return &lineScreen{out: &lockedWriter{w: out}, w: w, h: h}
 }
 
+// writer is where the screen writes (sess without one: libraryRenderer).
+func (s *lineScreen) writer(sess io.Writer) io.Writer {
+	if s == nil {
+		return sess
+	}
+	return s.out
+}
+
 // resize forgets what the terminal shows: the next frame is drawn whole.
 func (s *lineScreen) resize(w, h int) {
 	s.mu.Lock()
@@ -134,6 +142,9 @@ const terminalReset = "\x1b[m\x1b[?1004l\x1b[?1006l\x1b[?1002l\x1b[?2004l\x1b[?2
 // close puts the terminal back as the session found it (once: the idle
 // timeout does before its last line, the session's end after).
 func (s *lineScreen) close() {
+	if s == nil {
+		return // Bubble Tea's renderer draws (libraryRenderer): it gives the terminal back
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.modes == "" {

@@ -22,6 +22,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
@@ -421,6 +422,9 @@ watching:
 		NoColor:    noColor,
 		Look:       s.cfg.Look,
 		Notify:     s.notifyFor(append(sess.Environ(), "TERM="+pty.Term)),
+		// Its decisions: the key's name, the session's address, the
+		// server's log (none when read-only: nothing is decided then).
+		Decisions: &decision.Maker{Who: se.sess.Who, Via: se.sess.Channel, Log: s.audit},
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
 	own.screen = newLineScreen(sess, key.w, key.h)
@@ -431,6 +435,15 @@ watching:
 		// writes (a bell, a query): 20 a second is soon enough for those,
 		// and fifty sessions' tickers wake the server less.
 		tea.WithFPS(20))
+	if libraryRenderer {
+		own.screen = nil
+		out := &tappedWriter{w: sess}
+		if frameTap != nil {
+			defer frameTap.ended(out)
+		}
+		opts = append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
+			tea.WithOutput(out))
+	}
 	se.input.r = &chanReader{first: first, ch: in, ready: own.ready}
 	se.prog = tea.NewProgram(own, opts...)
 	stop := make(chan struct{})
@@ -451,7 +464,7 @@ watching:
 			case win := <-winCh:
 				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
 			case <-idle.C:
-				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.out }) {
+				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.writer(sess) }) {
 					return
 				}
 			}

@@ -22,15 +22,16 @@ import (
 // release build.
 func init() {
 	if dir := os.Getenv("VIGIL_FRAME_TAP"); dir != "" {
-		frameTap = &fileTap{dir: dir, recs: map[*lineScreen][]tapRec{}}
+		frameTap = &fileTap{dir: dir, recs: map[any][]tapRec{}}
 	}
+	libraryRenderer = os.Getenv("VIGIL_SERVE_RENDERER") == "bubbletea"
 }
 
 type fileTap struct {
 	dir  string
 	n    atomic.Int64
 	mu   sync.Mutex
-	recs map[*lineScreen][]tapRec
+	recs map[any][]tapRec
 }
 
 type tapRec struct {
@@ -38,13 +39,13 @@ type tapRec struct {
 	b  string
 }
 
-func (t *fileTap) wrote(s *lineScreen, at time.Time, b string) {
+func (t *fileTap) wrote(s any, at time.Time, b string) {
 	t.mu.Lock()
 	t.recs[s] = append(t.recs[s], tapRec{at.UnixNano(), b})
 	t.mu.Unlock()
 }
 
-func (t *fileTap) ended(s *lineScreen) {
+func (t *fileTap) ended(s any) {
 	t.mu.Lock()
 	recs, ok := t.recs[s]
 	delete(t.recs, s)

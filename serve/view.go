@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/livetail"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/watch"
 )
 
 // Role is what a connected key may do.
@@ -51,7 +52,7 @@ type activityView struct{ *View }
 
 func (v activityView) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
 	key := fmt.Sprintf("%s\x00%d\x00%d", idsKey("activity", q.RunIDs), q.After, q.PerRun)
-	return shared(ctx, v.hub, key, func(ctx context.Context) (store.Activity, error) {
+	return livetail.Shared(ctx, v.hub.Hub, key, func(ctx context.Context) (store.Activity, error) {
 		return v.src.(store.ActivityReader).Activity(ctx, q)
 	})
 }
@@ -74,7 +75,7 @@ func (h *Hub) View(sess Session, serverReadOnly string) store.Source {
 }
 
 // Wakeups is the session's wakeup for tui.Options.Wakeups.
-func (h *Hub) Wakeups() (tui.Wakeup, error) { return h.subscribe(), nil }
+func (h *Hub) Wakeups() (watch.Wakeup, error) { return h.Subscribe(), nil }
 
 func (v *View) Path() string        { return v.src.Path() }
 func (v *View) Format() string      { return v.src.Format() }
@@ -90,7 +91,7 @@ func (v *View) ReadOnly() (bool, string) {
 func (v *View) Runs(ctx context.Context) ([]store.Run, error) { return v.src.Runs(ctx) }
 
 func (v *View) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
-	st, err := shared(ctx, v.hub, idsKey("stats", ids), func(ctx context.Context) (map[string]store.RunStats, error) {
+	st, err := livetail.Shared(ctx, v.hub.Hub, idsKey("stats", ids), func(ctx context.Context) (map[string]store.RunStats, error) {
 		return v.src.RunStats(ctx, ids)
 	})
 	return maps.Clone(st), err
@@ -101,7 +102,7 @@ func (v *View) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 }
 
 func (v *View) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
-	return shared(ctx, v.hub, detailKey(runID, rowID), func(ctx context.Context) (store.StepDetail, error) {
+	return livetail.Shared(ctx, v.hub.Hub, detailKey(runID, rowID), func(ctx context.Context) (store.StepDetail, error) {
 		return v.src.StepDetail(ctx, runID, rowID)
 	})
 }
@@ -132,11 +133,11 @@ func (v *View) Head(context.Context) (store.Cursor, error) {
 	if v.src != v.hub.Source() {
 		return nil, errors.New("the store was opened again: loading it")
 	}
-	return v.hub.head(), nil
+	return v.hub.Head(), nil
 }
 
 func (v *View) Changes(_ context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
-	ch, next, err := v.hub.changes(cur)
+	ch, next, err := v.hub.Changes(cur)
 	if err == nil {
 		v.hub.decorate(ch.Requests)
 	}
@@ -168,25 +169,19 @@ func (v *View) LastWrite(ctx context.Context) (time.Time, error) {
 	return wc.LastWrite(ctx)
 }
 
-// Decide writes a decision if the session may make it. The audit log gets
-// a line before the store is written (nothing is decided that it does not
-// record) and the outcome after, fsync'd both times, before the result is
-// returned.
+// Decide writes a decision if the session may make it. The session's
+// explorer decides through the decision service (internal/decision),
+// which refuses a viewer with a line in the audit log (ReadOnly says why)
+// and records the attempt and the outcome around this compare-and-set.
 func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
-	a := v.hub.audit
 	if v.readOnly != "" {
-		err := &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
-		if a != nil {
-			a.Append(audit.Of(v.src.Path(), d, "", v.sess.Who, v.sess.Channel, store.DecideResult{}, err, v.now()))
-		}
-		return store.DecideResult{}, err
+		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
 	}
-	if a == nil {
-		return store.DecideResult{}, errors.New("no audit log: decisions are off")
-	}
-	res, rec, err := a.DecideAt(ctx, v.now, v.src.Path(), d, v.sess.Who, v.sess.Channel, v.src.Decide, nil)
-	if res.Won { // won in the store, even when the log's outcome line failed
-		v.hub.addWinner(rec)
+	res, err := v.src.Decide(ctx, d)
+	if err == nil && res.Won {
+		// Named before the sessions are woken: their refresh says who.
+		v.hub.addWinner(audit.Record{Time: v.now().UTC(), Store: v.src.Path(), Request: d.Key.String(), Verdict: string(d.Verdict),
+			Who: v.sess.Who, Channel: v.sess.Channel, Outcome: audit.Won})
 	}
 	v.hub.Poke()
 	if err == nil && !res.Won {

@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/vigil-run/vigil/internal/rev"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -54,6 +55,8 @@ func (e stepEntry) pending() bool { return e.back&pendingBit != 0 }
 // rows as they come, show reads one picture), so it lives here. It is the
 // timeline's views.TimelineSteps.
 type agentView struct {
+	rev rev.Rev // bumped by every change to what the timeline draws from it (Rev)
+
 	id       string
 	loaded   bool
 	ranged   bool                // the source reads stretches: a long run is held as a window
@@ -72,7 +75,12 @@ type agentView struct {
 // want starts showing an agent whose rows are on their way.
 func (a *agentView) want(id string) {
 	*a = agentView{id: id}
+	a.rev.Bump()
 }
+
+// Rev is the steps' revision: it moves with every change to them, so the
+// timeline that draws from them keeps its drawing until it does.
+func (a *agentView) Rev() uint64 { return a.rev.Rev() }
 
 // set shows an agent: its steps held whole from winLo on (all of them when
 // winLo is 0 and index is nil), the keys of all, their facets, its context
@@ -81,6 +89,7 @@ func (a *agentView) set(id string, ranged bool, index *chunked[stepEntry], facet
 	samples []store.ContextSample, calls []store.ProviderCall) {
 	*a = agentView{id: id, loaded: true, ranged: ranged, index: index, win: steps, winLo: winLo, facets: facets,
 		samples: newSampleLog(id, samples), calls: map[int]map[int64]store.ProviderCall{}}
+	a.rev.Bump()
 	if a.index == nil {
 		a.index = &chunked[stepEntry]{}
 		for _, st := range steps {
@@ -152,6 +161,11 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 	if !a.loaded {
 		return false, grown{}, false
 	}
+	defer func() {
+		if steps || samples {
+			a.rev.Bump()
+		}
+	}()
 	rows := a.newRows(ch.Steps)
 	timed := map[int]bool{}
 	for _, pc := range ch.Calls {
@@ -275,6 +289,12 @@ func (a *agentView) trim(from, to, k int) {
 	if a.complete || !a.ranged {
 		return
 	}
+	held := [4]int{len(a.win), a.winLo, len(a.extra), len(a.calls)}
+	defer func() {
+		if held != [4]int{len(a.win), a.winLo, len(a.extra), len(a.calls)} {
+			a.rev.Bump()
+		}
+	}()
 	if len(a.win) > 2*k {
 		center := (from + to) / 2
 		lo := max(min(center-k/2, a.winEnd()-k), a.winLo)
@@ -301,6 +321,7 @@ func (a *agentView) trim(from, to, k int) {
 // window, or single steps (a filter's rows) beside it. A read whose steps
 // are not the ones the index has there (the run was rewound) is dropped.
 func (a *agentView) take(lo int, steps []store.Step, sparse []int) bool {
+	a.rev.Bump()
 	if sparse != nil {
 		if a.extra == nil {
 			a.extra = map[int]store.Step{}

@@ -10,9 +10,10 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/views"
 )
 
@@ -29,7 +30,7 @@ func TestAppTailsAndApproves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestAppTailsAndApproves(t *testing.T) {
 	wait("Coordinate the v2.0 release")
 
 	ctx := context.Background()
-	if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0-rc1", Result: "ok", Tokens: 700}); err != nil {
+	if err := w.CheckpointStep(ctx, "4", harness.StepRecord{Step: 5, Decision: "tagged v2.0.0-rc1", Result: "ok", Tokens: 700}); err != nil {
 		t.Fatal(err)
 	}
 	wait("tagged v2.0.0-rc1")

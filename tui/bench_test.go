@@ -13,7 +13,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/internal/benchstore"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/benchstore"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
 )
@@ -157,11 +158,22 @@ func TestMain(m *testing.M) {
 		n, _ := strconv.Atoi(os.Getenv("VIGIL_BURST_N"))
 		os.Exit(burstWriter(os.Getenv("VIGIL_BURST_PATH"), os.Getenv("VIGIL_BURST_RUN"), n))
 	}
-	// Every frame of every test checks the panes drawn from the cache
-	// (pane_cache.go); benchmarks time the frames as they are drawn.
+	// Every test draws a frame after every message, through the pane cache
+	// (pane_cache.go), and checks the rows the tree and the timeline keep;
+	// benchmarks time the frames as they are drawn.
 	flag.Parse()
-	checkPaneCache = flag.Lookup("test.bench").Value.String() == ""
-	views.CheckTreeLines = checkPaneCache
-	views.CheckTimelineRows = checkPaneCache
-	os.Exit(m.Run())
+	notBench := flag.Lookup("test.bench").Value.String() == ""
+	drawEveryMessage = notBench
+	views.CheckTreeLines = notBench
+	views.CheckTimelineRows = notBench
+	// The explorer's decisions go to the per-user audit log by default:
+	// one of this process's own, removed after, never the user's.
+	state, err := os.MkdirTemp("", "vigil-tui-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := testkit.Main(m)
+	os.RemoveAll(state)
+	os.Exit(code)
 }

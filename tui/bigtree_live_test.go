@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // In a tree of 1 200 agents (more than the store names in SQL), an agent
@@ -13,9 +15,7 @@ import (
 // a refresh after 10 000 more chunks shows the agent that spoke once among
 // them. python3's sqlite3 writes the store as io-harness does (put_event).
 func TestLiveStripOfABigTreeMissesNoQuietAgent(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	write := func(fresh bool, events string) {
 		t.Helper()
@@ -43,7 +43,7 @@ db.commit()
 		if fresh {
 			f = "1"
 		}
-		if out, err := exec.Command("python3", "-c", script, path, filepath.Join("..", "store", "ioharness", "schema.sql"), f, events).CombinedOutput(); err != nil {
+		if out, err := exec.Command("python3", "-c", script, path, filepath.Join("..", "store", "ioharness", "internal", "schema", "schema.sql"), f, events).CombinedOutput(); err != nil {
 			t.Fatalf("python3: %v\n%s", err, out)
 		}
 	}

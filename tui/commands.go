@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -111,7 +112,6 @@ func loadAll(src source) tea.Cmd {
 // and the first load's cursor following every run (nil: it already did).
 type restMsg struct {
 	from
-	leanHeld
 	runs   []store.Run
 	cursor store.Cursor
 	err    error
@@ -122,10 +122,9 @@ type restMsg struct {
 // whatever changes in between comes again through Changes.
 func loadRest(src source, cur store.Cursor) tea.Cmd {
 	return func() tea.Msg {
-		lean := leanHeld{leanGC()} // until the model has taken them in
 		ctx, cancel := ioCtx()
 		defer cancel()
-		msg := restMsg{from: from{src.gen}, leanHeld: lean}
+		msg := restMsg{from: from{src.gen}}
 		if qh, ok := src.Source.(store.QuickHeader); ok && cur != nil {
 			if msg.cursor, msg.err = qh.WholeHead(ctx, cur); msg.err != nil {
 				return msg
@@ -138,18 +137,16 @@ func loadRest(src source, cur store.Cursor) tea.Cmd {
 
 type statsMsg struct {
 	from
-	leanHeld
 	stats map[string]store.RunStats
 	err   error
 }
 
 func loadStats(src source, ids []string) tea.Cmd {
 	return func() tea.Msg {
-		lean := leanHeld{leanGC()}
 		ctx, cancel := ioCtx()
 		defer cancel()
 		st, err := src.RunStats(ctx, ids)
-		return statsMsg{from: from{src.gen}, leanHeld: lean, stats: st, err: err}
+		return statsMsg{from: from{src.gen}, stats: st, err: err}
 	}
 }
 
@@ -260,12 +257,14 @@ type decidedMsg struct {
 	err      error
 }
 
-func decide(src source, d store.Decision) tea.Cmd {
+// decide makes a person's decision through the decision service, which
+// records it in the audit log.
+func decide(src source, mk *decision.Maker, a decision.Ask) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
-		res, err := src.Decide(ctx, d)
-		return decidedMsg{gen: src.gen, decision: d, result: res, err: err}
+		res, err := mk.Make(ctx, src.Source, a)
+		return decidedMsg{gen: src.gen, decision: a.Decision, result: res, err: err}
 	}
 }
 
@@ -276,7 +275,7 @@ type watchClosedMsg struct{}
 // waitSignal blocks on the watcher for its next signal (none without one:
 // tests send signals themselves). Driven headless (see Settle) it waits
 // only as long as a timer would.
-func (m *Model) waitSignal(w Wakeup) tea.Cmd {
+func (m *Model) waitSignal(w watch.Wakeup) tea.Cmd {
 	if w == nil {
 		return nil
 	}

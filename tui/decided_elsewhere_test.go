@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
@@ -29,9 +30,7 @@ func decideElsewhere(t *testing.T, path string, d store.Decision) {
 // is not vigil.
 func sqlite3(t *testing.T, path, sql string) {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	if out, err := exec.Command("sqlite3", path, ".timeout 5000", sql).CombinedOutput(); err != nil {
 		t.Fatalf("sqlite3: %v: %s", err, out)
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 )
@@ -52,7 +53,6 @@ func (m *Model) noteDecided(ch *store.Changes) tea.Cmd {
 	for _, r := range ch.Requests {
 		if r.Resolved {
 			m.approvals.Resolved(views.Decided{Req: r, Channel: r.DecidedBy, Seen: now})
-			m.touch(paneApprovals)
 			inTree = inTree || m.st.inOpenTree(r.RunID)
 		}
 	}
@@ -109,4 +109,29 @@ func (m *Model) setReasons() {
 	m.approvals.SetReasons(views.Reasons{Format: src.Format(), Carries: func(k store.RequestKind, v store.Verdict) bool {
 		return store.CarriesReason(src, k, v)
 	}})
+}
+
+// asked is a decision with what the explorer holds of its request: the
+// request as queued, its run and the run's effective lease, for the
+// decision service to classify from (no read, no round trip).
+func (m *Model) asked(d store.Decision) decision.Ask {
+	a := decision.Ask{Decision: d}
+	for _, it := range m.queue {
+		if it.Req.Key() == d.Key {
+			q := it.Req
+			a.Request = &q
+			break
+		}
+	}
+	if a.Request == nil {
+		return a
+	}
+	if r, ok := m.st.model.Run(a.Request.RunID); ok {
+		a.Run = &r
+		if l, _ := m.st.model.Lease(r.ID); l != nil {
+			c := *l // the model's own may change under the command
+			a.Lease = &c
+		}
+	}
+	return a
 }

@@ -8,8 +8,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // driver runs the model synchronously, as the Bubble Tea runtime would:
@@ -119,7 +120,28 @@ func (d *driver) refresh() {
 func (d *driver) advance(dt time.Duration) { d.clock = d.clock.Add(dt) }
 
 // screen is the frame as plain text.
-func (d *driver) screen() string { return ansi.Strip(d.m.Render()) }
+// screen is the frame as the terminal gets it, the panes drawn through the
+// cache; every test that reads one checks it against the frame drawn whole.
+func (d *driver) screen() string {
+	d.t.Helper()
+	kept := ansi.Strip(d.m.Render())
+	if whole, ok := d.keptIsWhole(kept); !ok {
+		d.t.Fatalf("the frame from kept pane drawings differs from the frame drawn whole:\nkept:\n%s\nwhole:\n%s", kept, whole)
+	}
+	return kept
+}
+
+// keptIsWhole draws the frame again with no pane drawing kept and says
+// whether it is kept; the model is left as it was (its kept drawings, its
+// counts of frames and draws).
+func (d *driver) keptIsWhole(kept string) (string, bool) {
+	m := d.m
+	drawn, draws, frames := m.drawn, m.paneDraws, m.frames
+	m.drawn = [paneCount]paneDrawn{}
+	whole := ansi.Strip(m.Render())
+	m.drawn, m.paneDraws, m.frames = drawn, draws, frames
+	return whole, whole == kept
+}
 
 func (d *driver) contains(want ...string) {
 	d.t.Helper()
@@ -142,9 +164,9 @@ func (d *driver) lacks(bad ...string) {
 }
 
 // writer opens a second handle on the fixture, as a harness would.
-func (d *driver) writer() *ioharness.Store {
+func (d *driver) writer() *harness.Store {
 	d.t.Helper()
-	w, err := ioharness.OpenWriter(d.path)
+	w, err := harness.OpenWriter(d.path)
 	if err != nil {
 		d.t.Fatal(err)
 	}

@@ -15,18 +15,19 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // foreign writes rows into the driver's store the way io-harness does,
-// through Python's sqlite3 (internal/fixture/harness.py), or skips.
+// through Python's sqlite3 (internal/testkit/fixture/harness.py), or skips.
 func (d *driver) foreign(calls ...fixture.Call) []int64 {
 	d.t.Helper()
 	ids, err := fixture.Foreign(d.path, calls...)
 	if errors.Is(err, fixture.ErrNoPython) {
-		d.t.Skip(err)
+		testkit.Need(d.t, "python3", "the foreign writer (harness.py, through Python's sqlite3) writes this test's rows")
 	}
 	if err != nil {
 		d.t.Fatal(err)
@@ -137,7 +138,7 @@ func TestSummaryOverlay(t *testing.T) {
 	summaryEvery = 0
 	d.press("g")
 	w := d.writer()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 100}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 100}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()
@@ -224,7 +225,7 @@ func TestUpdatedIsTheStoresLastWrite(t *testing.T) {
 	d.refresh() // nothing written: a refresh changes nothing
 	d.contains("updated 1m ago")
 	w := d.writer()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "tagged v2.0.0", Result: "ok", Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()
@@ -237,7 +238,7 @@ func TestFinishedRunWithNoSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,18 +291,11 @@ func fixedOwner(d *driver) {
 	d.refresh()
 }
 
-// sharedFixture copies one of the io-harness release fixtures (../shared,
-// or $VIGIL_SHARED) into a temporary directory, or skips.
+// sharedFixture copies one of the io-harness release fixtures
+// (testkit.IOHarnessFixtures) into a temporary directory.
 func sharedFixture(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared")
-	}
-	src := filepath.Join(dir, "fixtures", "io-harness", rel)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", src)
-	}
+	src := filepath.Join(testkit.IOHarnessFixtures(t), rel)
 	dst := filepath.Join(t.TempDir(), filepath.Base(rel))
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A store with more runs than the first page: the first frame is the
@@ -33,7 +34,7 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		if i == roots {
 			// The newest root, unfinished: its counts come from RunStats.
 			for n := 1; n <= 3; n++ {
-				if err := w.RecordStepRow(ctx, id, ioharness.StepRecord{Step: n, Decision: "read a.go", Result: "ok", Tokens: 1000}); err != nil {
+				if err := w.RecordStepRow(ctx, id, harness.StepRecord{Step: n, Decision: "read a.go", Result: "ok", Tokens: 1000}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -41,7 +42,7 @@ func TestFirstFrameIsTheNewestPageThenTheRest(t *testing.T) {
 		}
 		if i == 5 {
 			// The one live run, far older than the page.
-			if _, err := w.AcquireLease(ctx, id, ioharness.DefaultLeaseTTL); err != nil {
+			if _, err := w.AcquireLease(ctx, id, harness.DefaultLeaseTTL); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -283,10 +284,10 @@ func rootsOneOpen(t *testing.T, n, open int) string {
 
 // createdStore is a new io-harness store named name in a test's own
 // directory, written by the returned twin, closed when the test ends.
-func createdStore(t *testing.T, name string) (string, *ioharness.Store) {
+func createdStore(t *testing.T, name string) (string, *harness.Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // fitSizes are the sizes the layout is held to: the smallest usual
@@ -51,7 +51,7 @@ func fortySteps(d *driver) {
 	d.t.Helper()
 	w := d.writer()
 	for n := 5; n <= 44; n++ {
-		rec := ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("ran check %d", n), ToolCall: fmt.Sprintf(`run:{"cmd":"make check-%d"}`, n), Result: "ok", Tokens: 100 + int64(n)}
+		rec := harness.StepRecord{Step: n, Decision: fmt.Sprintf("ran check %d", n), ToolCall: fmt.Sprintf(`run:{"cmd":"make check-%d"}`, n), Result: "ok", Tokens: 100 + int64(n)}
 		if err := w.CheckpointStep(context.Background(), "4", rec); err != nil {
 			d.t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/demo"
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
 
@@ -14,7 +14,7 @@ import (
 // each session that has pressed a key (serve's BenchmarkServe50Sessions):
 // the fixture store at 120×40 with the timeline focused, in colour and
 // without (the bench's NO_COLOR). "cursor" moves the timeline's cursor
-// before each frame, as a user browsing; "idle" draws again with nothing
+// (a key through Update) before each frame, as a user browsing; "idle" draws again with nothing
 // changed, as a session whose frame a commit elsewhere woke (each pane's
 // drawing is kept: pane_cache.go).
 //
@@ -44,8 +44,7 @@ func BenchmarkExplorerFrame(b *testing.B) {
 		b.Run(name+"/cursor", func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				m.timeline.Key(keyMsg([]string{"k", "j"}[i%2]))
-				m.touchAll() // as a key through Update does: every pane is drawn again
+				m.Update(keyMsg([]string{"k", "j"}[i%2])) // the panes it moves are drawn again
 				if len(m.Render()) == 0 {
 					b.Fatal("empty frame")
 				}

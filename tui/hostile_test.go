@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/views"
 )
 
@@ -40,9 +40,9 @@ func hostileStore(t *testing.T) string {
 	_, err = w.AcquireLease(ctx, root, time.Hour)
 	must(err)
 	big := strings.Repeat(evil+"\n", 10<<20/len(evil))
-	must(w.RecordContextEvent(ctx, root, 1, ioharness.ContextAssembled, evil, ptr[int64](10)))
-	must(w.CheckpointStep(ctx, root, ioharness.StepRecord{Step: 1, Decision: evil, ToolCall: evil, Result: big, Prompt: big, Tokens: 10,
-		Turn: &ioharness.Turn{Text: ptr(evil)}}))
+	must(w.RecordContextEvent(ctx, root, 1, harness.ContextAssembled, evil, ptr[int64](10)))
+	must(w.CheckpointStep(ctx, root, harness.StepRecord{Step: 1, Decision: evil, ToolCall: evil, Result: big, Prompt: big, Tokens: 10,
+		Turn: &harness.Turn{Text: ptr(evil)}}))
 	must(w.RecordObservations(ctx, root, []store.Observation{{Step: 1, Kind: evil, Target: evil, Text: evil}}))
 	must(w.RecordEdit(ctx, root, 1, store.Edit{Tool: evil, Path: evil, Hunk: evil}))
 	must(w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: root, Step: 1, Kind: store.PolicyRefusal, Act: evil, Target: evil, Rule: evil, Layer: evil}))

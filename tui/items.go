@@ -39,8 +39,6 @@ func (m *Model) refreshItems() {
 	}
 	m.runItems = items
 	m.runs.SetItems(items)
-	m.holdLeanForList()
-	m.touch(paneRuns)
 	m.refreshTree()
 	m.refreshApprovals()
 	m.showSummary() // its state, lease and ages move with the clock too
@@ -75,7 +73,6 @@ func (m *Model) followOffline() {
 // the shared budget.
 func (m *Model) refreshTree() {
 	md, root := m.st.model, m.st.root
-	m.touch(paneAgents)
 	if _, ok := md.Run(root); !ok {
 		m.tree.SetTree(nil, nil)
 		return
@@ -123,7 +120,6 @@ func (m *Model) refreshTree() {
 		m.tree.SetTree(c.lines, budget)
 	}
 	live := m.doings()
-	m.treeLive = len(live) > 0
 	m.tree.SetLive(live)
 }
 

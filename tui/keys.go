@@ -123,7 +123,7 @@ func (m *Model) act(in views.Intent) tea.Cmd {
 	case views.SelectStep:
 		return m.wantDetail(false)
 	case views.Decide:
-		return decide(m.src, in.Decision)
+		return decide(m.src, m.opt.Decisions, m.asked(in.Decision))
 	}
 	return nil
 }

@@ -78,7 +78,6 @@ func (m *Model) relayout() {
 		if r.shown() {
 			m.order = append(m.order, pane(p))
 			m.panes[p].SetSize(r.w, r.h)
-			m.touch(pane(p))
 		}
 	}
 	// stitch joins each row's panes left to right.

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The layout is worked out when the screen is sized, not when a frame is
@@ -20,7 +20,7 @@ func TestPageKeyBeforeAnyFrame(t *testing.T) {
 	w := d.writer()
 	ctx := context.Background()
 	for n := 5; n <= 60; n++ {
-		if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d", n), Result: "ok", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, "4", harness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d", n), Result: "ok", Tokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestDetailPagesBeforeAnyFrame(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		fmt.Fprintf(&long, "result line %d\n", i)
 	}
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "a long result", Result: long.String(), Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "a long result", Result: long.String(), Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()

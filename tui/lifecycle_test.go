@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The io-harness lifecycles after a run's first life, in the explorer's
 // model: the state it shows, the counts, and whether a request can be
-// decided. The stores are written in internal/fixture the way the
+// decided. The stores are written in internal/testkit/fixture the way the
 // io-harness function named there writes them.
 
 func lifecycleDriver(t *testing.T, build func(string) (*fixture.Lifecycle, error)) (*driver, *fixture.Lifecycle) {
@@ -89,7 +89,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	run, _ := w.StartRun(ctx, "within 2 steps", "/w")
 	w.AcquireLease(ctx, run, time.Hour)
 	for n := 1; n <= 2; n++ {
-		w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: n, Decision: "read", Result: "r", Tokens: 100})
+		w.CheckpointStep(ctx, run, harness.StepRecord{Step: n, Decision: "read", Result: "r", Tokens: 100})
 	}
 	w.FinishRun(ctx, run, store.OutcomeStepCapReached)
 	w.ReleaseLease(ctx, run)
@@ -104,7 +104,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	w.RecordCheckpointEvent(ctx, run, 3, "resume", "resuming at step 3, 2 committed step(s) skipped")
 	w.RecordCheckpointEvent(ctx, run, 1, "skipped", "")
 	w.RecordCheckpointEvent(ctx, run, 2, "skipped", "")
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 3, Decision: "read more", Result: "r", Tokens: 300})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 3, Decision: "read more", Result: "r", Tokens: 300})
 	req, _ := w.PutPending(ctx, run, 4, "write", "out.txt", nil)
 	d.refresh()
 	if st := d.stateOf(run); st != store.StateWaiting {
@@ -119,7 +119,7 @@ func TestTUIResumeArrivesWhileWatching(t *testing.T) {
 	}
 	// More steps are counted as they come (the summary no longer holds them).
 	w.ResolvePending(ctx, req, store.VerdictApprove)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 4, Decision: "wrote out.txt", Result: "r", Tokens: 50})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 4, Decision: "wrote out.txt", Result: "r", Tokens: 50})
 	d.refresh()
 	if r := d.runOf(run); r.Steps != 4 || r.Tokens != 550 {
 		t.Errorf("counts after step 4: %d steps, %d tokens", r.Steps, r.Tokens)

@@ -8,12 +8,14 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/views"
 	"github.com/vigil-run/vigil/watch"
@@ -40,6 +42,10 @@ type Options struct {
 	// Who says who is watching and what they may do (vigil serve: the
 	// key's name and role). The status bar never drops it.
 	Who string
+	// Decisions is who decides through this explorer, by which channel,
+	// recorded in which audit log (internal/decision). Nil: the person at
+	// this terminal, in the per-user log ($XDG_STATE_HOME/vigil).
+	Decisions *decision.Maker
 	// NoTick stops the once-a-second redraw (tests and benchmarks move
 	// the clock themselves).
 	NoTick bool
@@ -54,16 +60,7 @@ type Options struct {
 	Look Look
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
 	// wakes every session from one shared tail of the store.
-	Wakeups func() (Wakeup, error)
-}
-
-// Wakeup is what tells the model the store may have changed: a file
-// watcher (*watch.Watcher), or a shared tail's subscription.
-type Wakeup interface {
-	C() <-chan watch.Signal
-	Ack(found bool)
-	Mode() watch.Mode
-	Close() error
+	Wakeups func() (watch.Wakeup, error)
 }
 
 // Model is the root model.
@@ -105,7 +102,7 @@ type Model struct {
 	summaryRead summaryRead
 	live        live // the open tree's activity: the live strip and the tree's extras
 
-	watcher      Wakeup
+	watcher      watch.Wakeup
 	watchNote    string
 	closed       bool // quitting: the watcher is gone on purpose
 	refreshing   bool
@@ -113,7 +110,6 @@ type Model struct {
 	lastChange   time.Time
 	itemsOffline string          // the stores offline when the lists were built (offlineStores)
 	runItems     []views.RunItem // the runs pane's rows, refilled by refreshItems
-	leanList     func()          // lets the collector go (holdLeanForList)
 	problem      string          // the last error, one line, in the status bar
 	noticeText   string          // a confirmation (copied, opened), shown a moment (open.go)
 	noticeAt     time.Time
@@ -143,11 +139,9 @@ type Model struct {
 
 	itemsAt time.Time // when the run list was last rebuilt
 
-	paneRev   [paneCount]uint64    // each pane's inputs' revision (pane_cache.go)
 	drawn     [paneCount]paneDrawn // each pane's last drawing
 	paneDraws [paneCount]int       // how many times each was drawn (tests)
 	frames    int                  // how many frames were drawn (tests)
-	treeLive  bool                 // the tree shows a live strip (its countdowns move)
 	queue     []views.ApprovalItem // the queue as last handed to its pane (queueMoves)
 
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
@@ -160,6 +154,10 @@ func New(opt Options) *Model {
 	now := opt.Now
 	if now == nil {
 		now = time.Now
+	}
+	if opt.Decisions == nil {
+		opt.Decisions = decision.Local(os.Getenv, "the explorer")
+		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
 		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
@@ -202,7 +200,7 @@ func (m *Model) startWatch() tea.Cmd {
 	return m.waitSignal(w)
 }
 
-func (m *Model) newWakeup() (Wakeup, error) {
+func (m *Model) newWakeup() (watch.Wakeup, error) {
 	if m.opt.Wakeups != nil {
 		return m.opt.Wakeups()
 	}
@@ -213,7 +211,6 @@ func (m *Model) newWakeup() (Wakeup, error) {
 // Close stops the watcher.
 func (m *Model) Close() {
 	m.closed = true
-	m.holdLeanForList()
 	if m.watcher != nil {
 		m.watcher.Close()
 		m.watcher = nil
@@ -234,8 +231,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if work := m.stepWork(); work != nil {
 		cmd = tea.Batch(cmd, work)
 	}
-	if checkPaneCache {
-		m.render() // a frame after every message, as a terminal gets: the next checks what it kept
+	if drawEveryMessage {
+		m.render() // a frame after every message, as a terminal that keeps up gets
 	}
 	return m, cmd
 }
@@ -243,12 +240,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	defer m.refit() // what a message changed may change the rows a pane needs
 	defer m.followOffline()
-	if l, ok := msg.(leanReply); ok {
-		defer l.releaseLean() // taken in, or dropped as a replaced source's
-	}
-	if !narrowMsg(msg) {
-		m.touchAll()
-	}
 	if r, ok := msg.(reply); ok && r.sourceGen() != m.src.gen {
 		return m, nil // read from a source since replaced: its rows are not this one's
 	}
@@ -328,7 +319,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case detailMsg:
 		if msg.rowID == m.detailWant {
-			m.touch(paneStep)
 			if msg.err != nil {
 				m.detail.Fail(msg.err.Error())
 			} else {
@@ -555,7 +545,6 @@ func (m *Model) openRun(id string) tea.Cmd {
 	root := m.st.model.RootOf(id)
 	m.st.root = root
 	m.tree.Select(id)
-	m.touch(paneAgents)
 	ids := m.st.model.Subtree(root)
 	m.refreshTree()
 	return tea.Batch(m.selectAgent(id), loadTreeEvents(m.src, root, ids), m.wantActivity(true), m.wantHistory())
@@ -567,7 +556,6 @@ func (m *Model) selectAgent(id string) tea.Cmd {
 		return nil
 	}
 	m.st.agent.want(id)
-	m.touch(paneTimeline, paneDrift, paneStep)
 	m.timeline.Loading(id, m.agentTitle(id))
 	m.drift.Set(m.agentTitle(id), nil)
 	m.detail.Set(nil)
@@ -579,7 +567,6 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 	if msg.runID != m.st.agent.id {
 		return nil // the user moved on
 	}
-	m.touch(paneTimeline, paneDrift, paneStep)
 	if msg.err != nil {
 		m.fail(msg.err)
 		m.timeline.Load(msg.runID, m.agentTitle(msg.runID), nil, false)
@@ -608,7 +595,6 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	if !ok {
 		m.detailWant = 0
 		m.detail.Set(nil)
-		m.touch(paneStep)
 		return nil
 	}
 	rev := m.stepRev(st)
@@ -617,7 +603,6 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	}
 	m.detailWant, m.detailRev = st.RowID, rev
 	m.detail.Loading()
-	m.touch(paneStep)
 	if now {
 		return loadDetail(m.src, m.timeline.RunID(), st.RowID)
 	}
@@ -719,10 +704,6 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 		// upgrade) is learned by the source as it tails: ask again.
 		m.st.model.SetRecordsLeases(m.src.RecordsLeases())
 		c := m.st.apply(ch, m.now())
-		// The tree draws from the run model, the timeline from the open
-		// agent's steps: both moved in place (the drift pane's samples
-		// are handed to it again when they move: applyChanged).
-		m.touch(paneAgents, paneTimeline)
 		m.applyChanged(c, ch)
 		if len(ch.Reloaded) > 0 {
 			m.notice("%s read whole again (another store at its path, or back under a cursor it could not resume); the other stores were not",
@@ -780,7 +761,6 @@ func (m *Model) applyChanged(c changed, ch *store.Changes) {
 		m.timeline.Grew(c.grown.had, c.grown.from, c.grown.fresh)
 	}
 	if c.samples {
-		m.touch(paneDrift)
 		m.drift.SetSamples(m.agentTitle(m.st.agent.id), m.st.agent.samples)
 	}
 	switch now := m.now(); {

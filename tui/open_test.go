@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // c copies the selected step's tool call with OSC 52 and says so; C its
@@ -87,9 +88,7 @@ func TestOpenWritesThePagerFile(t *testing.T) {
 // it whole to the pager's file, made safe, read from the store a piece at
 // a time.
 func TestOpenWritesAHugeFieldWhole(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path, err := fixture.Build(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +137,7 @@ sys.stdout.write(v if n == 1 else "")`, path).Output()
 // src/state/trace.rs): the pane shows each one's head and says how much
 // more there is; o writes both whole, made safe, read a piece at a time.
 func TestOpenWritesHugeSideFieldsWhole(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path, err := fixture.Build(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

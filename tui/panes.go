@@ -1,6 +1,10 @@
 package tui
 
-import "github.com/vigil-run/vigil/views"
+import (
+	"github.com/vigil-run/vigil/internal/rev"
+	"github.com/vigil-run/vigil/runmodel"
+	"github.com/vigil-run/vigil/views"
+)
 
 // pane names a pane; its number key is pane+1.
 type pane int
@@ -32,7 +36,7 @@ var up = [paneCount]pane{
 func (m *Model) newPanes() {
 	env := m.env
 	m.runs, m.tree, m.timeline = views.NewRuns(env), views.NewTree(env), views.NewTimeline(env)
-	m.tree.SetNodes(m.agentNode)
+	m.tree.SetNodes(&treeNodes{m: m})
 	m.detail, m.drift, m.approvals = views.NewDetail(env), views.NewDrift(env), views.NewApprovals(env)
 	m.panes = [paneCount]views.Pane{
 		paneRuns:      m.runs,
@@ -44,4 +48,28 @@ func (m *Model) newPanes() {
 	}
 	m.helpBox = views.NewHelp(env)
 	m.summary = views.NewSummary(env)
+}
+
+// treeNodes makes the nodes of the tree's lines from the run model as it
+// is when they are drawn.
+type treeNodes struct {
+	m     *Model
+	model *runmodel.Model // the model last seen, at its revision at
+	at    uint64
+	rev   rev.Rev
+}
+
+func (n *treeNodes) Node(id string) *views.AgentNode { return n.m.agentNode(id) }
+
+// Rev moves with the run model's: a node is what the model says of its
+// agent. A model read again from the store counts its revisions afresh, so
+// another model is a move too. (What the open tree's agents hold open, also
+// on their nodes, is handed to the tree again whenever it moves:
+// refreshTree.)
+func (n *treeNodes) Rev() uint64 {
+	if md := n.m.st.model; md != n.model || md.Rev() != n.at {
+		n.model, n.at = md, md.Rev()
+		n.rev.Bump()
+	}
+	return n.rev.Rev()
 }

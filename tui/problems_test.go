@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/foreign"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A store the explorer reads without part of it says so on the status bar,
@@ -16,7 +16,7 @@ import (
 func TestWhatTheStoreIsReadWithoutIsOnTheStatusBar(t *testing.T) {
 	py := foreign.Python(t)
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/watch"
 )
 
@@ -79,7 +80,7 @@ func TestFailedReopenIsRetried(t *testing.T) {
 	}
 	other := filepath.Join(t.TempDir(), "other.sqlite3")
 	func() {
-		w, err := ioharness.Create(other)
+		w, err := harness.Create(other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +173,7 @@ func TestStoreCopiedOverInPlace(t *testing.T) {
 	}
 	other := filepath.Join(t.TempDir(), "other.sqlite3")
 	func() {
-		w, err := ioharness.Create(other)
+		w, err := harness.Create(other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func TestStoreCopiedOverInPlace(t *testing.T) {
 		for i := 0; i < 30; i++ {
 			run, _ := w.StartRun(ctx, fmt.Sprintf("another store's run %d", i), "/w")
 			for j := 1; j <= 5; j++ {
-				w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: j, Decision: "elsewhere"})
+				w.CheckpointStep(ctx, run, harness.StepRecord{Step: j, Decision: "elsewhere"})
 			}
 		}
 	}()
@@ -208,7 +209,7 @@ func TestReopenBesideALiveWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestReopenBesideALiveWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "first"}); err != nil {
+	if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	wal := foreign.WatchWAL(t, path)
@@ -234,7 +235,7 @@ func TestReopenBesideALiveWriter(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: n + 1, Decision: fmt.Sprintf("step %d", n+1)}); err != nil {
+			if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: n + 1, Decision: fmt.Sprintf("step %d", n+1)}); err != nil {
 				t.Error(err)
 				return
 			}

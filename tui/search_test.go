@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // / searches the timeline as it is typed; n and N move between the
@@ -70,10 +70,10 @@ func TestTimelineStepFilter(t *testing.T) {
 	d.press("t", "t", "t") // the timeline still follows its tail: filtering is not a move
 	d.contains("only tool run", "following")
 	w := d.writer()
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 45, Decision: "read the notes", ToolCall: `read_file:{"path":"NOTES"}`, Result: "ok", Tokens: 9}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 45, Decision: "read the notes", ToolCall: `read_file:{"path":"NOTES"}`, Result: "ok", Tokens: 9}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 46, Decision: "ran check 46", ToolCall: `run:{"cmd":"make check-46"}`, Result: "ok", Tokens: 9}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 46, Decision: "ran check 46", ToolCall: `run:{"cmd":"make check-46"}`, Result: "ok", Tokens: 9}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()
@@ -92,7 +92,7 @@ func TestSearchTheStepDetail(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		fmt.Fprintf(&long, "result line %d\n", i)
 	}
-	if err := w.CheckpointStep(context.Background(), "4", ioharness.StepRecord{Step: 5, Decision: "a long result", Result: long.String(), Tokens: 10}); err != nil {
+	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 5, Decision: "a long result", Result: long.String(), Tokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	d.refresh()

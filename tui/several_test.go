@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/union"
 )
@@ -20,10 +21,8 @@ import (
 // (leased to this process) parked on a write approval of goal+".txt".
 func pyStore(t *testing.T, path, goal string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the foreign writer cannot run")
-	}
-	schema, err := filepath.Abs("../store/ioharness/schema.sql")
+	testkit.Tool(t, "python3", "the foreign writer cannot run")
+	schema, err := filepath.Abs("../store/ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

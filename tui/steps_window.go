@@ -262,14 +262,9 @@ func (m *Model) stepWork() tea.Cmd {
 		return nil
 	}
 	from, to := m.timeline.Around()
-	held := [4]int{len(a.win), a.winLo, len(a.extra), len(a.calls)}
 	a.trim(from, to, m.windowSize())
-	if held != [4]int{len(a.win), a.winLo, len(a.extra), len(a.calls)} {
-		m.touch(paneTimeline) // it draws from the window
-	}
 	var cmds []tea.Cmd
 	if sc := m.timeline.Scan(); sc != nil {
-		m.touch(paneTimeline)
 		cmds = append(cmds, m.runScan(sc))
 	}
 	if need := m.timeline.Need(); len(need) > 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // The agents pane keeps its laid-out lines while the forest's shape holds
@@ -18,7 +18,7 @@ func TestAgentsPaneFollowsStatesAndNewAgents(t *testing.T) {
 	ctx := context.Background()
 	path, w := createdStore(t, "runs.sqlite3")
 	root := must(t)(w.StartRun(ctx, "the root agent", "/w"))
-	if _, err := w.AcquireLease(ctx, root, ioharness.DefaultLeaseTTL); err != nil {
+	if _, err := w.AcquireLease(ctx, root, harness.DefaultLeaseTTL); err != nil {
 		t.Fatal(err)
 	}
 	kid := must(t)(w.StartChildRun(ctx, "the first helper", "/w", root, 1))

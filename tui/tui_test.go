@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Whole frames at the three sizes that matter: the smallest usual
@@ -152,7 +153,7 @@ func TestFollowModeKeepsCursor(t *testing.T) {
 		t.Fatal("a live run's timeline does not start in follow mode")
 	}
 	commit := func(n int) {
-		if err := w.CheckpointStep(ctx, "4", ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d arrives", n), Result: "r", Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, "4", harness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d arrives", n), Result: "r", Tokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 		d.refresh()

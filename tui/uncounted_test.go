@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"

@@ -328,7 +328,6 @@ func shortPath(p string, n int) string {
 func (m *Model) RenderPane(i, w, h int) string {
 	p := m.panes[i]
 	p.SetSize(w, h)
-	m.touch(pane(i))
 	defer m.relayout()
 	return sanitize.Frame(p.View(true))
 }

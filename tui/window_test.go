@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // VIGIL_TEST_WINDOW=4 go test ./tui runs every test with the timeline held
@@ -50,7 +50,7 @@ func TestWindowedTimelineHoldsAWindow(t *testing.T) {
 		w := d.writer()
 		const last = 404
 		for n := 5; n <= last; n++ {
-			rec := ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("did thing %d", n), ToolCall: fmt.Sprintf(`run:{"cmd":"t-%d"}`, n), Result: "ok", Tokens: 7}
+			rec := harness.StepRecord{Step: n, Decision: fmt.Sprintf("did thing %d", n), ToolCall: fmt.Sprintf(`run:{"cmd":"t-%d"}`, n), Result: "ok", Tokens: 7}
 			if n%50 == 0 {
 				rec.ToolCall = `write_file:{"path":"x"}`
 			}
@@ -99,7 +99,7 @@ func TestWindowedTimelineHoldsAWindow(t *testing.T) {
 		// While it grows live, only a window is held whole.
 		d.press("f")
 		for n := last + 1; n <= last+100; n++ {
-			rec := ioharness.StepRecord{Step: n, Decision: fmt.Sprintf("live %d", n), Result: "ok"}
+			rec := harness.StepRecord{Step: n, Decision: fmt.Sprintf("live %d", n), Result: "ok"}
 			if n%10 == 0 {
 				rec.Decision = fmt.Sprintf("live thing 1 at %d", n)
 			}

@@ -15,12 +15,13 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // burstWriter is the harness side of TestNeverBlocksTheWriter: a separate
 // process committing steps as fast as it can, watching its own WAL.
 func burstWriter(path, run string, n int) int {
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		fmt.Println("err", err)
 		return 1
@@ -29,7 +30,7 @@ func burstWriter(path, run string, n int) int {
 	ctx := context.Background()
 	var maxWAL int64
 	for i := 1; i <= n; i++ {
-		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: i, Decision: fmt.Sprintf("burst %d", i), Result: strings.Repeat("r", 300), Tokens: 10}); err != nil {
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: i, Decision: fmt.Sprintf("burst %d", i), Result: strings.Repeat("r", 300), Tokens: 10}); err != nil {
 			fmt.Println("err", err)
 			return 1
 		}
@@ -50,7 +51,7 @@ func burstWriter(path, run string, n int) int {
 func TestNeverBlocksTheWriter(t *testing.T) {
 	const n = 3000
 	path := filepath.Join(t.TempDir(), "burst.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

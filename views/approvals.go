@@ -38,6 +38,8 @@ const (
 
 // Approvals is the queue of everything waiting on a human, oldest first.
 type Approvals struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env      *Env
 	w, h     int
 	list     List
@@ -67,8 +69,6 @@ type Approvals struct {
 	laidW    int
 	laidHead []styledLine
 	laidBody []styledLine
-
-	rev uint64 // bumped when SetItems changed what the pane draws (Rev)
 }
 
 // NewApprovals makes an empty queue.
@@ -78,6 +78,7 @@ func NewApprovals(env *Env) *Approvals {
 
 // SetSize lays the queue out for w×h.
 func (p *Approvals) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.layout()
 	p.layoutHistory()
@@ -112,7 +113,10 @@ func (p *Approvals) layout() {
 func (p *Approvals) maxScroll() int { return max(len(p.laidBody)-p.contentH, 0) }
 
 // SetReadOnly disables deciding for the whole store, with the reason.
-func (p *Approvals) SetReadOnly(why string) { p.readOnly = why }
+func (p *Approvals) SetReadOnly(why string) {
+	p.bump()
+	p.readOnly = why
+}
 
 // SetItems replaces the queue. A request not seen before arms the misfire
 // guard; the cursor stays on the same request.
@@ -120,7 +124,7 @@ func (p *Approvals) SetItems(items []ApprovalItem, now time.Time) {
 	before, had := p.look(), p.items
 	p.setItems(items, now)
 	if p.look() != before || !sameApprovalItems(had, p.items) {
-		p.rev++
+		p.bump()
 	}
 }
 
@@ -192,7 +196,10 @@ func laidIn(items []ApprovalItem, key store.RequestKey) *ApprovalItem {
 }
 
 // Focus arms the guard: a fresh look at the queue reads before it decides.
-func (p *Approvals) Focus() { p.guard.Arm(p.env.Now()) }
+func (p *Approvals) Focus() {
+	p.bump()
+	p.guard.Arm(p.env.Now())
+}
 
 // Capturing reports whether keys go to a prompt or input in this pane.
 func (p *Approvals) Capturing() bool { return p.mode != browsing || p.search.Typing() }
@@ -242,6 +249,7 @@ func (p *Approvals) say(ok bool, format string, a ...any) {
 // Paste adds a bracketed paste to the answer, revision or reason being
 // typed, or to the search; with neither open it is dropped.
 func (p *Approvals) Paste(text string) Intent {
+	p.bump()
 	switch {
 	case p.mode == answering || p.mode == revising || p.mode == reasoning:
 		feed(&p.input, tea.PasteMsg{Content: text})
@@ -255,6 +263,7 @@ func (p *Approvals) Paste(text string) Intent {
 // Key runs the queue's keys: move, approve / deny with a confirmation,
 // answer a question, revise or cancel a plan.
 func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km, now := p.env.Keys, p.env.Now()
 	if p.mode == browsing && p.hist.on {
 		return p.historyKey(msg)
@@ -403,6 +412,7 @@ func (p *Approvals) decide(it ApprovalItem, verdict store.Verdict, text string) 
 
 // Result reports how a decision went, in the pane's status line.
 func (p *Approvals) Result(d store.Decision, res store.DecideResult, err error) {
+	p.bump()
 	what := sanitize.Line(d.Key.String())
 	switch {
 	case err != nil:
@@ -440,6 +450,7 @@ func pastTense(d store.Decision) string {
 
 // Click selects the request clicked in the list.
 func (p *Approvals) Click(x, y int) Intent {
+	p.bump()
 	if p.mode == browsing && p.hist.on {
 		if p.hist.list.SelectVisible(y - 1) {
 			p.layoutHistory()
@@ -456,9 +467,13 @@ func (p *Approvals) Click(x, y int) Intent {
 
 // Wheel scrolls the selected request's content by d lines.
 func (p *Approvals) Wheel(d int) Intent {
+	p.bump()
 	p.scroll = max(0, min(p.scroll+d, p.maxScroll()))
 	return redraw
 }
 
 // ClearStatus drops the last decision's message.
-func (p *Approvals) ClearStatus() { p.status = "" }
+func (p *Approvals) ClearStatus() {
+	p.bump()
+	p.status = ""
+}

@@ -42,6 +42,7 @@ type held struct {
 // request the cursor is on learns what was decided; the others are kept
 // for the next SetItems (which drops them from the list) to read.
 func (p *Approvals) Resolved(d Decided) {
+	p.bump()
 	k := d.Req.Key()
 	if p.held != nil && p.held.item.Req.Key() == k {
 		if d.Channel == "" && p.held.known {
@@ -231,6 +232,7 @@ func (p *Approvals) decisionKey(msg tea.KeyPressMsg) bool {
 // SetHeldChannel says who decided the held approval (read from its run's
 // policy events after the row said what).
 func (p *Approvals) SetHeldChannel(key store.RequestKey, channel string) {
+	p.bump()
 	if p.held == nil || p.held.item.Req.Key() != key || channel == "" {
 		return
 	}

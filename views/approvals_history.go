@@ -40,6 +40,7 @@ type history struct {
 
 // SetHistory replaces the decided requests listed for a tree.
 func (p *Approvals) SetHistory(tree string, items []HistoryItem) {
+	p.bump()
 	h := &p.hist
 	var sel store.RequestKey
 	if h.list.Cursor < len(h.items) {
@@ -60,7 +61,10 @@ func (p *Approvals) SetHistory(tree string, items []HistoryItem) {
 func (p *Approvals) ShowingDecided() bool { return p.hist.on }
 
 // ShowWaiting switches back to the waiting queue.
-func (p *Approvals) ShowWaiting() { p.hist.on = false }
+func (p *Approvals) ShowWaiting() {
+	p.bump()
+	p.hist.on = false
+}
 
 func (p *Approvals) layoutHistory() {
 	h, inner := &p.hist, p.w-2

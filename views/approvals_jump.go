@@ -6,6 +6,7 @@ import "github.com/vigil-run/vigil/store"
 // be decided here, after the one under the cursor (wrapping round); failing
 // that, to the next one that waits at all. It reports whether there was one.
 func (p *Approvals) SelectNextWaiting() bool {
+	p.bump()
 	n := len(p.items)
 	if n == 0 || p.mode != browsing {
 		return false
@@ -31,6 +32,7 @@ func (p *Approvals) Selected() store.RequestKey { return p.selected }
 
 // SelectKey puts the cursor back on a request, if it is still listed.
 func (p *Approvals) SelectKey(k store.RequestKey) {
+	p.bump()
 	if p.mode != browsing {
 		return
 	}

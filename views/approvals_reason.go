@@ -20,7 +20,10 @@ type Reasons struct {
 }
 
 // SetReasons tells the pane what the open store's format carries.
-func (p *Approvals) SetReasons(r Reasons) { p.reasons = r }
+func (p *Approvals) SetReasons(r Reasons) {
+	p.bump()
+	p.reasons = r
+}
 
 func (p *Approvals) carries(kind store.RequestKind, v store.Verdict) bool {
 	return p.reasons.Carries != nil && p.reasons.Carries(kind, v)

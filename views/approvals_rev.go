@@ -6,12 +6,9 @@ import (
 
 // The run list is rebuilt on every commit that moves a run, and the queue
 // with it: most of those rebuilds hand the queue what it holds already.
-// Rev says whether one changed anything it draws, so the root keeps its
-// last drawing of the queue until one does (tui's pane cache).
-
-// Rev is bumped by every SetItems that changed what the pane draws; the
-// pane's other changes come from calls the root knows it made.
-func (p *Approvals) Rev() uint64 { return p.rev }
+// SetItems bumps the pane's revision only when one changed anything it
+// draws, so the root keeps its last drawing of the queue until one does
+// (tui's pane cache).
 
 // approvalsLook is the state SetItems may move besides the items.
 type approvalsLook struct {

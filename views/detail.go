@@ -20,6 +20,8 @@ const MaxSectionLines = 4000
 // Detail is the step detail pane: everything recorded about one step in a
 // scrollable, wrapped view.
 type Detail struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env     *Env
 	w, h    int
 	d       *store.StepDetail
@@ -55,6 +57,7 @@ func (p *Detail) goToMatch(dir int) {
 
 // SetSize lays the pane out for w×h: a new width wraps the step again.
 func (p *Detail) SetSize(w, h int) {
+	p.bump()
 	if w != p.w {
 		p.lines = nil
 	}
@@ -84,6 +87,7 @@ func (p *Detail) Capturing() bool { return p.search.Typing() }
 
 // Set shows a step's detail (nil clears it).
 func (p *Detail) Set(d *store.StepDetail) {
+	p.bump()
 	same := d != nil && p.d != nil && d.RowID == p.d.RowID
 	p.d, p.loading, p.err, p.lines = d, false, "", nil
 	if !same {
@@ -93,10 +97,16 @@ func (p *Detail) Set(d *store.StepDetail) {
 }
 
 // Loading marks the pane as waiting for a step.
-func (p *Detail) Loading() { p.loading, p.err = true, "" }
+func (p *Detail) Loading() {
+	p.bump()
+	p.loading, p.err = true, ""
+}
 
 // Fail shows why the detail could not be read.
-func (p *Detail) Fail(msg string) { p.loading, p.err, p.d, p.lines = false, msg, nil, nil }
+func (p *Detail) Fail(msg string) {
+	p.bump()
+	p.loading, p.err, p.d, p.lines = false, msg, nil, nil
+}
 
 // RowID is the step shown (0 when none).
 func (p *Detail) RowID() int64 {
@@ -108,6 +118,7 @@ func (p *Detail) RowID() int64 {
 
 // Key scrolls.
 func (p *Detail) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	switch p.search.Key(msg, p.env) {
 	case searchChanged:
@@ -134,6 +145,7 @@ func (p *Detail) searchChanged() Intent {
 
 // Paste adds to the search being typed.
 func (p *Detail) Paste(text string) Intent {
+	p.bump()
 	if !p.search.Paste(text) {
 		return Intent{}
 	}
@@ -145,6 +157,7 @@ func (p *Detail) Click(x, y int) Intent { return Intent{} }
 
 // Wheel scrolls by d lines.
 func (p *Detail) Wheel(d int) Intent {
+	p.bump()
 	p.scroll(d)
 	return redraw
 }

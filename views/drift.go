@@ -16,6 +16,8 @@ import (
 // Drift is the context-drift pane: per turn, the assembler's estimate beside
 // the provider's count, as numbers and bars.
 type Drift struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env     *Env
 	w, h    int
 	list    List
@@ -63,6 +65,7 @@ const driftHead = 3
 
 // SetSize lays the pane out for w×h.
 func (p *Drift) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.list.SetHeight(max(h-2-driftHead, 1))
 }
@@ -75,11 +78,13 @@ func (p *Drift) Capturing() bool { return p.search.Typing() }
 
 // Set shows an agent's samples.
 func (p *Drift) Set(title string, samples []store.ContextSample) {
+	p.bump()
 	p.SetSamples(title, SampleSlice(samples))
 }
 
 // SetSamples shows an agent's samples, however they are held.
 func (p *Drift) SetSamples(title string, samples DriftSamples) {
+	p.bump()
 	changedAgent := title != p.title
 	n := samples.Len()
 	p.title, p.samples = title, samples
@@ -117,6 +122,7 @@ func (p *Drift) Selected() (store.ContextSample, bool) {
 
 // Key moves through the turns.
 func (p *Drift) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	dir := 0
 	switch p.search.Key(msg, p.env) {
 	case searchKept:
@@ -146,6 +152,7 @@ func (p *Drift) toMatch(dir int) Intent {
 
 // Paste adds to the search being typed.
 func (p *Drift) Paste(text string) Intent {
+	p.bump()
 	if !p.search.Paste(text) {
 		return Intent{}
 	}
@@ -154,6 +161,7 @@ func (p *Drift) Paste(text string) Intent {
 
 // Click selects the turn clicked.
 func (p *Drift) Click(x, y int) Intent {
+	p.bump()
 	if p.samples.Len() == 0 || !p.list.SelectVisible(y-1-driftHead) { // the top border and the head
 		return Intent{}
 	}
@@ -163,6 +171,7 @@ func (p *Drift) Click(x, y int) Intent {
 
 // Wheel moves the window by d rows.
 func (p *Drift) Wheel(d int) Intent {
+	p.bump()
 	p.list.Scroll(d)
 	p.stick = p.list.AtBottom()
 	return redraw

@@ -48,6 +48,14 @@ type Pane interface {
 	Wheel(d int) Intent
 	// View draws the pane at the size it was given.
 	View(focused bool) string
+	// Rev is the pane's revision: it moves whenever what View draws may
+	// have changed, besides the focus, the theme and the clock, so a
+	// drawing may be kept until it moves (revision.go).
+	Rev() uint64
+	// Clock is what View reads of the clock at now: frames at two clocks
+	// with the same Clock draw alike, but for an age up to its grain (a
+	// second) late. A pane that does not read the clock says 0.
+	Clock(now time.Time) int64
 }
 
 // Every pane speaks the protocol.

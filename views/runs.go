@@ -52,6 +52,8 @@ func (k SortKey) String() string { return sortNames[k] }
 
 // Runs is the runs pane: every root run, filterable and sortable.
 type Runs struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env  *Env
 	w, h int
 	list List
@@ -79,6 +81,7 @@ func NewRuns(env *Env) *Runs {
 
 // SetSize lays the pane out for w×h.
 func (p *Runs) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.fit()
 }
@@ -111,6 +114,7 @@ func (p *Runs) Capturing() bool { return p.filtering }
 // pane keeps items until the next SetItems, which may be handed the same
 // array filled again (the explorer refills one every second).
 func (p *Runs) SetItems(items []RunItem) {
+	p.bump()
 	p.all = items
 	p.apply()
 }
@@ -118,7 +122,10 @@ func (p *Runs) SetItems(items []RunItem) {
 // SetReading says whether more runs are still being read (the first
 // frame is drawn from the newest page): an empty list then says so, not
 // that the store has none.
-func (p *Runs) SetReading(v bool) { p.reading = v }
+func (p *Runs) SetReading(v bool) {
+	p.bump()
+	p.reading = v
+}
 
 // Selected is the run under the cursor.
 func (p *Runs) Selected() (RunItem, bool) {
@@ -219,6 +226,7 @@ func sortRuns(items []RunItem, rows []int32, k SortKey) {
 
 // Paste adds to the filter being typed.
 func (p *Runs) Paste(text string) Intent {
+	p.bump()
 	if !p.filtering {
 		return Intent{}
 	}
@@ -229,6 +237,7 @@ func (p *Runs) Paste(text string) Intent {
 
 // Key handles a key; it returns OpenRun when a run is chosen.
 func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	if p.filtering {
 		switch {
@@ -274,6 +283,7 @@ func (p *Runs) Key(msg tea.KeyPressMsg) Intent {
 
 // Click opens the run clicked.
 func (p *Runs) Click(x, y int) Intent {
+	p.bump()
 	if !p.list.SelectVisible(y - 2) { // the top border and the header row
 		return Intent{}
 	}
@@ -284,6 +294,7 @@ func (p *Runs) Click(x, y int) Intent {
 
 // Wheel moves the window by d rows.
 func (p *Runs) Wheel(d int) Intent {
+	p.bump()
 	p.list.Scroll(d)
 	p.remember()
 	return redraw

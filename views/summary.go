@@ -36,6 +36,8 @@ type RunSummary struct {
 // Summary is the run summary overlay: everything about one run that is
 // not a step, laid out for the box and scrollable.
 type Summary struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env        *Env
 	w, h       int // the room the overlay may take
 	boxW, boxH int
@@ -53,6 +55,7 @@ func NewSummary(env *Env) *Summary { return &Summary{env: env} }
 // SetSize gives the overlay the room it may take (the screen less the
 // status bar); it lays out again for a new width.
 func (p *Summary) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.boxW, p.boxH = min(max(w-4, 20), 112), max(h-2, 4)
 	p.layout()
@@ -74,6 +77,7 @@ func (p *Summary) layout() {
 // Want shows that the summary of a run is on its way; a new run starts at
 // the top.
 func (p *Summary) Want(id string) {
+	p.bump()
 	if id != p.id {
 		p.offset = 0
 		p.s = nil
@@ -87,6 +91,7 @@ func (p *Summary) RunID() string { return p.id }
 
 // Set shows a run's summary, keeping the scroll when it is the same run.
 func (p *Summary) Set(s *RunSummary) {
+	p.bump()
 	if s != nil && s.Run.ID != p.id {
 		p.offset = 0
 		p.id = s.Run.ID
@@ -96,7 +101,10 @@ func (p *Summary) Set(s *RunSummary) {
 }
 
 // Fail shows why the summary could not be read.
-func (p *Summary) Fail(msg string) { p.loading, p.err = false, msg }
+func (p *Summary) Fail(msg string) {
+	p.bump()
+	p.loading, p.err = false, msg
+}
 
 // Focus is a no-op.
 func (p *Summary) Focus() {}
@@ -109,6 +117,7 @@ func (p *Summary) Paste(string) Intent { return Intent{} }
 
 // Key scrolls; it reports NoIntent for keys it has no use for.
 func (p *Summary) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	if !scrollText(km, msg, &p.offset, len(p.lines), p.height()) {
 		return Intent{}
@@ -121,6 +130,7 @@ func (p *Summary) Click(x, y int) Intent { return Intent{} }
 
 // Wheel scrolls by d lines.
 func (p *Summary) Wheel(d int) Intent {
+	p.bump()
 	p.scroll(d)
 	return redraw
 }

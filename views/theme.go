@@ -74,14 +74,14 @@ func NewTheme(dark, noColor bool) *Theme {
 	if noColor {
 		plain := s()
 		return &Theme{NoColor: true, Dark: dark,
-			Text: styleOf(plain), Muted: styleOf(plain), Faint: styleOf(plain), Bold: styleOf(s().Bold(true)),
-			Border: styleOf(plain), BorderFocus: styleOf(s().Bold(true)),
-			Title: styleOf(plain), TitleFocus: styleOf(s().Bold(true).Underline(true)),
-			Selected: styleOf(s().Reverse(true).Bold(true)), SelectedBlur: styleOf(s().Underline(true)),
-			Running: styleOf(plain), Waiting: styleOf(s().Bold(true)), Paused: styleOf(plain), Stale: styleOf(plain),
-			Good: styleOf(plain), Bad: styleOf(s().Bold(true)), Estimate: styleOf(plain), Reported: styleOf(plain), Warning: styleOf(s().Bold(true)),
-			Key: styleOf(s().Bold(true)), StatusBar: styleOf(s().Reverse(true)),
-			Match: styleOf(s().Reverse(true).Underline(true)),
+			Text: plain, Muted: plain, Faint: plain, Bold: s().Bold(true),
+			Border: plain, BorderFocus: s().Bold(true),
+			Title: plain, TitleFocus: s().Bold(true).Underline(true),
+			Selected: s().Reverse(true).Bold(true), SelectedBlur: s().Underline(true),
+			Running: plain, Waiting: s().Bold(true), Paused: plain, Stale: plain,
+			Good: plain, Bad: s().Bold(true), Estimate: plain, Reported: plain, Warning: s().Bold(true),
+			Key: s().Bold(true), StatusBar: s().Reverse(true),
+			Match: s().Reverse(true).Underline(true),
 		}
 	}
 	return themeOf(palette(dark), dark)
@@ -92,14 +92,14 @@ func themeOf(p Palette, dark bool) *Theme {
 	s := lipgloss.NewStyle
 	fg := func(c color.Color) lipgloss.Style { return s().Foreground(c) }
 	return &Theme{Dark: dark,
-		Text: styleOf(fg(p.Text)), Muted: styleOf(fg(p.Muted)), Faint: styleOf(fg(p.Faint)), Bold: styleOf(fg(p.Text).Bold(true)),
-		Border: styleOf(fg(p.Border)), BorderFocus: styleOf(fg(p.Accent)),
-		Title: styleOf(fg(p.Muted)), TitleFocus: styleOf(fg(p.Accent).Bold(true)),
-		Selected: styleOf(s().Background(p.SelectBg).Foreground(p.Text).Bold(true)), SelectedBlur: styleOf(s().Background(p.SelectBlurBg).Foreground(p.Text)),
-		Running: styleOf(fg(p.Running)), Waiting: styleOf(fg(p.Waiting).Bold(true)), Paused: styleOf(fg(p.Paused)), Stale: styleOf(fg(p.Stale)),
-		Good: styleOf(fg(p.Good)), Bad: styleOf(fg(p.Bad)), Estimate: styleOf(fg(p.Estimate)), Reported: styleOf(fg(p.Reported)), Warning: styleOf(fg(p.Waiting).Bold(true)),
-		Key: styleOf(fg(p.Accent).Bold(true)), StatusBar: styleOf(s().Background(p.SelectBlurBg).Foreground(p.Text)),
-		Match: styleOf(s().Background(p.Stale).Foreground(p.MatchText).Bold(true)),
+		Text: fg(p.Text), Muted: fg(p.Muted), Faint: fg(p.Faint), Bold: fg(p.Text).Bold(true),
+		Border: fg(p.Border), BorderFocus: fg(p.Accent),
+		Title: fg(p.Muted), TitleFocus: fg(p.Accent).Bold(true),
+		Selected: s().Background(p.SelectBg).Foreground(p.Text).Bold(true), SelectedBlur: s().Background(p.SelectBlurBg).Foreground(p.Text),
+		Running: fg(p.Running), Waiting: fg(p.Waiting).Bold(true), Paused: fg(p.Paused), Stale: fg(p.Stale),
+		Good: fg(p.Good), Bad: fg(p.Bad), Estimate: fg(p.Estimate), Reported: fg(p.Reported), Warning: fg(p.Waiting).Bold(true),
+		Key: fg(p.Accent).Bold(true), StatusBar: s().Background(p.SelectBlurBg).Foreground(p.Text),
+		Match: s().Background(p.Stale).Foreground(p.MatchText).Bold(true),
 	}
 }
 
@@ -166,7 +166,7 @@ func (t *Theme) StateStyle(st store.State, outcome store.Outcome) Style {
 // tests look for.
 func PlainTheme() *Theme {
 	p := lipgloss.NewStyle()
-	return &Theme{NoColor: true, Text: styleOf(p), Muted: styleOf(p), Faint: styleOf(p), Bold: styleOf(p), Border: styleOf(p), BorderFocus: styleOf(p), Title: styleOf(p), TitleFocus: styleOf(p),
-		Selected: styleOf(p), SelectedBlur: styleOf(p), Running: styleOf(p), Waiting: styleOf(p), Paused: styleOf(p), Stale: styleOf(p), Good: styleOf(p), Bad: styleOf(p), Estimate: styleOf(p),
-		Reported: styleOf(p), Warning: styleOf(p), Key: styleOf(p), StatusBar: styleOf(p), Match: styleOf(p)}
+	return &Theme{NoColor: true, Text: p, Muted: p, Faint: p, Bold: p, Border: p, BorderFocus: p, Title: p, TitleFocus: p,
+		Selected: p, SelectedBlur: p, Running: p, Waiting: p, Paused: p, Stale: p, Good: p, Bad: p, Estimate: p,
+		Reported: p, Warning: p, Key: p, StatusBar: p, Match: p}
 }

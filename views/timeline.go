@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/rev"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/store"
@@ -21,10 +22,13 @@ import (
 // needs (Need), and hands a search or a filter over a run not held whole to
 // the explorer to stream through the store (Scan, ScanDone).
 type Timeline struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env     *Env
 	w, h    int
 	list    List
 	src     TimelineSteps
+	srcSeen rev.Seen // the revision of the steps last drawn from (Rev)
 	runID   string
 	title   string
 	follow  bool
@@ -56,6 +60,12 @@ type Timeline struct {
 // NewTimeline makes an empty timeline.
 func NewTimeline(env *Env) *Timeline {
 	return &Timeline{env: env, search: newSearch(env), src: NewStepSlice(nil), cur: newStepScan(0, nil, "")}
+}
+
+// Rev is the pane's revision, moved too when the steps it draws moved.
+func (p *Timeline) Rev() uint64 {
+	p.track(&p.srcSeen, p.src)
+	return p.revision.Rev()
 }
 
 // filtered reports whether the rows are the steps a filter keeps.
@@ -143,6 +153,7 @@ func (p *Timeline) Scan() *StepScan {
 	if p.scan == nil || p.asked {
 		return nil
 	}
+	p.bump()
 	p.asked = true
 	return p.scan.fork()
 }
@@ -152,6 +163,7 @@ func (p *Timeline) Scanning() bool { return p.scan != nil }
 
 // ScanDone takes a scan back: what it found, and what arrived since.
 func (p *Timeline) ScanDone(sc *StepScan) Intent {
+	p.bump()
 	if p.scan == nil || sc.Seq != p.scan.Seq {
 		return Intent{} // a query or a filter since replaced it
 	}
@@ -169,6 +181,7 @@ func (p *Timeline) ScanDone(sc *StepScan) Intent {
 // ScanFailed drops a scan the explorer could not run (the filter and the
 // search are off), reporting whether the pane was waiting for it.
 func (p *Timeline) ScanFailed(seq int) bool {
+	p.bump()
 	if p.scan == nil || seq != p.scan.Seq {
 		return false
 	}
@@ -220,6 +233,7 @@ func (p *Timeline) Height() int { return p.list.height }
 
 // SetSize lays the pane out for w×h.
 func (p *Timeline) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.list.SetHeight(max(h-2, 1))
 }
@@ -238,6 +252,7 @@ func (p *Timeline) Load(runID, title string, steps []store.Step, live bool) {
 
 // Show shows another agent's steps: follow is on when the run is live.
 func (p *Timeline) Show(runID, title string, src TimelineSteps, live bool) {
+	p.bump()
 	p.runID, p.title, p.src, p.follow, p.fresh, p.loading = runID, title, src, live, 0, false
 	p.live = live
 	p.list = List{height: p.list.height}
@@ -251,6 +266,7 @@ func (p *Timeline) Show(runID, title string, src TimelineSteps, live bool) {
 
 // Loading marks the pane as waiting for an agent's steps.
 func (p *Timeline) Loading(runID, title string) {
+	p.bump()
 	p.runID, p.title, p.src, p.loading = runID, title, NewStepSlice(nil), true
 	p.facet, p.curFacet, p.cur, p.scan, p.live2 = "", "", newStepScan(0, nil, ""), nil, nil
 	p.list.SetLen(0)
@@ -262,6 +278,7 @@ func (p *Timeline) Loading(runID, title string) {
 // the end, so the cursor stays on its step; the work is O(len(fresh)),
 // whatever the run's size.
 func (p *Timeline) Grew(had, from int, fresh []store.Step) {
+	p.bump()
 	before := had
 	if p.filtered() {
 		before = len(p.cur.Kept)
@@ -324,12 +341,14 @@ func (p *Timeline) selectIntent() Intent {
 
 // ShowLast puts the cursor on the newest step, as the last-row key would.
 func (p *Timeline) ShowLast() {
+	p.bump()
 	p.list.Bottom()
 	p.afterMove()
 }
 
 // Paste adds to the search being typed.
 func (p *Timeline) Paste(text string) Intent {
+	p.bump()
 	if !p.search.Paste(text) {
 		return Intent{}
 	}
@@ -339,6 +358,7 @@ func (p *Timeline) Paste(text string) Intent {
 // Key moves through the steps; f toggles follow, / searches, the step
 // filter key cycles the filter.
 func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	switch p.search.Key(msg, p.env) {
 	case searchChanged:
@@ -417,6 +437,7 @@ func (p *Timeline) afterMove() {
 
 // Click selects the step clicked.
 func (p *Timeline) Click(x, y int) Intent {
+	p.bump()
 	if !p.list.SelectVisible(y - 1) { // the top border
 		return Intent{}
 	}
@@ -426,6 +447,7 @@ func (p *Timeline) Click(x, y int) Intent {
 
 // Wheel moves the window by d rows; the step under the cursor is shown.
 func (p *Timeline) Wheel(d int) Intent {
+	p.bump()
 	p.list.Scroll(d)
 	p.afterMove()
 	return p.selectIntent()

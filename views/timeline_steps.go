@@ -22,6 +22,8 @@ type TimelineSteps interface {
 	Complete() bool
 	// Facets counts what every step holds, in memory or not.
 	Facets() *StepFacets
+	// Rev moves with every change to the steps (revision.go).
+	Revised
 }
 
 // StepSlice is steps held whole as TimelineSteps.
@@ -39,6 +41,9 @@ func (s *StepSlice) Len() int                      { return len(s.Steps) }
 func (s *StepSlice) Step(i int) (store.Step, bool) { return s.Steps[i], true }
 func (s *StepSlice) Complete() bool                { return true }
 func (s *StepSlice) Facets() *StepFacets           { return s.facets }
+
+// Rev is always the same: a slice is shown as it was handed over (Show).
+func (s *StepSlice) Rev() uint64 { return 0 }
 
 // StepScan is a search and a filter applied to an agent's steps, fed every
 // step once in order (Add): the steps the filter keeps and those among them

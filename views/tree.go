@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/internal/rev"
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/internal/textfmt"
 	"github.com/vigil-run/vigil/runmodel"
@@ -114,6 +115,8 @@ func FlattenTreeOf(root string, agents int, has func(id string) bool, children f
 
 // Tree is the agent tree pane.
 type Tree struct {
+	revision // bumped by every change to what it draws (revision.go)
+
 	env      *Env
 	w, h     int
 	list     List
@@ -123,7 +126,8 @@ type Tree struct {
 	live     []Doing // what its agents are doing now, from their live streams
 	search   Search
 
-	nodes func(id string) *AgentNode // makes the node of a line that has none (SetNodes)
+	nodes     Nodes    // makes the node of a line that has none (SetNodes)
+	nodesSeen rev.Seen // the revision of the nodes last drawn from (Rev)
 
 	stripPeak int    // the most rows the live strip has wanted in this tree (want.go)
 	peakRoot  string // the tree it was counted in
@@ -134,10 +138,26 @@ type Tree struct {
 // NewTree makes an empty tree pane.
 func NewTree(env *Env) *Tree { return &Tree{env: env, search: newSearch(env)} }
 
+// Nodes makes the node of an agent's line that carries none (FlattenTreeOf):
+// as it is drawn, from the model as it is then; nil for an agent no longer
+// held. Its Rev moves whenever a node it makes may have.
+type Nodes interface {
+	Node(id string) *AgentNode
+	Revised
+}
+
 // SetNodes says how the node of an agent's line is made when the line
-// carries none (FlattenTreeOf): as it is drawn, from the model as it is
-// then. nil for an agent no longer held.
-func (p *Tree) SetNodes(f func(id string) *AgentNode) { p.nodes = f }
+// carries none.
+func (p *Tree) SetNodes(n Nodes) {
+	p.bump()
+	p.nodes = n
+}
+
+// Rev is the pane's revision, moved too when the nodes it draws moved.
+func (p *Tree) Rev() uint64 {
+	p.track(&p.nodesSeen, p.nodes)
+	return p.revision.Rev()
+}
 
 // node is the agent's node of a line (nil for a line of another kind, or
 // an agent no longer held).
@@ -145,7 +165,7 @@ func (p *Tree) node(l TreeLine) *AgentNode {
 	if l.Node != nil || l.Agent == "" || p.nodes == nil {
 		return l.Node
 	}
-	return p.nodes(l.Agent)
+	return p.nodes.Node(l.Agent)
 }
 
 // lineText is a line's text as the search reads it.
@@ -164,6 +184,7 @@ func (p *Tree) lineText(i int) string {
 
 // SetSize lays the pane out for w×h.
 func (p *Tree) SetSize(w, h int) {
+	p.bump()
 	p.w, p.h = w, h
 	p.list.SetHeight(max(h-2-p.headerRows()-p.stripRows(), 1))
 }
@@ -186,6 +207,7 @@ const maxStripRows = 3
 
 // SetLive replaces what the strip says the agents are doing now.
 func (p *Tree) SetLive(ds []Doing) {
+	p.bump()
 	p.live = ds
 	p.noteStrip()
 	p.SetSize(p.w, p.h)
@@ -208,6 +230,7 @@ func (p *Tree) Capturing() bool { return p.search.Typing() }
 
 // SetTree replaces the tree, keeping the cursor on the same agent.
 func (p *Tree) SetTree(lines []TreeLine, budget *Budget) {
+	p.bump()
 	p.lines, p.budget = lines, budget
 	p.noteStrip()
 	p.list.SetLen(len(lines))
@@ -227,6 +250,7 @@ func (p *Tree) Selected() string { return p.selected }
 
 // Select puts the cursor on an agent.
 func (p *Tree) Select(id string) {
+	p.bump()
 	p.selected = id
 	p.SetTree(p.lines, p.budget)
 }
@@ -239,6 +263,7 @@ func (p *Tree) remember() {
 
 // Key moves through the tree; moving onto another agent selects it.
 func (p *Tree) Key(msg tea.KeyPressMsg) Intent {
+	p.bump()
 	km := p.env.Keys
 	before := p.selected
 	dir := 0
@@ -277,6 +302,7 @@ func (p *Tree) toMatch(dir int) Intent {
 
 // Paste adds to the search being typed.
 func (p *Tree) Paste(text string) Intent {
+	p.bump()
 	if !p.search.Paste(text) {
 		return Intent{}
 	}
@@ -285,6 +311,7 @@ func (p *Tree) Paste(text string) Intent {
 
 // Click selects the agent clicked.
 func (p *Tree) Click(x, y int) Intent {
+	p.bump()
 	if !p.list.SelectVisible(y - 1 - p.headerRows()) { // the top border and the header
 		return Intent{}
 	}
@@ -294,6 +321,7 @@ func (p *Tree) Click(x, y int) Intent {
 
 // Wheel moves the window by d rows.
 func (p *Tree) Wheel(d int) Intent {
+	p.bump()
 	p.list.Scroll(d)
 	return redraw
 }

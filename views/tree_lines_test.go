@@ -29,7 +29,7 @@ func TestTreeKeepsOnlyLinesThatDidNotChange(t *testing.T) {
 		}
 		lines = append(lines, TreeLine{Guide: guide, Agent: id})
 	}
-	node := func(id string) *AgentNode { return nodes[id] }
+	node := nodeMap(nodes)
 	kept := NewTree(env)
 	kept.SetNodes(node)
 	selected := "1"
@@ -69,3 +69,9 @@ func TestTreeKeepsOnlyLinesThatDidNotChange(t *testing.T) {
 		t.Fatal("the tree shows no agent")
 	}
 }
+
+// nodeMap is nodes that never change.
+type nodeMap map[string]*AgentNode
+
+func (n nodeMap) Node(id string) *AgentNode { return n[id] }
+func (n nodeMap) Rev() uint64               { return 0 }

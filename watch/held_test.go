@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // bigCommitsPy is a foreign writer (C SQLite through python3) committing
@@ -34,10 +36,7 @@ print(db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(), flush=True)
 // the consumer refreshes about once a commit, never for the checkpoint, and
 // sees every row.
 func TestWritesThatShowNothingAreHeld(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("the foreign writer is python3's sqlite3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer is python3's sqlite3")
 	const commits, rows = 40, 2000
 	db := filepath.Join(t.TempDir(), "agent.db")
 	if out, err := exec.Command(py, "-c", bigCommitsPy, db, "1", "1").CombinedOutput(); err != nil {

@@ -21,7 +21,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // openRawWriter opens a bare database with one table of rows.
@@ -44,17 +45,17 @@ func openRawWriter(abs, syncMode string) (*sql.DB, error) {
 
 // openStoreWriter opens (or creates) an io-harness store and starts a run
 // it holds the lease of.
-func openStoreWriter(path string) (*ioharness.Store, string, error) {
-	w, err := ioharness.OpenWriter(path)
+func openStoreWriter(path string) (*harness.Store, string, error) {
+	w, err := harness.OpenWriter(path)
 	if err != nil {
-		if w, err = ioharness.Create(path); err != nil {
+		if w, err = harness.Create(path); err != nil {
 			return nil, "", err
 		}
 	}
 	ctx := context.Background()
 	run, err := w.StartRun(ctx, "latency bench", "/bench")
 	if err == nil {
-		_, err = w.AcquireLease(ctx, run, ioharness.DefaultLeaseTTL)
+		_, err = w.AcquireLease(ctx, run, harness.DefaultLeaseTTL)
 	}
 	if err != nil {
 		w.Close()
@@ -70,7 +71,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "writer" {
 		os.Exit(writerMain(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // ---------------------------------------------------------------------------
@@ -139,7 +140,7 @@ func writerMain(args []string) int {
 		insert = func() (int64, time.Time, time.Duration, error) {
 			step++
 			t0 := time.Now()
-			err := w.CheckpointStep(context.Background(), runID, ioharness.StepRecord{Step: step,
+			err := w.CheckpointStep(context.Background(), runID, harness.StepRecord{Step: step,
 				Decision: fmt.Sprintf("read src/file%d.go", step), Result: "[read] 40 lines", Tokens: int64(step * 10)})
 			ret := time.Now()
 			return int64(step), ret, ret.Sub(t0), err

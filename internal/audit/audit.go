@@ -163,6 +163,8 @@ func Of(storePath string, d store.Decision, run string, who Who, channel string,
 		if res.DecidedBy != "" {
 			r.Held += " by " + res.DecidedBy
 		}
+	case errors.Is(err, ErrOutcomeUnknown):
+		r.Outcome = Unknown
 	case errors.As(err, &refused), errors.Is(err, store.ErrReadOnly):
 		r.Outcome, r.Held = Refused, err.Error()
 	default:

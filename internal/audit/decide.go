@@ -1,13 +1,10 @@
 package audit
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
-	"time"
-
-	"github.com/vigil-run/vigil/store"
 )
 
 // More outcomes.
@@ -21,39 +18,9 @@ const (
 	ReadAgain = "read-again"
 )
 
-// Decide makes one decision with decide and records it: an attempt line
-// before the store is written and the outcome after, each fsync'd before
-// the next step, so a decision reported won is in the log. A log that
-// cannot be written refuses the decision before anything is sent;
-// outcome names the result (nil: Of's reading of res and err).
-func (l *Log) Decide(ctx context.Context, storePath string, d store.Decision, who Who, channel string,
-	decide func(context.Context, store.Decision) (store.DecideResult, error), outcome func(error) string) (store.DecideResult, error) {
-	res, _, err := l.DecideAt(ctx, time.Now, storePath, d, who, channel, decide, outcome)
-	return res, err
-}
-
-// DecideAt is Decide on the clock now, and returns the outcome's record
-// too (vigil serve names the winner from it).
-func (l *Log) DecideAt(ctx context.Context, now func() time.Time, storePath string, d store.Decision, who Who, channel string,
-	decide func(context.Context, store.Decision) (store.DecideResult, error), outcome func(error) string) (store.DecideResult, Record, error) {
-	intent := Of(storePath, d, "", who, channel, store.DecideResult{}, nil, now())
-	intent.Outcome = Attempt
-	if err := l.Append(intent); err != nil {
-		return store.DecideResult{}, Record{}, fmt.Errorf("not decided: %w", err)
-	}
-	res, err := decide(ctx, d)
-	rec := Of(storePath, d, "", who, channel, res, err, now())
-	if outcome != nil {
-		if o := outcome(err); o != "" {
-			rec.Outcome, rec.Held = o, ""
-		}
-	}
-	aerr := l.Append(rec)
-	if aerr != nil && err == nil && res.Won {
-		return res, rec, fmt.Errorf("decided in the store, but the audit log was not written: %w", aerr)
-	}
-	return res, rec, err
-}
+// ErrOutcomeUnknown is what an error whose decision may or may not have
+// been written matches (errors.Is): its line is Unknown.
+var ErrOutcomeUnknown = errors.New("whether the decision was written is unknown")
 
 // LocalWho is the person at this terminal: the login name and the
 // machine ("ann@laptop"), with no key (the system ssh holds it).

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // fieldStore has python3's sqlite3 (another writer) write a WAL store whose
@@ -15,9 +17,7 @@ import (
 // a short one; it returns the path and the big value.
 func fieldStore(t *testing.T, n int) (string, []byte) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "f.sqlite3")
 	script := `
 import sqlite3, sys

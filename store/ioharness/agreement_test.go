@@ -3,8 +3,8 @@ package ioharness_test
 import (
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/agreement"
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit/agreement"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 )
 
 // TestExplorerAndCLIAgree: on an io-harness store with finished, paused

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // populatedStore writes a small finished store and closes it, so the file
@@ -22,14 +23,14 @@ import (
 func populatedStore(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "runs.sqlite3")
-	s, err := Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	run := must[string](t)(s.StartRun(ctx, "a goal", "/w"))
 	for i := 1; i <= 50; i++ {
-		if err := s.CheckpointStep(ctx, run, StepRecord{Step: i, Decision: "d", Result: strings.Repeat("r", 400), Prompt: strings.Repeat("p", 900)}); err != nil {
+		if err := s.CheckpointStep(ctx, run, harness.StepRecord{Step: i, Decision: "d", Result: strings.Repeat("r", 400), Prompt: strings.Repeat("p", 900)}); err != nil {
 			t.Fatal(err)
 		}
 	}

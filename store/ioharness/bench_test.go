@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/benchstore"
+	"github.com/vigil-run/vigil/internal/testkit/benchstore"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Run the store benchmarks side by side, e.g.:
@@ -33,18 +34,18 @@ func benchPath(b *testing.B, shape benchstore.Shape) string {
 func BenchmarkCommit(b *testing.B) {
 	ctx := context.Background()
 	b.Run("checkpoint-step", func(b *testing.B) {
-		s, err := ioharness.Create(filepath.Join(b.TempDir(), "runs.sqlite3"))
+		s, err := harness.Create(filepath.Join(b.TempDir(), "runs.sqlite3"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
 		run, _ := s.StartRun(ctx, "bench", "/w")
-		if _, err := s.AcquireLease(ctx, run, ioharness.DefaultLeaseTTL); err != nil {
+		if _, err := s.AcquireLease(ctx, run, harness.DefaultLeaseTTL); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if err := s.CheckpointStep(ctx, run, ioharness.StepRecord{Step: i + 1, Decision: "read a.txt", Result: "[read a.txt] 12 lines",
+			if err := s.CheckpointStep(ctx, run, harness.StepRecord{Step: i + 1, Decision: "read a.txt", Result: "[read a.txt] 12 lines",
 				Prompt: "Goal: bench", ToolCall: `read_file:{"path":"a.txt"}`, Tokens: 120}); err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +53,7 @@ func BenchmarkCommit(b *testing.B) {
 	})
 	b.Run("raw-insert", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "runs.sqlite3")
-		s, err := ioharness.Create(path)
+		s, err := harness.Create(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func BenchmarkChanges(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			path := benchPath(b, c.shape)
 			ctx := context.Background()
-			w, err := ioharness.OpenWriter(path)
+			w, err := harness.OpenWriter(path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func BenchmarkChanges(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				for j := 0; j < 10; j++ {
-					w.RecordStepRow(ctx, run, ioharness.StepRecord{Step: i*10 + j + 1, Decision: "d", Result: "r"})
+					w.RecordStepRow(ctx, run, harness.StepRecord{Step: i*10 + j + 1, Decision: "d", Result: "r"})
 				}
 				b.StartTimer()
 				ch, next, err := r.Changes(ctx, cur)
@@ -126,7 +127,7 @@ func BenchmarkChanges(b *testing.B) {
 }
 
 // cleanupBench removes what a benchmark added to a cached store.
-func cleanupBench(w *ioharness.Store, mark int64, run string) {
+func cleanupBench(w *harness.Store, mark int64, run string) {
 	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: w.Path()}).String())
 	if err != nil {
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -22,9 +23,7 @@ import (
 // as io-harness's Store::canonical_trace prints it.
 func bigFieldStore(t *testing.T) (path, trace, dir string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir = t.TempDir()
 	path = filepath.Join(dir, "runs.sqlite3")
 	script := `
@@ -55,7 +54,7 @@ for step, kind, detail in db.execute("SELECT step, kind, detail FROM context_eve
     out.append("context %d | %s | %s\n" % (step, kind, detail or ""))
 sys.stdout.buffer.write("".join(out).encode("utf-8", "surrogatepass"))
 `
-	out, err := exec.Command("python3", "-c", script, path, "schema.sql", dir).Output()
+	out, err := exec.Command("python3", "-c", script, path, filepath.Join("internal", "schema", "schema.sql"), dir).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

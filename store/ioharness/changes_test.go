@@ -8,14 +8,15 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A writer and a separate read-only reader of the same file, as a harness
 // and vigil are.
-func writerReader(t *testing.T) (w, r *Store) {
+func writerReader(t *testing.T) (w *harness.Store, r *Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestChangesSeesNewAndChangedRows(t *testing.T) {
 	}
 
 	run := must[string](t)(w.StartRun(ctx, "after", "/w"))
-	w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
 	w.RecordContextEvent(ctx, run, 1, "assembled", "", ptr[int64](5))
 	w.RecordContextEvent(ctx, run, 1, "memory_write", "k", nil)
 	qid := must[string](t)(w.PutQuestion(ctx, run, 1, "which?", "", nil))
@@ -98,7 +99,7 @@ func TestChangesPagesAndResets(t *testing.T) {
 	run := must[string](t)(w.StartRun(ctx, "burst", "/w"))
 	c := must[store.Cursor](t)(r.Head(ctx))
 	for i := 1; i <= sqlitex.ChangesPage+500; i++ {
-		w.RecordStepRow(ctx, run, StepRecord{Step: i, Decision: "d", Result: "r"})
+		w.RecordStepRow(ctx, run, harness.StepRecord{Step: i, Decision: "d", Result: "r"})
 	}
 	ch := changes(t, r, &c)
 	if len(ch.Steps) != sqlitex.ChangesPage || !ch.More {
@@ -121,7 +122,7 @@ func TestChangesDoesNotMoveTheCursorItIsGiven(t *testing.T) {
 	ctx := context.Background()
 	c := must[store.Cursor](t)(r.Head(ctx))
 	run := must[string](t)(w.StartRun(ctx, "held cursor", "/w"))
-	w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "read a", Result: "r"})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
 	must[string](t)(w.PutQuestion(ctx, run, 1, "which?", "", nil))
 	first, next, err := r.Changes(ctx, c)
 	if err != nil {
@@ -152,9 +153,9 @@ func TestStepKindsFromIOHarnessRows(t *testing.T) {
 	run := must[string](t)(w.StartRun(ctx, "kinds", "/w"))
 	c := must[store.Cursor](t)(r.Head(ctx))
 	must[struct{}](t)(struct{}{}, w.RecordRetry(ctx, run, 1, 1, "Timeout", 500*time.Millisecond, "timed out"))
-	must[struct{}](t)(struct{}{}, w.RecordStepRow(ctx, run, StepRecord{Step: 1, Decision: "escalated after 2 failures to claude-opus"}))
-	must[struct{}](t)(struct{}{}, w.RecordStepRow(ctx, run, StepRecord{Step: 1, Decision: "compacting after 180000 tokens"}))
-	must[struct{}](t)(struct{}{}, w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "retry the build later", Result: "ok"}))
+	must[struct{}](t)(struct{}{}, w.RecordStepRow(ctx, run, harness.StepRecord{Step: 1, Decision: "escalated after 2 failures to claude-opus"}))
+	must[struct{}](t)(struct{}{}, w.RecordStepRow(ctx, run, harness.StepRecord{Step: 1, Decision: "compacting after 180000 tokens"}))
+	must[struct{}](t)(struct{}{}, w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "retry the build later", Result: "ok"}))
 	ch := changes(t, r, &c)
 	want := []store.StepKind{store.StepRetry, store.StepEscalation, store.StepCompaction, store.StepTurn}
 	if len(ch.Steps) != len(want) {
@@ -184,7 +185,7 @@ func TestChangesFromOneCursorConcurrently(t *testing.T) {
 	c := must[store.Cursor](t)(r.Head(ctx))
 	run := must[string](t)(w.StartRun(ctx, "shared cursor", "/w"))
 	for i := 1; i <= 5; i++ {
-		w.CheckpointStep(ctx, run, StepRecord{Step: i, Decision: "d", Result: "r"})
+		w.CheckpointStep(ctx, run, harness.StepRecord{Step: i, Decision: "d", Result: "r"})
 		w.RecordContextEvent(ctx, run, i, ContextAssembled, "", ptr[int64](int64(i)))
 	}
 	must[string](t)(w.PutQuestion(ctx, run, 5, "which?", "", nil))

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // TestMain lets the test binary act as a second deciding process.
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 	case "embed":
 		os.Exit(childEmbed())
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // childDecide decides every approval id in VIGIL_IDS, starting at
@@ -64,10 +66,10 @@ func childDecide() int {
 // deliverable) and n pending approvals in it, one per agent: a driver polls
 // one request per run at a time (race_gate, src/run/step.rs), so n requests
 // all open at once are n agents' of one tree, leased at its root.
-func liveRun(t *testing.T, n int) (path string, w *Store, ids []string) {
+func liveRun(t *testing.T, n int) (path string, w *harness.Store, ids []string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func lockstep(start int64, i int) {
 
 // checkOneWinner asserts each request was won exactly once and that the
 // store holds the winner's verdict.
-func checkOneWinner(t *testing.T, w *Store, ids []string, wins []map[string]string) {
+func checkOneWinner(t *testing.T, w *harness.Store, ids []string, wins []map[string]string) {
 	t.Helper()
 	spread := make([]int, len(wins))
 	for _, id := range ids {

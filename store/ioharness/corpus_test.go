@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/starweaver"
 )

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // childCreate creates stores dir/0.sqlite3, dir/1.sqlite3, … until it is
@@ -16,7 +18,7 @@ import (
 func childCreate() int {
 	dir := os.Getenv("VIGIL_DIR")
 	for i := 0; ; i++ {
-		s, err := Create(filepath.Join(dir, fmt.Sprintf("%d.sqlite3", i)))
+		s, err := harness.Create(filepath.Join(dir, fmt.Sprintf("%d.sqlite3", i)))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -67,7 +69,7 @@ func TestCreateKilledLeavesWholeStoreOrNothing(t *testing.T) {
 			s.Close()
 			// And a new store can be made where a partial one would sit.
 			next := filepath.Join(dir, name+".again")
-			if s, err := Create(next); err != nil {
+			if s, err := harness.Create(next); err != nil {
 				t.Fatalf("Create beside a killed create: %v", err)
 			} else {
 				s.Close()
@@ -101,7 +103,7 @@ func TestCreateWhereNoDirectoryIsSaysWhichDirectory(t *testing.T) {
 		{filepath.Join(base, "no", "such", "run.sqlite3"), "cannot create the store: there is no directory " + filepath.Join(base, "no", "such")},
 		{filepath.Join(base, "plain", "run.sqlite3"), "cannot create the store: " + filepath.Join(base, "plain") + " is not a directory"},
 	} {
-		s, err := Create(c.path)
+		s, err := harness.Create(c.path)
 		if err == nil {
 			s.Close()
 			t.Fatalf("%s: created", c.path)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A cursor written down in one reader and read back by another opened on
@@ -20,7 +21,7 @@ func TestCursorCodecResumesInAnotherReader(t *testing.T) {
 	run := must[string](t)(w.StartRun(ctx, "outlives the link", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, run, time.Hour))
 	req := must[string](t)(w.PutPending(ctx, run, 2, "write", "a", ptr("A")))
-	w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "before", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "before", Result: "r", Tokens: 10})
 	w.RecordContextEvent(ctx, run, 1, "assembled", "", nil)
 	cur := must[store.Cursor](t)(r.Head(ctx))
 	b, err := r.EncodeCursor(cur)
@@ -29,10 +30,10 @@ func TestCursorCodecResumesInAnotherReader(t *testing.T) {
 	}
 
 	// What happens while the link is down.
-	if _, err := w.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: req}, Verdict: store.VerdictApprove}); err != nil {
+	if _, err := r.Decide(ctx, store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: req}, Verdict: store.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
-	w.CheckpointStep(ctx, run, StepRecord{Step: 2, Decision: "during the outage", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "during the outage", Result: "r", Tokens: 10})
 
 	other, err := Open(w.Path())
 	if err != nil {
@@ -69,19 +70,19 @@ func TestCursorCodecReplacedStoreResets(t *testing.T) {
 	w, r := writerReader(t)
 	ctx := context.Background()
 	run := must[string](t)(w.StartRun(ctx, "the first store", "/w"))
-	w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "one", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "one", Result: "r", Tokens: 10})
 	b, err := r.EncodeCursor(must[store.Cursor](t)(r.Head(ctx)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	path2 := filepath.Join(t.TempDir(), "other.sqlite3")
-	w2, err := Create(path2)
+	w2, err := harness.Create(path2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run2 := must[string](t)(w2.StartRun(ctx, "another store entirely", "/w"))
-	w2.CheckpointStep(ctx, run2, StepRecord{Step: 1, Decision: "two", Result: "r", Tokens: 10})
-	w2.CheckpointStep(ctx, run2, StepRecord{Step: 2, Decision: "three", Result: "r", Tokens: 10})
+	w2.CheckpointStep(ctx, run2, harness.StepRecord{Step: 1, Decision: "two", Result: "r", Tokens: 10})
+	w2.CheckpointStep(ctx, run2, harness.StepRecord{Step: 2, Decision: "three", Result: "r", Tokens: 10})
 	w2.Close()
 	r2, err := Open(path2)
 	if err != nil {

@@ -81,24 +81,22 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	if !ok {
 		return store.DecideResult{}, storeErr(s.path, store.ErrNoSuchReq, d.Key.String(), nil)
 	}
-	// In browse mode the request's standing and its run's readings are
-	// worked out before the write lock is taken (they read the steps and
-	// policy tables), together with a mark of every table they read rows
-	// of; under the lock one read of those marks says whether anything
-	// was written since, and only then are they worked out again. A
-	// decision then holds the lock for a few short reads.
-	var pre *decisionFacts
-	if s.mode == modeBrowse {
-		if pre, err = s.factsFor(ctx, preparedReads{s}, true, d.Key, id); err != nil {
-			return store.DecideResult{}, err
-		}
-		if pre.req.Resolved {
-			// A decided request stays decided (io-harness never reopens
-			// one): said without the write lock, so a decision that
-			// writes nothing opens nothing beside the store (no -wal or
-			// -shm made, none rewritten).
-			return store.DecideResult{Decision: pre.req.Decision, DecidedBy: pre.req.DecidedBy}, nil
-		}
+	// The request's standing and its run's readings are worked out before
+	// the write lock is taken (they read the steps and policy tables),
+	// together with a mark of every table they read rows of; under the lock
+	// one read of those marks says whether anything was written since, and
+	// only then are they worked out again. A decision then holds the lock
+	// for a few short reads.
+	pre, err := s.factsFor(ctx, preparedReads{s}, true, d.Key, id)
+	if err != nil {
+		return store.DecideResult{}, err
+	}
+	if pre.req.Resolved {
+		// A decided request stays decided (io-harness never reopens one):
+		// said without the write lock, so a decision that writes nothing
+		// opens nothing beside the store (no -wal or -shm made, none
+		// rewritten).
+		return store.DecideResult{Decision: pre.req.Decision, DecidedBy: pre.req.DecidedBy}, nil
 	}
 	if beforeDecideLock != nil {
 		beforeDecideLock()
@@ -106,15 +104,11 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	var result store.DecideResult
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		// What the decision depends on is read from the store as it is under
-		// this transaction's write lock. In browse mode the read connection
-		// sees the same (nobody else can commit meanwhile, and this
-		// transaction has written nothing yet), through its prepared
-		// statements and learned row bounds; a writer's one connection is
-		// this transaction, read as it is.
-		q, bounded := queryer(tx), false
-		if s.mode == modeBrowse {
-			q, bounded = preparedReads{s}, true
-		}
+		// this transaction's write lock. The read connection sees the same
+		// (nobody else can commit meanwhile, and this transaction has
+		// written nothing yet), through its prepared statements and learned
+		// row bounds.
+		q, bounded := queryer(preparedReads{s}), true
 		facts := pre
 		if facts != nil {
 			marks, err := s.factMarks(ctx, q)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A decision's facts are read before the write lock; whatever lands between
@@ -19,7 +20,7 @@ func TestDecideSeesWhatLandsBeforeTheLock(t *testing.T) {
 	ctx := context.Background()
 	run := must[string](t)(w.StartRun(ctx, "parked", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, run, time.Hour))
-	w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "read a", Result: "r"})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
 	old := must[string](t)(w.PutPending(ctx, run, 2, "write", "a", ptr("A")))
 	var again string
 	beforeDecideLock = func() {

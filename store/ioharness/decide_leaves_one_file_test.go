@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // A decision on a WAL store nobody else has open leaves it as SQLite's
@@ -21,7 +22,7 @@ func TestADecisionOnAQuietStoreLeavesOneFile(t *testing.T) {
 	py := foreign.Python(t)
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	owner := fmt.Sprintf("%d-%d-1", os.Getpid(), time.Now().UnixNano()) // a live driver: this process
-	if _, err := py.Exec(path, "PRAGMA journal_mode=WAL;"+schemaSQL+
+	if _, err := py.Exec(path, "PRAGMA journal_mode=WAL;"+schema.SQL+
 		";INSERT INTO runs (goal, file) VALUES ('g', 'f')"+
 		";INSERT INTO pending_approvals (run_id, step, act, target) VALUES (1, 1, 'write', 'deploy.yaml')"+
 		";INSERT INTO run_leases (run_id, owner, generation, ttl_secs) VALUES (1, '"+owner+"', 1, 3600)"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // beside is the files in dir and a digest of each.
@@ -51,7 +52,7 @@ func TestDecidingADecidedRequestLeavesTheStoreAlone(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +72,18 @@ func TestDecidingADecidedRequestLeavesTheStoreAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decider, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []store.Decision{{Key: store.RequestKey{Kind: store.Approval, ID: id}, Verdict: store.VerdictDeny},
 		{Key: store.RequestKey{Kind: store.Question, ID: qid}, Text: "a"}} {
-		if res, err := w.Decide(ctx, d); err != nil || !res.Won {
+		if res, err := decider.Decide(ctx, d); err != nil || !res.Won {
 			t.Fatal(res, err)
 		}
+	}
+	if err := decider.Close(); err != nil {
+		t.Fatal(err)
 	}
 	w.Close()
 	// As io-harness leaves a store it closed: WAL in the header, nothing beside.

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // On a full disk a store is browsed as ever (browsing writes nothing), and
@@ -23,14 +24,14 @@ func TestDiskFull(t *testing.T) {
 	foreign.MountTmpfs(t, dir, 1<<20)
 	path := filepath.Join(dir, "runs.sqlite3")
 	ctx := context.Background()
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := must[string](t)(w.StartRun(ctx, "on a full disk", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, run, time.Hour))
 	for i := 1; i <= 20; i++ {
-		if err := w.CheckpointStep(ctx, run, StepRecord{Step: i, Decision: "d", Result: strings.Repeat("r", 2000)}); err != nil {
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: i, Decision: "d", Result: strings.Repeat("r", 2000)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,16 +1,18 @@
-// Package ioharness reads and writes io-harness's SQLite run store: the Go
-// twin of io-harness's Store, over the same schema, so vigil can browse and
-// tail what io-harness writes, decide what its runs wait on, and (the demo
-// does) write runs io-harness itself can open and resume. The format notes
-// it follows are docs/formats/io-harness.md.
+// Package ioharness reads io-harness's SQLite run store, so vigil can browse
+// and tail what io-harness writes and decide what its runs wait on. Writing
+// runs as io-harness does (the demo does, and the tests' fixtures) is the
+// harness package's beside it (store/ioharness/harness); what both must
+// agree on about a store (its schema, how shared columns are written) is
+// internal/schema's. This package does not import the writer. The format
+// notes it follows are docs/formats/io-harness.md.
 //
 // # Reading
 //
 // Open gives a browsing Store: a pinned read-only connection that never
 // writes a byte to the file nor creates one beside it, and a writing
 // connection opened only by the first decision (internal/sqlitex has the
-// mechanics and why). A program may write a store through Create or
-// OpenWriter and browse it through Open at once: nothing here opens the
+// mechanics and why). A program may write a store through the harness
+// package and browse it through Open at once: nothing here opens the
 // file other than through SQLite, so no lock of its writer is lost. It reads
 // every store format from io-harness 0.22 to 0.66: io-harness only ever
 // adds tables and nullable or defaulted columns, so an older store is read
@@ -84,20 +86,6 @@
 // too. Leases (lease.go) are io-harness's: a run tree's root holds one,
 // its owner string starts with the driver's pid, and a parked run's lease
 // lapses while it waits without meaning the driver is gone.
-//
-// # Writing
-//
-// Create, OpenWriter and Memory give a Store for the write API, which
-// mirrors io-harness's Store methods statement for statement (write*.go):
-// the schema is io-harness 0.66's (schema.sql), Create sets WAL only on a
-// new file of its own, OpenWriter brings an older store up to it in one
-// transaction as io-harness's own open would (migrate.go), and step
-// commits check the lease generation so a displaced driver cannot commit.
-// JSON columns are written byte for byte as serde_json writes them
-// (serdejson.go), memory writes keep io-harness's caps, and every value
-// reads back in io-harness as it would have written it. The API takes the typed vocabulary
-// (store.Outcome, store.Verdict, store.AgentEventKind, …); io-harness's
-// words are the vocabulary's, so they are written as they are.
 //
 // The package registers itself as the "io-harness" format, and as the
 // fallback: a path no other format claims is opened here, and the refusal

@@ -10,18 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // foreign writes rows the way io-harness does, through Python's sqlite3
-// (internal/fixture/harness.py), or skips where there is no python3.
+// (internal/testkit/fixture/harness.py), or skips where there is no python3.
 func foreign(t *testing.T, path string, calls ...fixture.Call) []int64 {
 	t.Helper()
 	ids, err := fixture.Foreign(path, calls...)
 	if errors.Is(err, fixture.ErrNoPython) {
-		t.Skip(err)
+		testkit.Need(t, "python3", "the foreign writer (harness.py, through Python's sqlite3) writes this test's rows")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func foreign(t *testing.T, path string, calls ...fixture.Call) []int64 {
 // citations, server tools, folds and resumes. Reading them changes nothing.
 func TestFactsForeign(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // step 4, its checkpoints and its decided approval, against the JSON
 // io-harness wrote beside it.
 func TestFactsPopulated(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.22.0", "populated.json"))
 	s := openFixture(t, filepath.Join(dir, "store-0.22.0", "populated.sqlite3"))
 	ctx := context.Background()
@@ -149,7 +150,7 @@ func TestFactsPopulated(t *testing.T) {
 // read-back io-harness recorded beside it (gate_failures_by_phase and
 // recovery in src/state/accounting.rs count the same rows store-wide).
 func TestFactsAggregates(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.json"))
 	s := openFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.sqlite3"))
 	ctx := context.Background()

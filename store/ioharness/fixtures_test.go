@@ -10,23 +10,10 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
-
-// fixtureDir finds the io-harness fixtures shipped beside the project
-// (../shared), or skips: a fresh clone without them still passes.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	dir = filepath.Join(dir, "fixtures", "io-harness")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", dir)
-	}
-	return dir
-}
 
 type fixtureJSON map[string]any
 
@@ -76,9 +63,24 @@ func openFixture(t *testing.T, path string) *Store {
 	return s
 }
 
+// harnessOn opens the harness twin on a copy of a fixture (rel is under
+// the fixture directory): its open brings an older store up to date, so
+// never on the fixture itself. The copy is made before this test opens a
+// connection to the fixture.
+func harnessOn(t *testing.T, rel string) *harness.Store {
+	t.Helper()
+	h, err := harness.OpenWriter(copyFixture(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 func TestFixturePopulated(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.22.0", "populated.json"))
+	h := harnessOn(t, filepath.Join("store-0.22.0", "populated.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, "store-0.22.0", "populated.sqlite3"))
 	ctx := context.Background()
 	runID := idStr(want.num("run_id"))
@@ -93,10 +95,10 @@ func TestFixturePopulated(t *testing.T) {
 	if r.Summary == nil || r.Summary.Steps != int(want.num("last_step")) || r.Summary.Tokens != want.num("spent_tokens") {
 		t.Errorf("summary = %+v, want steps %d tokens %d", r.Summary, want.num("last_step"), want.num("spent_tokens"))
 	}
-	if last, _ := s.LastStep(ctx, runID); last != int(want.num("last_step")) {
+	if last, _ := h.LastStep(ctx, runID); last != int(want.num("last_step")) {
 		t.Errorf("last step = %d, want %d", last, want.num("last_step"))
 	}
-	if spent, _ := s.SpentTokens(ctx, runID); spent != want.num("spent_tokens") {
+	if spent, _ := h.SpentTokens(ctx, runID); spent != want.num("spent_tokens") {
 		t.Errorf("spent = %d, want %d", spent, want.num("spent_tokens"))
 	}
 
@@ -195,7 +197,7 @@ func TestFixturePopulated(t *testing.T) {
 }
 
 func TestFixtureDeferredApproval(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.22.0", "deferred-approval.json"))
 	s := openFixture(t, filepath.Join(dir, "store-0.22.0", "deferred-approval.sqlite3"))
 	ctx := context.Background()
@@ -231,8 +233,9 @@ func TestFixtureDeferredApproval(t *testing.T) {
 }
 
 func checkTreeFixture(t *testing.T, version string) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, version, "interrupted.json"))
+	h := harnessOn(t, filepath.Join(version, "interrupted.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, version, "interrupted.sqlite3"))
 	ctx := context.Background()
 	rootID := idStr(want.num("root_run_id"))
@@ -263,7 +266,7 @@ func checkTreeFixture(t *testing.T, version string) {
 			t.Errorf("child %d = %+v, want %v", i, got, w)
 		}
 	}
-	spent, err := s.SpentTokensTree(ctx, rootID)
+	spent, err := h.SpentTokensTree(ctx, rootID)
 	if err != nil || spent != want.num("spent_tokens_tree") {
 		t.Errorf("tree tokens = %d %v, want %d", spent, err, want.num("spent_tokens_tree"))
 	}
@@ -291,8 +294,9 @@ func TestFixtureTree022(t *testing.T) { checkTreeFixture(t, "store-0.22.0") }
 func TestFixtureTree029(t *testing.T) { checkTreeFixture(t, "store-0.29.0") }
 
 func TestFixtureAggregates(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := loadFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.json"))
+	h := harnessOn(t, filepath.Join("store-0.29.0", "aggregates.sqlite3"))
 	s := openFixture(t, filepath.Join(dir, "store-0.29.0", "aggregates.sqlite3"))
 	ctx := context.Background()
 	comp := fixtureJSON(want["composition"].(map[string]any))
@@ -369,7 +373,7 @@ func TestFixtureAggregates(t *testing.T) {
 	if rec := fixtureJSON(comp["recovery"].(map[string]any)); resumesTotal != int(rec.num("resumes")) {
 		t.Errorf("resumes %d, want %d", resumesTotal, rec.num("resumes"))
 	}
-	mem, err := s.MemoryList(ctx, comp.str("workspace"))
+	mem, err := h.MemoryList(ctx, comp.str("workspace"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // runReads reads every run, one run, a tree and the newest page.
@@ -35,12 +37,10 @@ func runReads(t *testing.T, path string) (got [4][]store.Run, errs [4]error) {
 // times, a bare date is a start; a REAL provider reads in Go's digits,
 // not SQLite's; a row that cannot be read fails the list.
 func TestForeignRunRows(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "odd.sqlite3")
-	s, err := Create(good)
+	s, err := harness.Create(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ db.execute("INSERT INTO run_outcomes (run_id, outcome, success, steps, tokens, d
 db.execute("INSERT INTO run_outcomes (run_id, outcome, success, steps, tokens, duration_ms, finished_at) VALUES (4, X'6661696c6564', 0, 1, 2, '15', CAST('2026-11-29T12:00:09.000Z' AS BLOB))")
 `)
 	bad := filepath.Join(dir, "bad.sqlite3")
-	s, err = Create(bad)
+	s, err = harness.Create(bad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ db.execute("INSERT INTO runs (id, goal, file, depth, status, started_at) VALUES 
 db.execute("INSERT INTO runs (id, goal, file, depth, status, started_at) VALUES (2, 'b', '/w', 0, 'running', '2026-11-29T12:00:00.000Z')")
 `)
 	dated := filepath.Join(dir, "dated.sqlite3")
-	s, err = Create(dated)
+	s, err = harness.Create(dated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ db.execute("INSERT INTO runs (id, goal, file, parent_run_id, depth, status, star
 	// REAL and INTEGER values as given: SQLite's text for 1e20 is
 	// "1.0e+20", the driver's value reads as Go's "1e+20".
 	loose := filepath.Join(dir, "loose.sqlite3")
-	s, err = Create(loose)
+	s, err = harness.Create(loose)
 	if err != nil {
 		t.Fatal(err)
 	}

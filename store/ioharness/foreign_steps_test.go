@@ -2,12 +2,13 @@ package ioharness
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // stepReads reads run 1's timeline rows by a refresh (Changes from a
@@ -48,14 +49,12 @@ func stepReads(t *testing.T, path string, head store.Cursor) (got [2][]store.Ste
 // both. The context samples a refresh brings (a blob detail, one too long
 // for SQL, numbers as text and reals) are read too.
 func TestForeignStepRows(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir := t.TempDir()
 	// The run first, a cursor on it, then the rows the cursor is before.
 	mk := func(name, body string) (string, store.Cursor) {
 		p := filepath.Join(dir, name)
-		s, err := Create(p)
+		s, err := harness.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // An embedding program writes runs through Create and browses them through
@@ -27,7 +28,7 @@ func TestEmbeddedWriterAndBrowserBesideForeignParties(t *testing.T) {
 	py := foreign.Python(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestEmbeddedWriterAndBrowserBesideForeignParties(t *testing.T) {
 	commit := func() {
 		t.Helper()
 		step++
-		if err := w.CheckpointStep(ctx, run, StepRecord{Step: step, Decision: fmt.Sprintf("step %d", step)}); err != nil {
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: step, Decision: fmt.Sprintf("step %d", step)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +134,7 @@ func TestEmbeddedWriterAndBrowserBesideForeignParties(t *testing.T) {
 func childEmbed() int {
 	ctx := context.Background()
 	path := os.Getenv("VIGIL_PATH")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -150,7 +151,7 @@ func childEmbed() int {
 	}
 	defer r.Close()
 	for i := 1; ; i++ {
-		if err := w.CheckpointStep(ctx, run, StepRecord{Step: i, Decision: "d"}); err != nil {
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: i, Decision: "d"}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

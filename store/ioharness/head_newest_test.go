@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // oldOpenRunStore is a store of n finished runs but for run 1, older than
@@ -17,7 +19,7 @@ func oldOpenRunStore(t *testing.T, n int) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +173,7 @@ func TestNewestCursorSurvivesTheCodec(t *testing.T) {
 // writing the store.
 func foreignWrite(t *testing.T, path, q string) {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	if out, err := exec.Command("sqlite3", path, q).CombinedOutput(); err != nil {
 		t.Fatalf("sqlite3 %q: %v: %s", q, err, out)
 	}

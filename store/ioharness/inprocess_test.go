@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A program that browses a store first and writes it second, in one
@@ -35,14 +36,14 @@ func TestBrowseThenWriteInOneProcess(t *testing.T) {
 	}
 	cur := must[store.Cursor](t)(r.Head(ctx))
 
-	w, err := OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	run := must[string](t)(w.StartRun(ctx, "written after browsing", "/w"))
 	must[int64](t)(w.AcquireLease(ctx, run, time.Hour))
-	if err := w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "first"}); err != nil {
+	if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "first"}); err != nil {
 		t.Fatalf("a write after browsing in the same process: %v", err)
 	}
 	id := must[string](t)(w.PutPending(ctx, run, 2, "exec", "make", nil)) // asked at step 2, not yet committed
@@ -66,7 +67,7 @@ func TestBrowseThenWriteInOneProcess(t *testing.T) {
 	if runs := must[[]store.Run](t)(r2.Runs(ctx)); len(runs) != 3 {
 		t.Fatalf("a second browser sees %d runs", len(runs))
 	}
-	if err := w.CheckpointStep(ctx, run, StepRecord{Step: 2, Decision: "second"}); err != nil {
+	if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	if steps := must[[]store.Step](t)(r2.Steps(ctx, run)); len(steps) != 2 {

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/fixture"
+	"github.com/vigil-run/vigil/internal/testkit"
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
-// The lifecycle stores are written in internal/fixture, each the way the
+// The lifecycle stores are written in internal/testkit/fixture, each the way the
 // io-harness function named there writes it; these tests read them through
 // the store layer. The CLI and explorer tests read the same stores.
 
@@ -77,9 +79,7 @@ func lifecycle(t *testing.T, build func(string) (*fixture.Lifecycle, error)) *fi
 
 func sqlite3(t *testing.T, path, q string) string {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	out, err := exec.Command("sqlite3", path, q).CombinedOutput()
 	if err != nil {
 		t.Fatalf("sqlite3 %q: %v: %s", q, err, out)
@@ -142,7 +142,7 @@ func TestResumedAfterLimitIsLive(t *testing.T) {
 func TestResumedAfterLimitIsTailed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	ctx := context.Background()
 	run, _ := w.StartRun(ctx, "within 1 step", "/w")
 	w.AcquireLease(ctx, run, time.Hour)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r", Tokens: 10})
 	w.FinishRun(ctx, run, store.OutcomeStepCapReached)
 	w.ReleaseLease(ctx, run)
 
@@ -166,7 +166,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	w.AcquireLease(ctx, run, time.Hour)
 	w.RecordCheckpointEvent(ctx, run, 2, "resume", "resuming at step 2, 1 committed step(s) skipped")
 	w.RecordCheckpointEvent(ctx, run, 1, "skipped", "")
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 2, Decision: "read b", Result: "r", Tokens: 20})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 2, Decision: "read b", Result: "r", Tokens: 20})
 	req, _ := w.PutPending(ctx, run, 3, "write", "b", ptr("B"))
 	ch, c, err := r.Changes(ctx, c)
 	if err != nil {
@@ -186,7 +186,7 @@ func TestResumedAfterLimitIsTailed(t *testing.T) {
 	}
 	// It ends again.
 	w.ResolvePending(ctx, req, store.VerdictApprove)
-	w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: 3, Decision: "wrote b", Result: "r", Tokens: 30})
+	w.CheckpointStep(ctx, run, harness.StepRecord{Step: 3, Decision: "wrote b", Result: "r", Tokens: 30})
 	w.FinishRun(ctx, run, store.OutcomeSuccess)
 	w.ReleaseLease(ctx, run)
 	ch, _, err = r.Changes(ctx, c)
@@ -284,13 +284,13 @@ func TestOrphanedRequestIsRefused(t *testing.T) {
 	}
 	// The driver's own approver answers the live row and the step commits:
 	// the orphan stays an orphan, for the other reason now.
-	w, err := ioharness.OpenWriter(lc.Path)
+	w, err := harness.OpenWriter(lc.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	w.ResolvePending(ctx, live.ID, store.VerdictApprove)
-	w.CheckpointStep(ctx, r.ID, ioharness.StepRecord{Step: live.Step, Decision: "wrote keys/deploy.pub", Result: "ok", Tokens: 900})
+	w.CheckpointStep(ctx, r.ID, harness.StepRecord{Step: live.Step, Decision: "wrote keys/deploy.pub", Result: "ok", Tokens: 900})
 	orphan = request(t, s, store.Approval, orphan.ID)
 	if orphan.Standing != store.StandingOrphaned {
 		t.Fatalf("orphan after the step committed: %v %q", orphan.Standing, orphan.StandingReason)
@@ -320,7 +320,7 @@ func TestAwaitingRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(lc.Path)
+	w, err := harness.OpenWriter(lc.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,10 +416,7 @@ func countSource(evs []ioharness.Event, src string) int {
 // step and u64 tokens it reads them into.
 func pythonTrace(t *testing.T, path, run string) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	script := `
 import sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
@@ -445,7 +442,7 @@ sys.stdout.buffer.write("".join(out).encode("utf-8"))
 // schema_version and tells the leases — and run 4, stopped at its step cap,
 // holding one again, is reopened.
 func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
-	src := filepath.Join(fixtureRoot(t), "store-0.29.0", "aggregates.sqlite3")
+	src := filepath.Join(testkit.IOHarnessFixtures(t), "store-0.29.0", "aggregates.sqlite3")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "aggregates.sqlite3")
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -469,7 +466,7 @@ func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ioharness.OpenWriter(path)
+	w, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,19 +492,6 @@ func TestSchemaLearnedAgainAfterUpgrade(t *testing.T) {
 	}
 }
 
-func fixtureRoot(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("VIGIL_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	dir = filepath.Join(dir, "fixtures", "io-harness")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("io-harness fixtures not found at %s", dir)
-	}
-	return dir
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func rawSQL(t *testing.T, path string) *sql.DB {
@@ -527,22 +511,22 @@ func rawSQL(t *testing.T, path string) *sql.DB {
 // committed, both followed by 40 000 rows of a busy neighbour.
 func TestStandingFromFarBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	ctx := context.Background()
 	parked, _ := w.StartRun(ctx, "parked long ago", "/w")
-	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
+	w.CheckpointStep(ctx, parked, harness.StepRecord{Step: 1, Decision: "read a", Result: "r"})
 	deferredReq, _ := w.PutPending(ctx, parked, 2, "write", "a", ptr("A"))
 	w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: parked, Step: 2, Kind: store.PolicyDecision, Act: "write", Target: "a", Decision: store.PolicyDefer, Source: "approver"})
-	w.CheckpointStep(ctx, parked, ioharness.StepRecord{Step: 2, Decision: "awaiting approval (request " + deferredReq + ")", Result: ""})
+	w.CheckpointStep(ctx, parked, harness.StepRecord{Step: 2, Decision: "awaiting approval (request " + deferredReq + ")", Result: ""})
 	w.FinishRun(ctx, parked, store.OutcomeAwaitingApproval)
 	moved, _ := w.StartRun(ctx, "moved on long ago", "/w")
 	w.AcquireLease(ctx, moved, time.Hour)
 	stale, _ := w.PutPending(ctx, moved, 1, "exec", "ls", nil)
-	w.CheckpointStep(ctx, moved, ioharness.StepRecord{Step: 1, Decision: "ran ls", Result: "r"})
+	w.CheckpointStep(ctx, moved, harness.StepRecord{Step: 1, Decision: "ran ls", Result: "r"})
 	busy, _ := w.StartRun(ctx, "busy", "/w")
 	db := rawSQL(t, path)
 	tx, _ := db.Begin()

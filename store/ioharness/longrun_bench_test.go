@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // longRunSteps is the size of the one run BenchmarkStepDetailLongRun opens.
@@ -31,17 +33,14 @@ func longRunPath(b *testing.B) string {
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
 	}
-	bin, err := exec.LookPath("sqlite3")
-	if err != nil {
-		b.Skip("building the long-run store needs the sqlite3 CLI")
-	}
+	bin := testkit.Tool(b, "sqlite3", "building the long-run store needs the sqlite3 CLI")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		os.Remove(p)
 	}
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}

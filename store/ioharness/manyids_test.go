@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Past manyIDs runs, RunStats and Requests filter in Go instead of naming
@@ -20,13 +21,13 @@ func TestManyIDsAnswerAsFew(t *testing.T) {
 		runs = append(runs, must[string](t)(s.StartRun(ctx, "g"+strconv.Itoa(i), "/w")))
 	}
 	// runs[1] is a conversational reply: its spend is its provider calls.
-	s.read.Exec("UPDATE runs SET turn_kind = 'reply' WHERE id IN (?, ?)", runNum(runs[1]), runNum(runs[3]))
+	rawDB(t, s.Path()).Exec("UPDATE runs SET turn_kind = 'reply' WHERE id IN (?, ?)", runNum(runs[1]), runNum(runs[3]))
 	for _, r := range runs {
 		n := int64(50)
 		if err := s.RecordProviderCall(ctx, r, store.ProviderCall{Step: 1, Attempt: 1, Provider: "p", Model: "m", TotalTokens: &n}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CheckpointStep(ctx, r, StepRecord{Step: 1, Decision: "d", Result: "r", Tokens: 7}); err != nil {
+		if err := s.CheckpointStep(ctx, r, harness.StepRecord{Step: 1, Decision: "d", Result: "r", Tokens: 7}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PutPending(ctx, r, 1, "write", "a.txt", nil); err != nil {

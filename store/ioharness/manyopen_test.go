@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A store with more open runs than an id list names (a tree of 100 k
@@ -21,7 +22,7 @@ func TestManyOpenRunsChangesAndSummaries(t *testing.T) {
 	cli := foreign.SQLite3(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A stretch of a run's timeline read by row range (EachStepRow) folds into
@@ -16,13 +18,10 @@ import (
 // runs interleaved, past one read's chunk, and provider retries written
 // rows before the step they fold under.
 func TestEachStepRowFoldsAsSteps(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("the foreign writer is python3's sqlite3")
-	}
+	py := testkit.Tool(t, "python3", "the foreign writer is python3's sqlite3")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // RecentRuns is the explorer's first page: the newest runs, each root's
@@ -15,27 +16,33 @@ import (
 // holds them all.
 func TestRecentRunsIsTheNewestWholeTrees(t *testing.T) {
 	ctx := context.Background()
-	s, err := ioharness.Create(filepath.Join(t.TempDir(), "runs.sqlite3"))
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := harness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	// Roots 1, 4, 7, 10 each with two children; the last root is leased.
 	for i := 0; i < 4; i++ {
-		root, err := s.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
+		root, err := w.StartRun(ctx, fmt.Sprintf("root %d", i), "/w")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for j := 0; j < 2; j++ {
-			if _, err := s.StartChildRun(ctx, fmt.Sprintf("child %d.%d", i, j), "/w", root, 1); err != nil {
+			if _, err := w.StartChildRun(ctx, fmt.Sprintf("child %d.%d", i, j), "/w", root, 1); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if i < 3 {
-			if err := s.FinishRun(ctx, root, store.OutcomeSuccess); err != nil {
+			if err := w.FinishRun(ctx, root, store.OutcomeSuccess); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := s.AcquireLease(ctx, root, ioharness.DefaultLeaseTTL); err != nil {
+		} else if _, err := w.AcquireLease(ctx, root, harness.DefaultLeaseTTL); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,12 +85,18 @@ func TestRecentRunsIsTheNewestWholeTrees(t *testing.T) {
 // without reading every run.
 func TestHasRun(t *testing.T) {
 	ctx := context.Background()
-	s, err := ioharness.Create(filepath.Join(t.TempDir(), "runs.sqlite3"))
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := harness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	id, err := s.StartRun(ctx, "one", "/w")
+	id, err := w.StartRun(ctx, "one", "/w")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
 // rollbackWriter is a C-SQLite harness on a rollback-journal (DELETE mode)
@@ -39,7 +40,7 @@ c.close()
 func TestALiveRollbackStoreIsNeverCalledDamaged(t *testing.T) {
 	py := foreign.Python(t)
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	cmd := exec.Command(py.Bin(), "-c", rollbackWriter, path, schemaSQL, "600")
+	cmd := exec.Command(py.Bin(), "-c", rollbackWriter, path, schema.SQL, "600")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // A run left unfinished far back in the table (its first step 60 000 rows
@@ -20,7 +21,7 @@ import (
 func TestRunStatsOfARunFarBackAgreesWithSQLite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	s, err := ioharness.Create(path)
+	s, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,55 +3,27 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
-// schemaInfo is which tables and columns a store has. io-harness only ever
-// adds tables and nullable or defaulted columns, so an older store is read
-// by leaving out what it lacks rather than refusing it.
-type schemaInfo struct {
-	tables  map[string]map[string]bool
-	version int64 // PRAGMA schema_version when learned
-}
+// schemaInfo is which tables and columns a store has (schema.Info), in
+// the words this package's queries use.
+type schemaInfo struct{ *schema.Info }
 
 func loadSchema(ctx context.Context, db *sql.DB) (*schemaInfo, error) {
-	si := &schemaInfo{tables: map[string]map[string]bool{}}
-	// The version first: a change between the two reads is then seen again
-	// by the next probe rather than lost.
-	if err := db.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&si.version); err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx,
-		`SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
-		 WHERE m.type = 'table'`)
+	si, err := schema.Load(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var table, col string
-		if err := rows.Scan(&table, &col); err != nil {
-			return nil, err
-		}
-		if si.tables[table] == nil {
-			si.tables[table] = map[string]bool{}
-		}
-		si.tables[table][col] = true
-	}
-	return si, rows.Err()
+	return &schemaInfo{si}, nil
 }
 
-func (si *schemaInfo) has(table string) bool { return si.tables[table] != nil }
+func (si *schemaInfo) has(table string) bool { return si.Has(table) }
 
-func (si *schemaInfo) hasCol(table, col string) bool { return si.tables[table][col] }
+func (si *schemaInfo) hasCol(table, col string) bool { return si.HasCol(table, col) }
 
-// col is the column's name when the store has it, else the fallback SQL
-// expression (usually NULL or a default), so one query serves every version.
-func (si *schemaInfo) col(table, col, fallback string) string {
-	if si.hasCol(table, col) {
-		return col
-	}
-	return fallback
-}
+func (si *schemaInfo) col(table, col, fallback string) string { return si.Col(table, col, fallback) }
 
 // si is the schema as last learned.
 func (s *Store) si() *schemaInfo { return s.schema.Load() }
@@ -64,14 +36,14 @@ func (s *Store) setSchema(si *schemaInfo) { s.schema.Store(si) }
 // and a reader that kept what it learned at open would go on ignoring them.
 // The probe that asks is one cheap pragma; the work happens only on a change.
 func (s *Store) refreshSchema(ctx context.Context, version int64) error {
-	if cur := s.si(); cur != nil && cur.version == version {
+	if cur := s.si(); cur != nil && cur.Version == version {
 		return nil
 	}
 	si, err := loadSchema(ctx, s.read)
 	if err != nil {
 		return err
 	}
-	si.version = version
+	si.Version = version
 	s.setSchema(si)
 	s.rows.forget() // row bounds were learned over the old tables
 	s.zones.forget()

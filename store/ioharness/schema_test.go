@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // shapeLines describes a database's tables and indexes in the form of
@@ -58,55 +58,10 @@ func readShape(t *testing.T) []string {
 	return out
 }
 
-func TestCreateMatchesIOHarness066(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got, want := shapeLines(t, s.read), readShape(t)
-	if len(got) != len(want) {
-		t.Errorf("%d schema lines, want %d", len(got), len(want))
-	}
-	for i := 0; i < len(got) && i < len(want); i++ {
-		if got[i] != want[i] {
-			t.Fatalf("schema line %d:\n got  %s\n want %s", i, got[i], want[i])
-		}
-	}
-	var v int
-	var mode string
-	s.read.QueryRow("PRAGMA user_version").Scan(&v)
-	s.read.QueryRow("PRAGMA journal_mode").Scan(&mode)
-	if v != 7 || mode != "wal" {
-		t.Errorf("user_version %d journal_mode %s, want 7 wal", v, mode)
-	}
-	// Memory() has the same shape.
-	m, err := Memory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if mem := shapeLines(t, m.read); strings.Join(mem, "\n") != strings.Join(got, "\n") {
-		t.Error("Memory() store differs in shape from Create()")
-	}
-}
-
-func TestCreateRefusesExistingFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	os.WriteFile(path, []byte("notes"), 0o644)
-	if _, err := Create(path); !isKind(err, store.ErrExists) {
-		t.Fatalf("Create over a file: %v, want ErrExists", err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "notes" {
-		t.Error("the file was changed")
-	}
-}
-
 // Older io-harness stores have a subset of the tables, and their columns
 // are a prefix of today's: that is what lets one query serve every version.
 func TestOlderFixturesArePrefixesOf066(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := testkit.IOHarnessFixtures(t)
 	want := map[string][]string{}
 	for _, l := range readShape(t) {
 		f := strings.Split(l, "|")

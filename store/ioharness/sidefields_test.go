@@ -14,6 +14,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -36,9 +37,7 @@ const sideBytes = 3 << 20
 // as Store::canonical_trace prints it.
 func sideFieldStore(t *testing.T) (path, trace, dir string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	dir = t.TempDir()
 	path = filepath.Join(dir, "runs.sqlite3")
 	script := `
@@ -70,7 +69,7 @@ for step, kind, detail in db.execute("SELECT step, kind, detail FROM context_eve
     out.append("context %d | %s | %s\n" % (step, kind, detail or ""))
 sys.stdout.buffer.write("".join(out).encode())
 `
-	out, err := exec.Command("python3", "-c", script, path, "schema.sql", strconv.Itoa(sideBytes), dir).Output()
+	out, err := exec.Command("python3", "-c", script, path, filepath.Join("internal", "schema", "schema.sql"), strconv.Itoa(sideBytes), dir).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 )
 
 // A crashed writer's -shm can be whole but older than its WAL (killed

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // zoneSteps is run 1's length in zoneStore: its steps rows span more than
@@ -29,9 +31,7 @@ func python3(t *testing.T, path, script string, args ...string) {
 // every table.
 func zoneStore(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
 	python3(t, path, `
 import sqlite3, sys
@@ -57,7 +57,7 @@ for n in (5, 7, 4000):
     db.execute("INSERT INTO provider_calls (run_id, step, attempt, provider, latency_ms) VALUES (1, ?, 2, 'p', 5)", (n,))
     db.execute("INSERT INTO edits (run_id, step, tool, path, lines_added, lines_removed) VALUES (1, ?, 'e', 'late', 1, 0)", (n,))
 db.commit()
-`, "schema.sql", strconv.Itoa(zoneSteps))
+`, filepath.Join("internal", "schema", "schema.sql"), strconv.Itoa(zoneSteps))
 	return path
 }
 

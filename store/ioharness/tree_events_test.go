@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -54,11 +55,9 @@ type batch struct {
 // writeStream runs streamScript; it returns the stream's newest event id.
 func writeStream(t testing.TB, path string, runs int, batches ...batch) int64 {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	spec, _ := json.Marshal(map[string]any{"runs": runs, "batches": batches})
-	out, err := exec.Command("python3", "-c", streamScript, path, "schema.sql", string(spec)).Output()
+	out, err := exec.Command("python3", "-c", streamScript, path, filepath.Join("internal", "schema", "schema.sql"), string(spec)).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

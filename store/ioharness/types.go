@@ -1,6 +1,9 @@
 package ioharness
 
-import "github.com/vigil-run/vigil/store"
+import (
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
+)
 
 // Event is a generic audit event of a run (sandbox, MCP, checkpoint).
 type Event = store.AuditEvent
@@ -11,4 +14,4 @@ type MemoryEntry = store.MemoryEntry
 // ContextAssembled is the context_events kind of a turn's assembled
 // window, with the assembler's estimate: the rows ContextSamples reads.
 // io-harness's other kinds (memory_write, compaction, …) are audit rows.
-const ContextAssembled = "assembled"
+const ContextAssembled = schema.ContextAssembled

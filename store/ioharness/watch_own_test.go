@@ -7,34 +7,40 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 	"github.com/vigil-run/vigil/watch"
 )
 
-// A Go harness that tails the store it writes (one Store: it reads on its
-// writing connection) sees each of its own commits: its Version moves with
-// them, so the watcher never holds their write events back as showing
-// nothing new (watch.Options.Version).
+// A Go harness that tails the store it writes (the harness's handle writes,
+// a reader in the same process follows) sees each of its own commits: the
+// reader's Version moves with them, so the watcher never holds their write
+// events back as showing nothing new (watch.Options.Version).
 func TestAWriterSeesItsOwnCommits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	w, err := ioharness.Create(path)
+	w, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	ctx := context.Background()
-	run, _ := w.StartRun(ctx, "tails itself", "/w")
-	cur, err := w.Head(ctx)
+	r, err := ioharness.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := w.Watch()
+	defer r.Close()
+	ctx := context.Background()
+	run, _ := w.StartRun(ctx, "tails itself", "/w")
+	cur, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := r.Watch()
 	wt, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wt.Close()
 	for step := 1; step <= 5; step++ {
-		if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: step, Decision: "own"}); err != nil {
+		if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: step, Decision: "own"}); err != nil {
 			t.Fatal(err)
 		}
 		found := false
@@ -45,7 +51,7 @@ func TestAWriterSeesItsOwnCommits(t *testing.T) {
 					wt.Ack(false)
 					continue
 				}
-				ch, next, err := w.Changes(ctx, cur)
+				ch, next, err := r.Changes(ctx, cur)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
-func newStore(t *testing.T) *Store {
+func newStore(t *testing.T) *written {
 	t.Helper()
-	s, err := Create(filepath.Join(t.TempDir(), "runs.sqlite3"))
+	w, err := harness.Create(filepath.Join(t.TempDir(), "runs.sqlite3"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return readBack(t, w)
 }
 
 func must[T any](t *testing.T) func(T, error) T {
@@ -47,8 +47,8 @@ func TestRunLifecycleRoundTrip(t *testing.T) {
 		t.Fatalf("started run = %+v", r)
 	}
 	for i, tok := range []int64{120, 230} {
-		err := s.CheckpointStep(ctx, id, StepRecord{Step: i + 1, Decision: "read a.txt", Result: "ok", Prompt: "p",
-			ToolCall: `read_file:{"path":"a.txt"}`, Tokens: tok, Turn: &Turn{Text: ptr("reading"), Calls: []ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a.txt"}`)}}}})
+		err := s.CheckpointStep(ctx, id, harness.StepRecord{Step: i + 1, Decision: "read a.txt", Result: "ok", Prompt: "p",
+			ToolCall: `read_file:{"path":"a.txt"}`, Tokens: tok, Turn: &harness.Turn{Text: ptr("reading"), Calls: []harness.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a.txt"}`)}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestRunLifecycleRoundTrip(t *testing.T) {
 	if err := s.RecordRetry(ctx, id, 3, 1, "Server (HTTP 529)", 1500*time.Millisecond, "provider error"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CheckpointStep(ctx, id, StepRecord{Step: 3, Decision: "wrote out.txt", Result: "done", Tokens: 50}); err != nil {
+	if err := s.CheckpointStep(ctx, id, harness.StepRecord{Step: 3, Decision: "wrote out.txt", Result: "done", Tokens: 50}); err != nil {
 		t.Fatal(err)
 	}
 	steps := must[[]store.Step](t)(s.Steps(ctx, id))
@@ -180,7 +180,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	if err := s.RecordObservations(ctx, child, []store.Observation{{Step: 1, Kind: "read", Target: "a.txt", Text: "[read a.txt]"}, {Step: 1, Kind: "message", Text: "hi"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CheckpointStep(ctx, child, StepRecord{Step: 1, Decision: "wrote a.txt", Result: "r"}); err != nil {
+	if err := s.CheckpointStep(ctx, child, harness.StepRecord{Step: 1, Decision: "wrote a.txt", Result: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	steps := must[[]store.Step](t)(s.Steps(ctx, child))
@@ -208,7 +208,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	if mcp == nil || mcp.Server != "fs" || mcp.OK == nil || !*mcp.OK || mcp.Millis == nil || *mcp.Millis != 12*time.Millisecond || sandbox == nil || sandbox.Backend != "bwrap" {
 		t.Errorf("events = %+v", evs)
 	}
-	if err := s.RecordSpawn(ctx, Spawn{ParentRunID: root, Step: 1, ChildRunID: child, Goal: "scout", VerifyFile: "a.txt", Needle: "A", MaxSteps: ptr[int64](3), AsName: "scout"}); err != nil {
+	if err := s.RecordSpawn(ctx, harness.Spawn{ParentRunID: root, Step: 1, ChildRunID: child, Goal: "scout", VerifyFile: "a.txt", Needle: "A", MaxSteps: ptr[int64](3), AsName: "scout"}); err != nil {
 		t.Fatal(err)
 	}
 	sp, ok, err := s.FindSpawn(ctx, root, 1, "scout")
@@ -218,10 +218,10 @@ func TestEventsRoundTrip(t *testing.T) {
 	if _, ok, _ := s.FindSpawn(ctx, root, 1, "scout "); ok {
 		t.Error("find spawn matched a different goal")
 	}
-	if err := s.CheckpointStep(ctx, root, StepRecord{Step: 1, Decision: "spawned", Result: "r", Tokens: 80}); err != nil {
+	if err := s.CheckpointStep(ctx, root, harness.StepRecord{Step: 1, Decision: "spawned", Result: "r", Tokens: 80}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CheckpointStep(ctx, grand, StepRecord{Step: 1, Decision: "x", Result: "r", Tokens: 5}); err != nil {
+	if err := s.CheckpointStep(ctx, grand, harness.StepRecord{Step: 1, Decision: "x", Result: "r", Tokens: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if n := must[int64](t)(s.SpentTokensTree(ctx, root)); n != 85 {
@@ -274,14 +274,14 @@ func TestRequestsRoundTrip(t *testing.T) {
 	if r := must[store.DecideResult](t)(s.DecidePlan(ctx, pid, "revise", "do it in one step", "attached")); !r.Won {
 		t.Error("plan decision lost")
 	}
-	got := must[store.Request](t)(s.Request(ctx, store.RequestKey{Kind: store.Plan, ID: pid}))
+	got := must[store.Request](t)(s.Store.Request(ctx, store.RequestKey{Kind: store.Plan, ID: pid}))
 	if got.Decision != "revise" || got.Correction != "do it in one step" || got.DecidedBy != "attached" || !got.Resolved {
 		t.Errorf("plan after decision = %+v", got)
 	}
 	if open := must[[]store.Request](t)(s.Requests(ctx, true)); len(open) != 0 {
 		t.Errorf("still open: %+v", open)
 	}
-	if _, err := s.Request(ctx, store.RequestKey{Kind: store.Approval, ID: "77"}); !isKind(err, store.ErrNoSuchReq) {
+	if _, err := s.Store.Request(ctx, store.RequestKey{Kind: store.Approval, ID: "77"}); !isKind(err, store.ErrNoSuchReq) {
 		t.Errorf("missing request: %v", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 		t.Fatal("put not written")
 	}
 	must[bool](t)(s.MemoryPut(ctx, "/w", "owner", "the parser stays", run, 2, "decision"))
-	must[bool](t)(s.MemoryPut(ctx, GlobalMemory, "style", "short", run, 2, ""))
+	must[bool](t)(s.MemoryPut(ctx, harness.GlobalMemory, "style", "short", run, 2, ""))
 	if ok := must[bool](t)(s.MemoryPut(ctx, "/w", "test-command", "make test", run, 3, "")); !ok {
 		t.Fatal("overwrite not written")
 	}
@@ -302,16 +302,16 @@ func TestMemoryRoundTrip(t *testing.T) {
 	if err != nil || !ok || m.Value != "make test" || m.Step != 3 || m.Kind != "fact" {
 		t.Errorf("get = %+v %v %v", m, ok, err)
 	}
-	s.read.Exec("UPDATE memory SET pinned = 1 WHERE key = 'owner'")
+	rawDB(t, s.Path()).Exec("UPDATE memory SET pinned = 1 WHERE key = 'owner'")
 	if ok := must[bool](t)(s.MemoryPut(ctx, "/w", "owner", "changed", run, 4, "")); ok {
 		t.Error("a pinned entry was overwritten")
 	}
 	if m, _, _ := s.MemoryGet(ctx, "/w", "owner"); m.Value != "the parser stays" || !m.Pinned || m.Kind != "decision" {
 		t.Errorf("pinned = %+v", m)
 	}
-	long := strings.Repeat("é", MaxMemoryEntryChars+5)
+	long := strings.Repeat("é", harness.MaxMemoryEntryChars+5)
 	must[bool](t)(s.MemoryPut(ctx, "/w", "long", long, run, 5, ""))
-	if m, _, _ := s.MemoryGet(ctx, "/w", "long"); !strings.HasSuffix(m.Value, "…[truncated]") || len([]rune(m.Value)) != MaxMemoryEntryChars {
+	if m, _, _ := s.MemoryGet(ctx, "/w", "long"); !strings.HasSuffix(m.Value, "…[truncated]") || len([]rune(m.Value)) != harness.MaxMemoryEntryChars {
 		t.Errorf("long value kept %d runes", len([]rune(m.Value)))
 	}
 	if l := must[[]MemoryEntry](t)(s.MemoryList(ctx, "/w")); len(l) != 3 {
@@ -323,23 +323,28 @@ func TestMemoryRoundTrip(t *testing.T) {
 	if n := must[int](t)(s.MemoryClear(ctx, "/w")); n != 2 {
 		t.Errorf("clear removed %d, want 2", n)
 	}
-	if l := must[[]MemoryEntry](t)(s.MemoryList(ctx, GlobalMemory)); len(l) != 1 {
+	if l := must[[]MemoryEntry](t)(s.MemoryList(ctx, harness.GlobalMemory)); len(l) != 1 {
 		t.Errorf("global = %+v", l)
 	}
 }
 
 func TestLeases(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.sqlite3")
-	a, err := Create(path)
+	a, err := harness.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := OpenWriter(path)
+	b, err := harness.OpenWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	ctx := context.Background()
 	run := must[string](t)(a.StartRun(ctx, "leased", "/w"))
 	gen := must[int64](t)(a.AcquireLease(ctx, run, time.Hour))
@@ -349,11 +354,11 @@ func TestLeases(t *testing.T) {
 	if g := must[int64](t)(a.AcquireLease(ctx, run, 2*time.Hour)); g != 1 {
 		t.Errorf("re-acquire by the owner bumped the generation to %d", g)
 	}
-	var ce *ConflictError
+	var ce *harness.ConflictError
 	if _, err := b.AcquireLease(ctx, run, time.Hour); !errors.As(err, &ce) || ce.Owner != a.Owner() {
 		t.Fatalf("takeover of a live lease: %v", err)
 	}
-	l := must[*store.Lease](t)(a.RunLease(ctx, run))
+	l := must[*store.Lease](t)(r.RunLease(ctx, run))
 	if l == nil || l.OwnerPID() <= 0 || l.TTL != 2*time.Hour || store.LivenessOf(l, true, time.Now()) != store.Live {
 		t.Errorf("lease = %+v", l)
 	}
@@ -368,34 +373,34 @@ func TestLeases(t *testing.T) {
 		t.Errorf("takeover generation %d, want 2", g)
 	}
 	store.PIDAlive = defaultPIDAlive
-	err = a.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "stale driver", Result: "r"})
+	err = a.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "stale driver", Result: "r"})
 	if !errors.As(err, &ce) {
 		t.Fatalf("commit by the displaced owner: %v, want ConflictError", err)
 	}
-	if steps := must[[]store.Step](t)(a.Steps(ctx, run)); len(steps) != 0 {
+	if steps := must[[]store.Step](t)(r.Steps(ctx, run)); len(steps) != 0 {
 		t.Errorf("the refused step landed: %+v", steps)
 	}
 	var events int
-	a.read.QueryRow("SELECT COUNT(*) FROM checkpoint_events").Scan(&events)
+	r.read.QueryRow("SELECT COUNT(*) FROM checkpoint_events").Scan(&events)
 	if events != 0 {
 		t.Errorf("%d checkpoint events after a refused commit: step and event must land together or not at all", events)
 	}
 	if err := a.RenewLease(ctx, run); !errors.As(err, &ce) {
 		t.Errorf("renew by the displaced owner: %v", err)
 	}
-	if err := b.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "new driver", Result: "r"}); err != nil {
+	if err := b.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "new driver", Result: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.ReleaseLease(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if l := must[*store.Lease](t)(b.RunLease(ctx, run)); l == nil || l.Owner != b.Owner() {
+	if l := must[*store.Lease](t)(r.RunLease(ctx, run)); l == nil || l.Owner != b.Owner() {
 		t.Errorf("a released b's lease: %+v", l)
 	}
 	if err := b.ReleaseLease(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if l := must[*store.Lease](t)(b.RunLease(ctx, run)); l != nil {
+	if l := must[*store.Lease](t)(r.RunLease(ctx, run)); l != nil {
 		t.Errorf("lease after release = %+v", l)
 	}
 }
@@ -410,24 +415,13 @@ func TestCheckResumable(t *testing.T) {
 	if err := s.CheckResumable(ctx, "42"); !isKind(err, store.ErrNotResumable) {
 		t.Errorf("missing run: %v", err)
 	}
-	s.read.Exec("UPDATE runs SET turn_kind = 'reply' WHERE id = ?", runNum(run))
+	rawDB(t, s.Path()).Exec("UPDATE runs SET turn_kind = 'reply' WHERE id = ?", runNum(run))
 	if err := s.CheckResumable(ctx, run); !isKind(err, store.ErrNotResumable) || !strings.Contains(err.Error(), "conversational turn") {
 		t.Errorf("reply turn: %v", err)
 	}
-	s.read.Exec("PRAGMA user_version = 8")
+	rawDB(t, s.Path()).Exec("PRAGMA user_version = 8")
 	if err := s.CheckResumable(ctx, run); !isKind(err, store.ErrNotResumable) || !strings.Contains(err.Error(), "format 8") {
 		t.Errorf("newer format: %v", err)
-	}
-}
-
-func TestRustDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "0ns", 500 * time.Millisecond: "500ms", time.Second: "1s", 1500 * time.Millisecond: "1.5s",
-		90 * time.Second: "90s", 1250 * time.Microsecond: "1.25ms", 30 * time.Second: "30s",
-	} {
-		if got := RustDuration(d); got != want {
-			t.Errorf("RustDuration(%v) = %s, want %s", d, got, want)
-		}
 	}
 }
 
@@ -437,8 +431,8 @@ func TestStepTurnCallsEncoding(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	run := must[string](t)(s.StartRun(ctx, "t", "/w"))
-	err := s.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "ran", Result: "r",
-		Turn: &Turn{Calls: []ToolCall{{Name: "run", Arguments: []byte(`{"z":1,"cmd":"make && make <install>","a":{"y":2,"b":3}}`)}}}})
+	err := s.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "ran", Result: "r",
+		Turn: &harness.Turn{Calls: []harness.ToolCall{{Name: "run", Arguments: []byte(`{"z":1,"cmd":"make && make <install>","a":{"y":2,"b":3}}`)}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,73 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
-
-// io-harness's MEMORY_MAX_ENTRIES doctest (src/state.rs): 64 entries fit;
-// the 65th write evicts the oldest, which is named.
-func TestMemoryEntryCap(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
-	run := must[string](t)(s.StartRun(ctx, "remember", "/repo"))
-	for i := 0; i < MaxMemoryEntries; i++ {
-		w := must[MemoryWrite](t)(s.MemoryWriteEntry(ctx, "/repo", fmt.Sprintf("fact-%d", i), "small", run, 1, ""))
-		if w.Refused || len(w.Evicted) != 0 {
-			t.Fatalf("write %d: %+v (everything fits until the cap)", i, w)
-		}
-	}
-	w := must[MemoryWrite](t)(s.MemoryWriteEntry(ctx, "/repo", "fact-new", "small", run, 2, ""))
-	if len(w.Evicted) != 1 || w.Evicted[0] != "fact-0" {
-		t.Fatalf("evicted %q, want [fact-0]", w.Evicted)
-	}
-	if l := must[[]MemoryEntry](t)(s.MemoryList(ctx, "/repo")); len(l) != MaxMemoryEntries {
-		t.Errorf("%d entries, want %d", len(l), MaxMemoryEntries)
-	}
-	if _, ok, _ := s.MemoryGet(ctx, "/repo", "fact-0"); ok {
-		t.Error("fact-0 is still there")
-	}
-}
-
-// The MEMORY_MAX_CHARS doctest: eight full-size notes fill the workspace
-// exactly, and the ninth evicts on characters, not on count. A pinned entry
-// is never evicted but still counts (enforce_memory_caps); MemoryPut, the
-// short form, enforces the caps too.
-func TestMemoryCharCap(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
-	run := must[string](t)(s.StartRun(ctx, "remember", "/repo"))
-	long := strings.Repeat("x", MaxMemoryEntryChars)
-	for i := 0; i < 8; i++ {
-		if w := must[MemoryWrite](t)(s.MemoryWriteEntry(ctx, "/repo", fmt.Sprintf("note-%d", i), long, run, 1, "")); len(w.Evicted) != 0 {
-			t.Fatalf("note-%d evicted %q", i, w.Evicted)
-		}
-	}
-	if w := must[MemoryWrite](t)(s.MemoryWriteEntry(ctx, "/repo", "note-8", long, run, 2, "")); len(w.Evicted) != 1 || w.Evicted[0] != "note-0" {
-		t.Fatalf("evicted %q, want [note-0]", w.Evicted)
-	}
-	// Pin note-1 (as Store::memory_pin does) and write again: note-1 is
-	// skipped, note-2 goes.
-	db := rawDB(t, s.Path())
-	if _, err := db.Exec("UPDATE memory SET pinned = 1 WHERE key = 'note-1'"); err != nil {
-		t.Fatal(err)
-	}
-	if ok := must[bool](t)(s.MemoryPut(ctx, "/repo", "note-9", long, run, 3, "")); !ok {
-		t.Fatal("not written")
-	}
-	keys := map[string]bool{}
-	for _, m := range must[[]MemoryEntry](t)(s.MemoryList(ctx, "/repo")) {
-		keys[m.Key] = true
-	}
-	if !keys["note-1"] || keys["note-2"] || !keys["note-9"] || len(keys) != 8 {
-		t.Errorf("after the pinned write: %v", keys)
-	}
-	// A value past the entry cap is cut and marked, and the cut counts.
-	w := must[MemoryWrite](t)(s.MemoryWriteEntry(ctx, "/repo", "rambling", strings.Repeat("y", 3*MaxMemoryEntryChars), run, 4, ""))
-	m, _, _ := s.MemoryGet(ctx, "/repo", "rambling")
-	if n := len([]rune(m.Value)); n != MaxMemoryEntryChars || !strings.HasSuffix(m.Value, "[truncated]") || len(w.Evicted) != 1 {
-		t.Errorf("rambling: %d chars, evicted %q", n, w.Evicted)
-	}
-}
 
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
@@ -97,7 +34,7 @@ func TestObservationsKeepTheirSteps(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	run := must[string](t)(s.StartRun(ctx, "observe", "/repo"))
-	if err := s.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "read a", Result: "r"}); err != nil {
+	if err := s.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "read a", Result: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RecordObservations(ctx, run, []store.Observation{
@@ -132,7 +69,7 @@ func TestObservationsKeepTheirSteps(t *testing.T) {
 // copyFixture copies an io-harness fixture store (with its WAL sidecars).
 func copyFixture(t *testing.T, rel string) string {
 	t.Helper()
-	src := filepath.Join(fixtureDir(t), rel)
+	src := filepath.Join(testkit.IOHarnessFixtures(t), rel)
 	dst := filepath.Join(t.TempDir(), filepath.Base(rel))
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)
@@ -154,9 +91,7 @@ func copyFixture(t *testing.T, rel string) string {
 // a schema.
 func schemaDump(t *testing.T, path string) string {
 	t.Helper()
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		t.Skip("no sqlite3 CLI")
-	}
+	testkit.Tool(t, "sqlite3", "the sqlite3 shell is this test's foreign SQLite party")
 	out, err := exec.Command("sqlite3", path,
 		`SELECT m.name || '.' || p.cid || ' ' || p.name || ' ' || p.type || ' ' || p."notnull" || ' ' || COALESCE(p.dflt_value, '-') || ' ' || p.pk
 		 FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name != 'sqlite_sequence' ORDER BY m.name, p.cid;
@@ -174,7 +109,7 @@ func schemaDump(t *testing.T, path string) string {
 // write the API makes lands, and the rows it had are still read.
 func TestOpenWriterMigratesOldStores(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "fresh.sqlite3")
-	f, err := Create(fresh)
+	f, err := harness.Create(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +129,7 @@ func TestOpenWriterMigratesOldStores(t *testing.T) {
 			}
 			before := must[[]store.Run](t)(r1.Runs(context.Background()))
 			r1.Close()
-			w, err := OpenWriter(path)
+			w, err := harness.OpenWriter(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,8 +139,8 @@ func TestOpenWriterMigratesOldStores(t *testing.T) {
 			}
 			ctx := context.Background()
 			run := must[string](t)(w.StartRun(ctx, "after the upgrade", "/w"))
-			must[int64](t)(w.AcquireLease(ctx, run, DefaultLeaseTTL))
-			if err := w.CheckpointStep(ctx, run, StepRecord{Step: 1, Decision: "d", Result: "r", Turn: &Turn{Calls: []ToolCall{{Name: "t", Arguments: []byte(`{"a":1.0}`)}}}}); err != nil {
+			must[int64](t)(w.AcquireLease(ctx, run, harness.DefaultLeaseTTL))
+			if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: 1, Decision: "d", Result: "r", Turn: &harness.Turn{Calls: []harness.ToolCall{{Name: "t", Arguments: []byte(`{"a":1.0}`)}}}}); err != nil {
 				t.Fatal(err)
 			}
 			must[string](t)(w.PutQuestion(ctx, run, 2, "which?", "", []string{"a"}))
@@ -227,7 +162,7 @@ func TestOpenWriterMigratesOldStores(t *testing.T) {
 			// Opening it again migrates nothing more: not a byte changes.
 			w.Close()
 			sum := sha256.Sum256(must[[]byte](t)(os.ReadFile(path)))
-			w2, err := OpenWriter(path)
+			w2, err := harness.OpenWriter(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +185,7 @@ func TestOpenWriterMigrationIsAllOrNothing(t *testing.T) {
 	}
 	db.Close()
 	want := schemaDump(t, path)
-	_, err := OpenWriter(path)
+	_, err := harness.OpenWriter(path)
 	var se *store.Error
 	if err == nil || !errors.As(err, &se) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "left it as it was") {
 		t.Fatalf("err = %v", err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/bigrun"
+	"github.com/vigil-run/vigil/internal/testkit/bigrun"
 )
 
 // bigJournal is a runs directory whose one run has a journal of about

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/bigrun"
+	"github.com/vigil-run/vigil/internal/testkit/bigrun"
 )
 
 // readAt is the JSON's time of reading (the clock's, with nanoseconds;

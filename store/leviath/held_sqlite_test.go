@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // An io-harness store that happens to be named run.lvr or meta.json,
@@ -28,7 +29,7 @@ func TestASQLiteStoreNamedLikeALeviathFileKeepsItsLocks(t *testing.T) {
 	for _, name := range []string{"run.lvr", "meta.json"} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, name)
-		w, err := ioharness.Create(path)
+		w, err := harness.Create(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func TestASQLiteStoreNamedLikeALeviathFileKeepsItsLocks(t *testing.T) {
 		commit := func() {
 			t.Helper()
 			steps++
-			if err := w.CheckpointStep(ctx, run, ioharness.StepRecord{Step: steps, Decision: fmt.Sprintf("step %d", steps)}); err != nil {
+			if err := w.CheckpointStep(ctx, run, harness.StepRecord{Step: steps, Decision: fmt.Sprintf("step %d", steps)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -3,6 +3,8 @@ package leviath
 import (
 	"os"
 	"testing"
+
+	"github.com/vigil-run/vigil/internal/testkit"
 )
 
 // TestMain keeps the tests' fold summaries out of the user's cache
@@ -13,7 +15,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	foldCacheRoot = func() string { return dir }
-	code := m.Run()
+	code := testkit.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -3,7 +3,7 @@ package leviath_test
 import (
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/jaegertest"
+	"github.com/vigil-run/vigil/internal/testkit/jaegertest"
 	"github.com/vigil-run/vigil/store/leviath"
 )
 

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/tui"
 )
 
@@ -32,7 +33,7 @@ func newExplorer(t testing.TB, src *Store, w, h int, now time.Time) *explorer {
 func startExplorer(t testing.TB, src *Store, w, h int, now time.Time, live bool) *explorer {
 	t.Helper()
 	e := &explorer{t: t, live: live, m: tui.New(tui.Options{Source: src, NoWatch: !live, NoTick: true, NoColor: true,
-		Now: func() time.Time { return now }, StoreLabel: "~/.leviath/runs", Run: idRoot})}
+		Now: func() time.Time { return now }, StoreLabel: "~/.leviath/runs", Run: idRoot, Decisions: tempDecisions(t)})}
 	t.Cleanup(e.m.Close)
 	e.send(tea.WindowSizeMsg{Width: w, Height: h})
 	e.run(e.m.Init())
@@ -192,4 +193,11 @@ func TestExplorerFollowsTheJournal(t *testing.T) {
 	m.parent, m.depth = idRoot, 1
 	newGenRun(t, fx.runs, m, false, stdRegions(m.task)...)
 	e.waitFor("#publishe…4c5c")
+}
+
+// tempDecisions records the explorer's decisions in a log of the test's
+// own, never the user's.
+func tempDecisions(t testing.TB) *decision.Maker {
+	state := t.TempDir()
+	return decision.Local(func(k string) string { return map[string]string{"XDG_STATE_HOME": state, "USER": "tester"}[k] }, "the explorer")
 }

@@ -3,7 +3,7 @@ package starweaver_test
 import (
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/agreement"
+	"github.com/vigil-run/vigil/internal/testkit/agreement"
 	"github.com/vigil-run/vigil/store/starweaver"
 )
 

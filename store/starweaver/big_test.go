@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/bigrun"
 	"github.com/vigil-run/vigil/internal/sqlitex"
+	"github.com/vigil-run/vigil/internal/testkit/bigrun"
 )
 
 // TestBigToolReturn: a tool whose return is 200 MB, in one stream record:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/runmodel"
 )
 
@@ -85,9 +86,7 @@ func TestBigRecordCountsWaitForRunStats(t *testing.T) {
 	if len(candidates) == 0 {
 		t.Fatal("the fixture has no finished run with tokens")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.Tool(t, "python3", "the foreign writer (Python's sqlite3) writes this test's store")
 	out, err := exec.Command("python3", append([]string{"-c", bigCountScript, path}, candidates...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3: %v\n%s", err, out)

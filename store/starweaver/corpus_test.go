@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-run/vigil/internal/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
 )
 
 // Browsing or refusing a Starweaver database leaves every file beside it

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/vigil-run/vigil/internal/decision"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
 )
@@ -30,7 +31,7 @@ func newExplorer(t *testing.T, src store.Source, w, h int) *explorer {
 	t.Helper()
 	e := &explorer{t: t, clock: at("10:30:00")}
 	e.m = tui.New(tui.Options{Source: src, NoWatch: true, NoTick: true, NoColor: true,
-		Now: func() time.Time { return e.clock }, StoreLabel: "starweaver.sqlite"})
+		Now: func() time.Time { return e.clock }, StoreLabel: "starweaver.sqlite", Decisions: tempDecisions(t)})
 	t.Cleanup(e.m.Close)
 	e.send(tea.WindowSizeMsg{Width: w, Height: h})
 	e.run(e.m.Init())
@@ -149,4 +150,11 @@ func TestExplorerPanes(t *testing.T) {
 	if r, _ := s.Request(ctx, store.RequestKey{Kind: store.Approval, ID: apprR2}); r.Resolved {
 		t.Fatal("a claimed request was decided")
 	}
+}
+
+// tempDecisions records the explorer's decisions in a log of the test's
+// own, never the user's.
+func tempDecisions(t testing.TB) *decision.Maker {
+	state := t.TempDir()
+	return decision.Local(func(k string) string { return map[string]string{"XDG_STATE_HOME": state, "USER": "tester"}[k] }, "the explorer")
 }

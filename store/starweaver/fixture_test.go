@@ -7,16 +7,16 @@ package starweaver
 
 import (
 	"database/sql"
-	"github.com/vigil-run/vigil/internal/foreign"
 	"github.com/vigil-run/vigil/internal/sqlitex"
-	"github.com/vigil-run/vigil/internal/swfixture"
+	"github.com/vigil-run/vigil/internal/testkit/foreign"
+	"github.com/vigil-run/vigil/internal/testkit/swfixture"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The generic parts live in internal/swfixture (tests elsewhere write
+// The generic parts live in internal/testkit/swfixture (tests elsewhere write
 // Starweaver databases too).
 type (
 	J = swfixture.J

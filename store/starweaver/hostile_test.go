@@ -3,7 +3,7 @@ package starweaver_test
 import (
 	"testing"
 
-	"github.com/vigil-run/vigil/internal/hostile"
+	"github.com/vigil-run/vigil/internal/testkit/hostile"
 	"github.com/vigil-run/vigil/store/starweaver"
 )
 

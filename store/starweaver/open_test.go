@@ -13,7 +13,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
-	"github.com/vigil-run/vigil/store/ioharness"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // listDir names the files in a directory, to tell that nothing appeared.
@@ -162,7 +162,7 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	hs, err := ioharness.Create(filepath.Join(dir, "runs.sqlite3"))
+	hs, err := harness.Create(filepath.Join(dir, "runs.sqlite3"))
 	if err != nil {
 		t.Fatal(err)
 	}

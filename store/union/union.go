@@ -31,14 +31,6 @@ import (
 	"github.com/vigil-run/vigil/watch"
 )
 
-// Wakeup tells a reader the store may have changed (tui.Wakeup's shape).
-type Wakeup interface {
-	C() <-chan watch.Signal
-	Ack(found bool)
-	Mode() watch.Mode
-	Close() error
-}
-
 // Member is one store of a set.
 type Member struct {
 	// Name is the store as the user named it: a path or an ssh:// URL.
@@ -49,7 +41,7 @@ type Member struct {
 	Reopen func() (store.Source, error)
 	// Wakeups wakes the set on this store's changes (nil: a file watcher
 	// on Source.Watch, polling at Poll when that is set).
-	Wakeups func() (Wakeup, error)
+	Wakeups func() (watch.Wakeup, error)
 	Poll    time.Duration
 	// Offline says why the store cannot be reached now, as its link knows
 	// it (nil: only what the set itself sees).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-run/vigil/internal/testkit"
 	"github.com/vigil-run/vigil/store"
 	_ "github.com/vigil-run/vigil/store/ioharness"
 )
@@ -21,9 +22,7 @@ import (
 // that writes io-harness stores here, sharing no code with vigil.
 func py(t testing.TB, path, script string, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the foreign writer cannot run")
-	}
+	testkit.Tool(t, "python3", "the foreign writer cannot run")
 	pre := "import sqlite3, sys, os\ndb = sqlite3.connect(sys.argv[1], timeout=5)\n"
 	out, err := exec.Command("python3", append([]string{"-c", pre + script + "\ndb.commit()\ndb.close()\n", path}, args...)...).CombinedOutput()
 	if err != nil {
@@ -38,7 +37,7 @@ func py(t testing.TB, path, script string, args ...string) string {
 func harnessStore(t testing.TB, dir, name, goal string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	schema, err := filepath.Abs("../ioharness/schema.sql")
+	schema, err := filepath.Abs("../ioharness/internal/schema/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

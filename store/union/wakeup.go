@@ -11,11 +11,11 @@ import (
 // or its link's notices) merged. What a store's watcher says of its file
 // is the store's alone: gone marks that store offline and replaced opens
 // it again at the next Changes, while the reader hears only Changed.
-func (s *Set) Wakeups() (Wakeup, error) {
+func (s *Set) Wakeups() (watch.Wakeup, error) {
 	w := &wakeup{out: make(chan watch.Signal, 16), done: make(chan struct{})}
 	for _, m := range s.ms {
 		src, _ := m.source()
-		var one Wakeup
+		var one watch.Wakeup
 		var err error
 		if m.Wakeups != nil {
 			one, err = m.Wakeups()
@@ -71,13 +71,13 @@ func (w *wakeup) retry(s *Set) {
 
 type wakeup struct {
 	out  chan watch.Signal
-	ws   []Wakeup
+	ws   []watch.Wakeup
 	done chan struct{}
 	once sync.Once
 	wg   sync.WaitGroup
 }
 
-func (w *wakeup) forward(m *member, one Wakeup) {
+func (w *wakeup) forward(m *member, one watch.Wakeup) {
 	defer w.wg.Done()
 	for {
 		var sig watch.Signal
