@@ -277,22 +277,13 @@ func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int
 		out[id] = in.str(b)
 		return nil
 	}
-	q := s.runSigSelect(where)
-	var err error
-	if rawRunRows {
-		err = sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error { return sig(rawCells{r: r, in: in}) })
-	}
-	if !rawRunRows || errors.Is(err, sqlitex.ErrNoRaw) {
-		clear(out)
-		return out, s.eachRow(ctx, q, args, func(r *sql.Rows) error {
-			var v [5]any
-			if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
-				return err
-			}
-			return sig(anyCells(v[:]))
-		})
-	}
-	return out, mapDriverErr(s.path, err)
+	return out, s.eachRow(ctx, s.runSigSelect(where), args, func(r *sql.Rows) error {
+		var v [5]any
+		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+			return err
+		}
+		return sig(anyCells(v[:]))
+	})
 }
 
 // Changes returns what was added or changed since cur, and the cursor that

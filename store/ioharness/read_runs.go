@@ -3,7 +3,6 @@ package ioharness
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -53,10 +52,6 @@ func scanRun(rows *sql.Rows) (store.Run, int64, error) {
 	}
 	return cellsRun(anyCells(v[:]))
 }
-
-// runShared are runSelect's columns whose values repeat from run to run
-// (file, outcome, provider, status, turn_kind): a raw read interns them.
-const runShared = 1<<2 | 1<<3 | 1<<4 | 1<<7 | 1<<9
 
 // cellsRun makes a run of runSelect's columns.
 func cellsRun(x cells) (store.Run, int64, error) {
@@ -110,9 +105,6 @@ func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
 	}
 	return cellsOutcome(anyCells(v[:]))
 }
-
-// outcomeShared: the outcome column repeats (a raw read interns it).
-const outcomeShared = 1 << 1
 
 // cellsOutcome makes a summary of outcomeCols.
 func cellsOutcome(x cells) (int64, *store.Summary, error) {
@@ -172,21 +164,6 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 			summarize(&runs[i], sum)
 		}
 		return nil
-	}
-	if rawRunRows {
-		in := &interner{}
-		err := sqlitex.EachRawRow(ctx, s.read, q, nil, func(r *sqlitex.RawRow) error {
-			return take(cellsOutcome(rawCells{r: r, shared: outcomeShared, in: in}))
-		})
-		if !errors.Is(err, sqlitex.ErrNoRaw) {
-			return mapDriverErr(s.path, err)
-		}
-		// Read again whole: a summary given before the raw read gave up is
-		// given again, the same one (summarize keeps the first).
-		for j := range runs {
-			runs[j].Summary, runs[j].Steps, runs[j].Tokens, runs[j].StatsKnown = nil, 0, 0, false
-		}
-		i = 0
 	}
 	return s.eachRow(ctx, q, nil, func(rows *sql.Rows) error { return take(scanOutcome(rows)) })
 }
@@ -300,36 +277,14 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.R
 	return s.queryRunsInto(ctx, nil, q, args...)
 }
 
-// rawRunRows: run rows are read on SQLite's own handle (sqlitex.EachRawRow),
-// each column where SQLite holds it; listing 100 k runs through
-// database/sql cost twice the CPU and a million allocations. Tests turn it
-// off to hold the two paths to the same runs.
-var rawRunRows = true
-
 func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, args ...any) ([]store.Run, error) {
 	ids := make([]int64, 0, cap(out))
-	start := len(out)
-	var err error
-	if rawRunRows {
-		in := &interner{}
-		err = sqlitex.EachRawRow(ctx, s.read, q, args, func(row *sqlitex.RawRow) error {
-			r, id, err := cellsRun(rawCells{r: row, shared: runShared, in: in})
-			out = append(out, r)
-			ids = append(ids, id)
-			return err
-		})
-	}
-	if !rawRunRows || errors.Is(err, sqlitex.ErrNoRaw) {
-		out, ids = out[:start], ids[:0]
-		err = s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
-			r, id, err := scanRun(rows)
-			out = append(out, r)
-			ids = append(ids, id)
-			return err
-		})
-	} else {
-		err = mapDriverErr(s.path, err)
-	}
+	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
+		r, id, err := scanRun(rows)
+		out = append(out, r)
+		ids = append(ids, id)
+		return err
+	})
 	if err != nil {
 		return out, err
 	}

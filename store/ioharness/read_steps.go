@@ -3,13 +3,11 @@ package ioharness
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -152,34 +150,14 @@ func cellsStepRow(x cells) (scannedStep, error) {
 	}
 	st.bigTool, st.bigResult = !tool.Valid, !result.Valid
 	st.row.RunID, st.row.ToolCall, st.row.Kind = idStr(st.run), tool.String, stepKind(st.row.Decision)
-	st.row.ResultHead = strings.Clone(resultHead(result.String)) // result is SQLite's bytes on the raw path
+	st.row.ResultHead = strings.Clone(resultHead(result.String)) // the head alone is kept, not the whole result
 	return st, nil
 }
 
-// rawTimelineRows: the step rows a refresh or a range read brings, and a
-// refresh's context samples, are read on SQLite's own handle
-// (sqlitex.EachRawRow), as run rows are: through database/sql a step row
-// cost as much again in conversions as in SQLite, while a writer appended
-// a thousand steps a commit. Tests turn it off to hold the two paths to
-// the same rows.
-var rawTimelineRows = true
-
 // readStepRows reads timeline rows (q selects id, run_id, step,
-// stepRowCols), raw when it can; a raw read that stops for database/sql
-// is read again whole through it.
+// stepRowCols).
 func (s *Store) readStepRows(ctx context.Context, q string, args []any) ([]scannedStep, error) {
 	var xs []scannedStep
-	if rawTimelineRows {
-		err := sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error {
-			x, err := cellsStepRow(rawCells{r: r})
-			xs = append(xs, x)
-			return err
-		})
-		if !errors.Is(err, sqlitex.ErrNoRaw) {
-			return xs, mapDriverErr(s.path, err)
-		}
-		xs = xs[:0]
-	}
 	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 		x, err := scanStepRow(r)
 		xs = append(xs, x)
@@ -612,21 +590,9 @@ func cellsNewSample(x cells) (newSample, error) {
 	return y, c.err
 }
 
-// readNewSamples reads a refresh's context rows, raw when it can (as
-// readStepRows).
+// readNewSamples reads a refresh's context rows.
 func (s *Store) readNewSamples(ctx context.Context, q string, args []any) ([]newSample, error) {
 	var xs []newSample
-	if rawTimelineRows {
-		err := sqlitex.EachRawRow(ctx, s.read, q, args, func(r *sqlitex.RawRow) error {
-			y, err := cellsNewSample(rawCells{r: r})
-			xs = append(xs, y)
-			return err
-		})
-		if !errors.Is(err, sqlitex.ErrNoRaw) {
-			return xs, mapDriverErr(s.path, err)
-		}
-		xs = xs[:0]
-	}
 	err := s.eachRow(ctx, q, args, func(r *sql.Rows) error {
 		var v [8]any
 		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {

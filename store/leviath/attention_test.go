@@ -30,9 +30,6 @@ func TestAttentionIsTheByteScan(t *testing.T) {
 		if got, want := attention(b), oracle(b); got != want {
 			t.Fatalf("%d plain bytes: %d, want %d", n, got, want)
 		}
-		if got, want := attentionGo(b), oracle(b); got != want {
-			t.Fatalf("attentionGo, %d plain bytes: %d, want %d", n, got, want)
-		}
 		for at := 0; at < n; at++ {
 			for c := 0; c < 0x100; c++ {
 				x := bytes.Clone(b)
@@ -40,15 +37,12 @@ func TestAttentionIsTheByteScan(t *testing.T) {
 				if got, want := attention(x), oracle(x); got != want {
 					t.Fatalf("byte %#x at %d of %d: %d, want %d", c, at, n, got, want)
 				}
-				if got, want := attentionGo(x), oracle(x); got != want {
-					t.Fatalf("attentionGo, byte %#x at %d of %d: %d, want %d", c, at, n, got, want)
-				}
 			}
 		}
 	}
 }
 
-// TestStopIsTheByteScan: stop (and stopGo) find the first quote,
+// TestStopIsTheByteScan: stop finds the first quote,
 // backslash or control byte as a byte-at-a-time scan does, for each byte
 // value at each place, in slices of every length around the vector steps
 // and the doubling windows.
@@ -73,9 +67,6 @@ func TestStopIsTheByteScan(t *testing.T) {
 		if got, want := stop(b), oracle(b); got != want {
 			t.Fatalf("%d plain bytes: %d, want %d", n, got, want)
 		}
-		if got, want := stopGo(b), oracle(b); got != want {
-			t.Fatalf("stopGo, %d plain bytes: %d, want %d", n, got, want)
-		}
 		for at := 0; at < n; at++ {
 			for c := 0; c < 0x100; c++ {
 				x := bytes.Clone(b)
@@ -83,15 +74,12 @@ func TestStopIsTheByteScan(t *testing.T) {
 				if got, want := stop(x), oracle(x); got != want {
 					t.Fatalf("byte %#x at %d of %d: %d, want %d", c, at, n, got, want)
 				}
-				if got, want := stopGo(x), oracle(x); got != want {
-					t.Fatalf("stopGo, byte %#x at %d of %d: %d, want %d", c, at, n, got, want)
-				}
 			}
 		}
 	}
 }
 
-// TestAttentionAtEveryOffset: the vector loop and its tails agree with the
+// TestAttentionAtEveryOffset: the word loop and its tails agree with the
 // byte scan wherever a slice starts and ends in its buffer.
 func TestAttentionAtEveryOffset(t *testing.T) {
 	buf := bytes.Repeat([]byte("abcdefgh ✓ é日本語 0123456789 x"), 20)
@@ -113,16 +101,6 @@ func TestAttentionAtEveryOffset(t *testing.T) {
 					t.Fatalf("[%d:%d] ending in a quote: %d", from, to, got)
 				}
 			}
-		}
-	}
-}
-
-func BenchmarkAttentionGo(b *testing.B) {
-	p := []byte(strings.Repeat("abcdefgh ✓ é日本語 0123456789 x", 8<<10))
-	b.SetBytes(int64(len(p)))
-	for b.Loop() {
-		if attentionGo(p) != len(p) {
-			b.Fatal("found one")
 		}
 	}
 }

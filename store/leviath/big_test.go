@@ -61,7 +61,11 @@ func bigJournal(t testing.TB, size, entry int) (runs, id string) {
 
 // TestBigJournal: a 1 GB journal (256 KB tool results) is read by runs,
 // show --json and the explorer in bounded memory, the explorer's rows on
-// screen within a second of its start. (VIGIL_BIG=1)
+// screen within a second of its start. (VIGIL_BIG=1; VIGIL_BIG_OLD, a
+// build to measure beside this one, each command in turn.) Every run
+// folds the journal cold, in a fold cache of its own: a summary one run
+// wrote would make the next one's read warm, the other build's too, and
+// the user's own cache is left alone.
 func TestBigJournal(t *testing.T) {
 	bigrun.Skip(t)
 	for _, shape := range [][2]int{{1 << 30, 100 << 20}, {1 << 30, 256 << 10}} {
@@ -78,6 +82,7 @@ func bigJournalBounds(t *testing.T, size, entry int) {
 	}
 	for _, args := range [][]string{{"runs"}, {"runs", "--json"}, {"show", id}, {"show", id, "--json"}} {
 		for _, b := range bins {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
 			r := bigrun.RunWith(t, b[1], append(args, "--store", runs)...)
 			t.Logf("%svigil %-16s %6.2fs wall %6.2fs cpu  %4d MB RSS  exit %d  %d bytes out", b[0], strings.Join(args, " "), r.Took.Seconds(), r.CPU.Seconds(), r.MaxRSS>>20, r.Code, r.OutBytes)
 			if b[0] != "" {
@@ -92,6 +97,7 @@ func bigJournalBounds(t *testing.T, size, entry int) {
 		}
 	}
 	for _, b := range bins {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
 		first, hwm := bigrun.ExploreWith(t, b[1], "A run with a very long", 2*time.Second, "--store", runs)
 		t.Logf("%sexplorer: rows after %.2fs, %d MB RSS", b[0], first.Seconds(), hwm>>20)
 		if b[0] == "" && (first > time.Second || hwm > 200<<20) {

@@ -184,21 +184,9 @@ const (
 	frameInvalid                      // not JSON: the journal is damaged here
 )
 
-// decodeFrame decodes one payload into rec (reset first): by decodeFast
-// when it can, else by encoding/json, whose errors are the ones given.
+// decodeFrame decodes one payload into rec (reset first) with encoding/json,
+// whose errors are the ones given.
 func decodeFrame(payload []byte, rec *runRecord) (frameVerdict, error) {
-	*rec = runRecord{}
-	if decodeFast(payload, rec) {
-		if rec.known() {
-			return frameOK, nil
-		}
-		return frameUnknown, nil
-	}
-	return decodeFrameJSON(payload, rec)
-}
-
-// decodeFrameJSON is decodeFrame by encoding/json alone.
-func decodeFrameJSON(payload []byte, rec *runRecord) (frameVerdict, error) {
 	*rec = runRecord{}
 	err := json.Unmarshal(payload, rec)
 	if err == nil {

@@ -176,18 +176,19 @@ func skeleton(r io.Reader, n int64, limit int, dst *bytes.Buffer) error {
 // JSON string: no quote, no backslash, no control character.
 func plainRun(b []byte) int { return stop(b) }
 
-// stopGo is stop without assembly. It looks in windows that double, so
-// that a call costs about the distance to the byte it finds, however far
-// the next quote is (a string of many escapes is not searched to its end
-// for each).
-func stopGo(b []byte) int {
+// stop is the index of b's first quote, backslash or control character
+// (len(b): none): where a JSON string's plain run ends. It looks in
+// windows that double, so that a call costs about the distance to the
+// byte it finds, however far the next quote is (a string of many escapes
+// is not searched to its end for each).
+func stop(b []byte) int {
 	for i, w := 0, 64; i < len(b); w *= 2 {
 		seg := b[i:min(i+w, len(b))]
 		q := bytes.IndexByte(seg, '"')
 		if q >= 0 {
 			seg = seg[:q]
 		}
-		if a := attentionGo(seg); a < len(seg) || q >= 0 {
+		if a := attention(seg); a < len(seg) || q >= 0 {
 			return i + a
 		}
 		i += len(seg)
@@ -195,14 +196,14 @@ func stopGo(b []byte) int {
 	return len(b)
 }
 
-// attentionGo is attention without assembly (attention_amd64.s is the
-// AVX2 one). The backslash is found by bytes.IndexByte (vector
+// attention is the index of b's first backslash or control character
+// (len(b): none). The backslash is found by bytes.IndexByte (vector
 // instructions); a control character, below 0x20, is looked for 64 bytes
 // at a time: a word x holds a byte below 0x20 exactly when
 // (x - 0x2020…) &^ x has a high bit set (a borrow can set more, but only
 // after a byte that is below). A tool's output is most of a long frame:
 // this loop is the fold's own cost per byte.
-func attentionGo(b []byte) int {
+func attention(b []byte) int {
 	if k := bytes.IndexByte(b, '\\'); k >= 0 {
 		b = b[:k]
 	}
