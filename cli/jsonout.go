@@ -262,7 +262,6 @@ type jsonDoc struct {
 	w     *bufio.Writer
 	first bool
 	err   error
-	buf   []byte     // the value being written, indented
 	run   jsonRun    // the run runList is writing
 	sc    runScratch // and what its pointers point at
 }
@@ -292,64 +291,12 @@ func (d *jsonDoc) value(v any, prefix string) {
 	if d.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	b, err := json.MarshalIndent(v, prefix, "  ")
 	if err != nil {
 		d.err = err
 		return
 	}
-	d.buf = indentJSON(d.buf[:0], b, prefix)
-	d.raw(d.buf)
-}
-
-// indentJSON is json.Indent(dst, src, prefix, "  ") for the compact output
-// of json.Marshal, several times faster (encoding/json runs its full
-// scanner over every byte): outside strings the compact form has no
-// spaces, so each structural byte says where a line breaks.
-func indentJSON(dst, src []byte, prefix string) []byte {
-	depth := 0
-	newline := func() {
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, "  "...)
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch c {
-		case '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			dst = append(dst, src[i:min(j+1, len(src))]...)
-			i = j
-		case '{', '[':
-			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				dst = append(dst, c, src[i+1])
-				i++
-				continue
-			}
-			dst = append(dst, c)
-			depth++
-			newline()
-		case '}', ']':
-			depth--
-			newline()
-			dst = append(dst, c)
-		case ',':
-			dst = append(dst, c)
-			newline()
-		case ':':
-			dst = append(dst, ':', ' ')
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
+	d.raw(b)
 }
 
 // field writes one member.

@@ -251,19 +251,3 @@ func TestShowJSONStreamed(t *testing.T) {
 		}
 	}
 }
-
-// indentJSON indents as encoding/json does.
-func TestIndentJSON(t *testing.T) {
-	vals := []any{nil, 1, "s", []int{}, map[string]any{}, []any{1, "a\\\"b", map[string]any{"k": []any{}, "e": map[string]any{}}},
-		map[string]any{"x": "y:{,}[]", "n": []any{[]any{}, []any{1}}, "\u2028": "<>&"}}
-	for _, s := range []string{"\x1b]0;t\x07", "a\"b\\c", "\\\"", "{\"nested\": [1, 2]}"} {
-		vals = append(vals, map[string]string{s: s}, []string{s, s})
-	}
-	for _, v := range vals {
-		want, _ := json.MarshalIndent(v, "    ", "  ")
-		compact, _ := json.Marshal(v)
-		if got := indentJSON(nil, compact, "    "); string(got) != string(want) {
-			t.Errorf("indentJSON(%s) =\n%s\nwant\n%s", compact, got, want)
-		}
-	}
-}
