@@ -124,3 +124,9 @@ func checkShellRun(t *testing.T, r *Result, srv *modelserver.Server) (callID str
 	}
 	return ids[0]
 }
+
+// str is a JSON string ("" when it is not one).
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -14,6 +14,7 @@
 package modelserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -336,7 +337,7 @@ func startSSE(w http.ResponseWriter) sse {
 
 // event writes one event; name "" writes a data-only event.
 func (s sse) event(name string, data any) {
-	b, err := json.Marshal(data)
+	b, err := marshal(data)
 	if err != nil {
 		panic(err) // the server's own maps always marshal
 	}
@@ -352,7 +353,23 @@ func (s sse) event(name string, data any) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	b, err := marshal(v)
+	if err != nil {
+		panic(err) // the server's own maps always marshal
+	}
+	w.Write(b)
+}
+
+// marshal is JSON as the model APIs write it: no HTML escapes, so a
+// command's > reaches the CLI (and its files) as >.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // argsJSON is a call's arguments as a JSON object text.
@@ -360,7 +377,7 @@ func argsJSON(c Call) string {
 	if c.Args == nil {
 		return "{}"
 	}
-	b, err := json.Marshal(c.Args)
+	b, err := marshal(c.Args)
 	if err != nil {
 		panic(fmt.Sprintf("modelserver: a scripted call's args do not marshal: %v", err))
 	}
