@@ -57,12 +57,13 @@ func Need(t testing.TB, name string) *Agent {
 
 // Result is one finished run: where it ran and what it printed.
 type Result struct {
-	Home   string // the run's HOME, which holds every file the CLI wrote
-	Work   string // its working directory, under Home
-	Stdout []byte
-	Stderr []byte
-	Err    error // the exit status, nil for 0
-	Took   time.Duration
+	Home    string // the run's HOME, which holds every file the CLI wrote
+	Work    string // its working directory, under Home
+	Stdout  []byte
+	Stderr  []byte
+	Err     error // the exit status, nil for 0
+	Took    time.Duration
+	Started time.Time
 }
 
 // Store lists the CLI's session files under the run's HOME (transcripts,
@@ -116,7 +117,7 @@ func (a *Agent) Run(t testing.TB, baseURL, prompt string, timeout time.Duration)
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of a finished run
 	}
-	r := &Result{Home: home, Work: work, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Err: err, Took: time.Since(start)}
+	r := &Result{Home: home, Work: work, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Err: err, Took: time.Since(start), Started: start}
 	if ctx.Err() != nil {
 		t.Logf("%s did not finish within %s; stderr:\n%s", a.Name, timeout, tail(r.Stderr))
 	}

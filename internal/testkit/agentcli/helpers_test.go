@@ -85,9 +85,9 @@ func without(files []string, part string) []string {
 
 func logRun(t *testing.T, r *Result, srv *modelserver.Server) {
 	t.Helper()
-	t.Logf("took %s; stdout:\n%s\nstderr:\n%s", r.Took, tail(r.Stdout), tail(r.Stderr))
+	t.Logf("started %s, took %s; stdout:\n%s\nstderr:\n%s", r.Started.Format("15:04:05.000"), r.Took, tail(r.Stdout), tail(r.Stderr))
 	for _, q := range srv.Requests() {
-		t.Logf("%s %s %s conv=%d turn=%d tools=%d items=%d calls=%v", q.Method, q.Path, q.Protocol, q.Conversation, q.Turn, q.Tools, len(q.Items), q.CallIDs)
+		t.Logf("%s %s %s %s conv=%d turn=%d tools=%d items=%d calls=%v", q.At.Format("15:04:05.000"), q.Method, q.Path, q.Protocol, q.Conversation, q.Turn, q.Tools, len(q.Items), q.CallIDs)
 	}
 }
 

@@ -88,6 +88,7 @@ type Request struct {
 	Conversation int // index in the Script, -1 for a side request
 	Turn         int // the turn served, -1 for a side request
 	CallIDs      []string
+	At           time.Time // when it arrived
 }
 
 // parsed is what a protocol reads from a request body.
@@ -182,7 +183,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := Request{Method: r.Method, Path: r.URL.Path, Body: body, Conversation: -1, Turn: -1}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Body: body, Conversation: -1, Turn: -1, At: time.Now()}
 	p, ok := route(r)
 	if !ok {
 		s.record(rec)
