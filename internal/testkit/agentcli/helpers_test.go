@@ -72,7 +72,18 @@ func wantUsage(t *testing.T, where string, got, want modelserver.Usage) {
 	}
 }
 
-// nonSub is the files whose path does not contain part.
+// filterFiles is the files whose path contains part.
+func filterFiles(files []string, part string) []string {
+	var out []string
+	for _, f := range files {
+		if strings.Contains(f, part) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// without is the files whose path does not contain part.
 func without(files []string, part string) []string {
 	var out []string
 	for _, f := range files {
@@ -129,4 +140,60 @@ func checkShellRun(t *testing.T, r *Result, srv *modelserver.Server) (callID str
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+var subUsage = modelserver.Usage{Input: 900, Output: 20, CacheRead: 10, CacheWrite: 5}
+
+// subScript is the sub-agent script: the parent calls its sub-agent tool
+// (spawn), then answers with text as often as the CLI asks (after the
+// launch, after the child's result); the child, matched by the prompt
+// spawn gave it, makes one shell call writing sub.txt and finishes.
+func subScript(spawn modelserver.Call, parentAfter []modelserver.Turn, shell modelserver.Call, sub modelserver.Usage) modelserver.Script {
+	return modelserver.Script{
+		{Match: "[vigil:main]", Turns: append([]modelserver.Turn{{Calls: []modelserver.Call{spawn}, Usage: toolUsage}}, parentAfter...)},
+		{Match: "[vigil:sub]", Turns: []modelserver.Turn{
+			{Calls: []modelserver.Call{shell}, Usage: sub},
+			{Text: "Wrote sub.txt.", Usage: sub},
+		}},
+	}
+}
+
+const subPrompt = "Write sub to sub.txt. [vigil:sub]"
+
+// callsOf is the call ids the server handed to one conversation.
+func callsOf(srv *modelserver.Server, conv int) []string {
+	var ids []string
+	for _, r := range srv.Requests() {
+		if r.Conversation == conv {
+			ids = append(ids, r.CallIDs...)
+		}
+	}
+	return ids
+}
+
+// checkSubRun checks what every sub-agent run must show: it exited 0, the
+// child wrote sub.txt, the parent's spawn call and the child's shell call
+// got their results back. It returns the two call ids.
+func checkSubRun(t *testing.T, r *Result, srv *modelserver.Server) (spawn, shell string) {
+	t.Helper()
+	if r.Err != nil {
+		logRun(t, r, srv)
+		t.Fatalf("exit: %v", r.Err)
+	}
+	if b, err := os.ReadFile(r.Work + "/sub.txt"); err != nil || strings.TrimSpace(string(b)) != "sub" {
+		logRun(t, r, srv)
+		t.Fatalf("sub.txt: %q, %v", b, err)
+	}
+	parent, child := callsOf(srv, 0), callsOf(srv, 1)
+	if len(parent) != 1 || len(child) != 1 {
+		logRun(t, r, srv)
+		t.Fatalf("calls served: parent %v, child %v; want one each", parent, child)
+	}
+	for _, id := range []string{parent[0], child[0]} {
+		if _, ok := srv.ToolResult(id); !ok {
+			logRun(t, r, srv)
+			t.Fatalf("no result came back for %s", id)
+		}
+	}
+	return parent[0], child[0]
 }

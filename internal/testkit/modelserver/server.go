@@ -7,10 +7,11 @@
 // CLI sent back (tool results above all).
 //
 // The server keeps no conversation state: which turn a request asks for is
-// the number of model turns already in its history, so a retry after a
-// failure asks for the same turn again, and a sub-agent's requests (whose
-// history starts with their own prompt) are told apart from their
-// parent's by the Match each conversation names.
+// the one after the latest of the server's own replies in its history, so
+// a retry after a failure asks for the same turn again, and a sub-agent's
+// requests (whose history starts with their own prompt) are told apart
+// from their parent's by the Match each conversation names. The texts of
+// one conversation's turns must differ.
 package modelserver
 
 import (
@@ -207,7 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	turns := s.script[conv].Turns
-	rec.Conversation, rec.Turn = conv, modelTurns(in.items)
+	rec.Conversation, rec.Turn = conv, s.turnOf(conv, p.prefix, in.items)
 	if rec.Turn < len(turns) {
 		rep.Turn = turns[rec.Turn]
 	} else {
@@ -266,16 +267,34 @@ func (s *Server) conversation(in parsed) int {
 	return -1
 }
 
-// modelTurns counts the model turns in a history: runs of model items.
-func modelTurns(items []Item) int {
-	n, prev := 0, ""
+// turnOf is the turn a request of conv asks for: the one after the
+// latest of the server's own replies its history holds, known by their
+// call ids (which name the conversation and turn) or their exact text.
+// The history's shape does not count: the CLIs merge, reorder and drop
+// model messages (Claude Code folds a text reply into the message that
+// made an earlier call).
+func (s *Server) turnOf(conv int, prefix string, items []Item) int {
+	turns := s.script[conv].Turns
+	next := 0
 	for _, it := range items {
-		if it.Role == "model" && prev != "model" {
-			n++
+		if it.Role != "model" {
+			continue
 		}
-		prev = it.Role
+		if i := strings.LastIndex(it.CallID, prefix); it.CallID != "" && i >= 0 {
+			var c, k, n int
+			if _, err := fmt.Sscanf(it.CallID[i+len(prefix):], "%d_%d_%d", &c, &k, &n); err == nil && c == conv {
+				next = max(next, k+1)
+			}
+			continue
+		}
+		text := strings.TrimSpace(it.Text)
+		for k, t := range turns {
+			if text != "" && text == strings.TrimSpace(t.Text) {
+				next = max(next, k+1)
+			}
+		}
 	}
-	return n
+	return next
 }
 
 // sideText answers a request outside the script: JSON for a request that

@@ -294,7 +294,7 @@ func TestSideRequestsAndSubAgents(t *testing.T) {
 	if _, evs := post(t, srv, "/v1/chat/completions", child); !strings.Contains(mustJSON(t, evs), `"child"`) {
 		t.Fatalf("child got %v", evs)
 	}
-	parent := strings.Replace(wires["chat"].request(1, "c1"), `"content":"hi"`, `"content":"[vigil:sub] said child"`, 1)
+	parent := strings.Replace(wires["chat"].request(1, "call_0_0_0"), `"content":"hi"`, `"content":"[vigil:sub] said child"`, 1)
 	reqs := srv.Requests()
 	post(t, srv, "/v1/chat/completions", parent)
 	last := srv.Requests()[len(reqs)]
@@ -312,4 +312,18 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestTurnFromTheServersOwnRepliesNotTheHistorysShape(t *testing.T) {
+	srv := Start(t, Script{{Match: "[vigil:main]", Turns: []Turn{
+		{Calls: []Call{{Name: "Agent"}}}, {Text: "Launched."}, {Text: "All done."},
+	}}})
+	// Claude Code folds the text reply into the message that made the call.
+	folded := `{"model":"m","stream":true,"tools":[{"name":"Agent"}],"messages":[{"role":"user","content":"` + prompt + `"},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Launched."},{"type":"tool_use","id":"toolu_0_0_0","name":"Agent","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0_0_0","content":"launched"},{"type":"text","text":"notification"}]}]}`
+	_, evs := post(t, srv, "/v1/messages", folded)
+	if text, _, _ := wires["anthropic"].read(t, evs); text != "All done." {
+		t.Fatalf("got %q, want the third turn", text)
+	}
 }
