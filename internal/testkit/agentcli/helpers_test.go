@@ -172,8 +172,8 @@ func callsOf(srv *modelserver.Server, conv int) []string {
 }
 
 // checkSubRun checks what every sub-agent run must show: it exited 0, the
-// child wrote sub.txt, the parent's spawn call and the child's shell call
-// got their results back. It returns the two call ids.
+// child wrote sub.txt, the parent's spawn call (its first) and the child's
+// shell call got their results back. It returns the two call ids.
 func checkSubRun(t *testing.T, r *Result, srv *modelserver.Server) (spawn, shell string) {
 	t.Helper()
 	if r.Err != nil {
@@ -185,9 +185,9 @@ func checkSubRun(t *testing.T, r *Result, srv *modelserver.Server) (spawn, shell
 		t.Fatalf("sub.txt: %q, %v", b, err)
 	}
 	parent, child := callsOf(srv, 0), callsOf(srv, 1)
-	if len(parent) != 1 || len(child) != 1 {
+	if len(parent) < 1 || len(child) != 1 {
 		logRun(t, r, srv)
-		t.Fatalf("calls served: parent %v, child %v; want one each", parent, child)
+		t.Fatalf("calls served: parent %v, child %v; want the spawn first and one shell call", parent, child)
 	}
 	for _, id := range []string{parent[0], child[0]} {
 		if _, ok := srv.ToolResult(id); !ok {

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,10 @@ type Call struct {
 	// Namespace is the Responses API's tool namespace (Codex's
 	// multi_agent_v1 tools carry one).
 	Namespace string
+	// ArgsFrom, when set, makes the arguments from the request's history:
+	// for a call that names what an earlier call returned (Codex's
+	// wait_agent names the agent spawn_agent started).
+	ArgsFrom func(history []Item) any
 }
 
 // Failure makes a turn fail Times times (1 when 0) before it is served:
@@ -214,7 +219,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rep.Text = "(end of script)"
 	}
-	for i := range rep.Calls {
+	rep.Calls = slices.Clone(rep.Calls)
+	for i, c := range rep.Calls {
+		if c.ArgsFrom != nil {
+			rep.Calls[i].Args = c.ArgsFrom(in.items)
+		}
 		rep.ids = append(rep.ids, fmt.Sprintf("%s%d_%d_%d", p.prefix, conv, rec.Turn, i))
 	}
 	failing := rep.Fail != nil && s.failNow(conv, rec.Turn, rep.Fail)
