@@ -67,7 +67,7 @@ func TestClaudeCodeSubAgent(t *testing.T) {
 	srv := modelserver.Start(t, subScript(
 		modelserver.Call{Name: "Agent", Args: map[string]any{"description": "sub task", "subagent_type": "general-purpose", "prompt": subPrompt}},
 		[]modelserver.Turn{{Text: "Launched."}, {Text: "All done."}},
-		modelserver.Call{Name: "Bash", Args: map[string]any{"command": "echo sub > sub.txt", "description": "write sub.txt"}}, subUsage))
+		modelserver.Call{Name: "Bash", Args: map[string]any{"command": "echo sub > sub.txt", "description": "write sub.txt"}}, childText, subUsage))
 	r := a.Run(t, srv.URL, "Delegate to a sub-agent. [vigil:main]", 120*time.Second)
 	spawn, shell := checkSubRun(t, r, srv)
 	files := r.Store(a)

@@ -69,7 +69,7 @@ func TestCodexSubAgent(t *testing.T) {
 	srv := modelserver.Start(t, subScript(
 		modelserver.Call{Name: "spawn_agent", Namespace: "multi_agent_v1", Args: map[string]any{"message": subPrompt}},
 		[]modelserver.Turn{{Calls: []modelserver.Call{wait}}, {Text: "All done."}},
-		modelserver.Call{Name: "exec_command", Args: map[string]any{"cmd": "echo sub > sub.txt"}}, sub))
+		modelserver.Call{Name: "exec_command", Args: map[string]any{"cmd": "echo sub > sub.txt"}}, childText, sub))
 	r := a.Run(t, srv.URL, "Delegate to a sub-agent. [vigil:main]", 120*time.Second)
 	spawn, shell := checkSubRun(t, r, srv)
 	files := r.Store(a)

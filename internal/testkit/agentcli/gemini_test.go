@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -69,4 +70,45 @@ func geminiMessages(t *testing.T, path string) []map[string]any {
 
 func geminiUsage(v any) modelserver.Usage {
 	return modelserver.Usage{Input: num(at(v, "input")), Output: num(at(v, "output")), CacheRead: num(at(v, "cached"))}
+}
+
+func TestGeminiCLISubAgent(t *testing.T) {
+	a := Need(t, "gemini-cli")
+	sub := subUsage
+	sub.CacheWrite = 0
+	// A Gemini sub-agent ends only by calling complete_task.
+	end := modelserver.Turn{Calls: []modelserver.Call{{Name: "complete_task", Args: map[string]any{"result": map[string]any{"response": "Wrote sub.txt."}}}}}
+	srv := modelserver.Start(t, subScript(
+		modelserver.Call{Name: "invoke_agent", Args: map[string]any{"agent_name": "generalist", "prompt": subPrompt}},
+		[]modelserver.Turn{{Text: "All done."}},
+		modelserver.Call{Name: "run_shell_command", Args: map[string]any{"command": "echo sub > sub.txt", "description": "write sub.txt"}}, end, sub))
+	r := a.Run(t, srv.URL, "Delegate to a sub-agent. [vigil:main]", 120*time.Second)
+	spawn, shell := checkSubRun(t, r, srv)
+	files := r.Store(a)
+	mains, children := filterFiles(files, "/chats/session-"), without(files, "/chats/session-")
+	if len(mains) != 1 || len(children) != 1 {
+		t.Fatalf("chat files %v: want the session's and one sub-agent's", files)
+	}
+	header := readJSONL(t, mains[0])[0]
+	if sid := str(at(header, "sessionId")); filepath.Base(filepath.Dir(children[0])) != sid {
+		t.Errorf("the sub-agent's file %s is not under the session %s", children[0], sid)
+	}
+	if kind := at(readJSONL(t, children[0])[0], "kind"); kind != "subagent" {
+		t.Errorf("the sub-agent file's kind %v", kind)
+	}
+	var spawned, ran bool
+	for _, m := range geminiMessages(t, mains[0]) {
+		c := at(m, "toolCalls", 0)
+		spawned = spawned || at(c, "id") == "invoke_agent__"+spawn && at(c, "status") == "success"
+	}
+	for _, m := range geminiMessages(t, children[0]) {
+		if c := at(m, "toolCalls", 0); at(c, "id") == "run_shell_command__"+shell {
+			ran = at(c, "status") == "success" && at(c, "result", 0, "functionResponse", "id") == "run_shell_command__"+shell
+			wantUsage(t, "the sub-agent's tool turn", geminiUsage(at(m, "tokens")), sub)
+		}
+	}
+	if !spawned || !ran {
+		logRun(t, r, srv)
+		t.Fatalf("the session's invoke_agent call done %v, the sub-agent's shell call with its result %v", spawned, ran)
+	}
 }

@@ -145,18 +145,18 @@ func str(v any) string {
 var subUsage = modelserver.Usage{Input: 900, Output: 20, CacheRead: 10, CacheWrite: 5}
 
 // subScript is the sub-agent script: the parent calls its sub-agent tool
-// (spawn), then answers with text as often as the CLI asks (after the
-// launch, after the child's result); the child, matched by the prompt
-// spawn gave it, makes one shell call writing sub.txt and finishes.
-func subScript(spawn modelserver.Call, parentAfter []modelserver.Turn, shell modelserver.Call, sub modelserver.Usage) modelserver.Script {
+// (spawn), then takes the turns parentAfter (text as often as the CLI
+// asks: after the launch, after the child's result); the child, matched
+// by the prompt spawn gave it, makes one shell call writing sub.txt and
+// ends with childEnd (text, or the call that ends a sub-agent).
+func subScript(spawn modelserver.Call, parentAfter []modelserver.Turn, shell modelserver.Call, childEnd modelserver.Turn, sub modelserver.Usage) modelserver.Script {
 	return modelserver.Script{
 		{Match: "[vigil:main]", Turns: append([]modelserver.Turn{{Calls: []modelserver.Call{spawn}, Usage: toolUsage}}, parentAfter...)},
-		{Match: "[vigil:sub]", Turns: []modelserver.Turn{
-			{Calls: []modelserver.Call{shell}, Usage: sub},
-			{Text: "Wrote sub.txt.", Usage: sub},
-		}},
+		{Match: "[vigil:sub]", Turns: []modelserver.Turn{{Calls: []modelserver.Call{shell}, Usage: sub}, childEnd}},
 	}
 }
+
+var childText = modelserver.Turn{Text: "Wrote sub.txt."}
 
 const subPrompt = "Write sub to sub.txt. [vigil:sub]"
 
@@ -172,8 +172,8 @@ func callsOf(srv *modelserver.Server, conv int) []string {
 }
 
 // checkSubRun checks what every sub-agent run must show: it exited 0, the
-// child wrote sub.txt, the parent's spawn call (its first) and the child's
-// shell call got their results back. It returns the two call ids.
+// child wrote sub.txt, the parent's spawn call and the child's shell call
+// (each one's first) got their results back. It returns the two call ids.
 func checkSubRun(t *testing.T, r *Result, srv *modelserver.Server) (spawn, shell string) {
 	t.Helper()
 	if r.Err != nil {
@@ -185,9 +185,9 @@ func checkSubRun(t *testing.T, r *Result, srv *modelserver.Server) (spawn, shell
 		t.Fatalf("sub.txt: %q, %v", b, err)
 	}
 	parent, child := callsOf(srv, 0), callsOf(srv, 1)
-	if len(parent) < 1 || len(child) != 1 {
+	if len(parent) < 1 || len(child) < 1 {
 		logRun(t, r, srv)
-		t.Fatalf("calls served: parent %v, child %v; want the spawn first and one shell call", parent, child)
+		t.Fatalf("calls served: parent %v, child %v; want the spawn and the shell call first", parent, child)
 	}
 	for _, id := range []string{parent[0], child[0]} {
 		if _, ok := srv.ToolResult(id); !ok {
