@@ -90,10 +90,13 @@ enabled = false
 				[]string{
 					"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true",
 					"OPENCODE_DISABLE_SHARE=true", "OPENCODE_DISABLE_LSP_DOWNLOAD=true",
-					// The provider package opencode fetches from npm on its
-					// first run is kept beside the install, not refetched
-					// for every new HOME.
+					// opencode installs its plugin package (and the
+					// provider's) with npm into each new HOME's config
+					// directory: npm's cache is kept beside the install, and
+					// npm prefers it to the registry.
 					"XDG_CACHE_HOME=" + filepath.Join(in.cache, "xdg-cache"),
+					"npm_config_cache=" + filepath.Join(in.cache, "npm-cache"),
+					"npm_config_prefer_offline=true",
 				},
 				[]string{"run", "--format", "json", in.prompt}
 		},
