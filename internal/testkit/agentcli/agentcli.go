@@ -84,6 +84,29 @@ func (r *Result) Store(a *Agent) []string {
 // test decides.
 func (a *Agent) Run(t testing.TB, baseURL, prompt string, timeout time.Duration) *Result {
 	t.Helper()
+	return a.Start(t, baseURL, prompt, timeout).Wait()
+}
+
+// Running is a run not yet waited for: its HOME and working directory are
+// there to look at while the CLI works.
+type Running struct {
+	Home, Work string
+	agent      *Agent
+	cmd        *exec.Cmd
+	cancel     context.CancelFunc
+	ctx        context.Context
+	stdout     bytes.Buffer
+	stderr     bytes.Buffer
+	start, end time.Time
+	done       chan struct{}
+	err        error
+	t          testing.TB
+}
+
+// Start starts the CLI as Run does and returns without waiting; the test's
+// end kills it if Wait was not called.
+func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duration) *Running {
+	t.Helper()
 	home := t.TempDir()
 	work := filepath.Join(home, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -99,30 +122,60 @@ func (a *Agent) Run(t testing.TB, baseURL, prompt string, timeout time.Duration)
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, a.path, args...)
+	r := &Running{Home: home, Work: work, agent: a, done: make(chan struct{}), t: t}
+	r.ctx, r.cancel = context.WithTimeout(context.Background(), timeout)
+	cmd := exec.CommandContext(r.ctx, a.path, args...)
 	cmd.Dir = work
 	cmd.Env = append(baseEnv(home), env...)
-	cmd.Stdin = nil
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	// Its own process group: a timeout ends the CLI and whatever it
 	// started (shells, sub-agents, language servers).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
+	r.cmd = cmd
+	r.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		r.cancel()
+		t.Fatalf("starting %s: %v", a.Name, err)
+	}
+	go func() {
+		r.err = cmd.Wait()
+		r.end = time.Now()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of a finished run
-	}
-	r := &Result{Home: home, Work: work, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Err: err, Took: time.Since(start), Started: start}
-	if ctx.Err() != nil {
-		t.Logf("%s did not finish within %s; stderr:\n%s", a.Name, timeout, tail(r.Stderr))
-	}
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		r.cancel()
+		<-r.done
+	})
 	return r
 }
+
+// Exited reports whether the CLI has exited.
+func (r *Running) Exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits for the CLI to exit (or its timeout) and returns the run.
+func (r *Running) Wait() *Result {
+	<-r.done
+	r.cancel()
+	res := &Result{Home: r.Home, Work: r.Work, Stdout: r.stdout.Bytes(), Stderr: r.stderr.Bytes(),
+		Err: r.err, Took: r.end.Sub(r.start), Started: r.start}
+	if r.ctx.Err() == context.DeadlineExceeded {
+		r.t.Logf("%s did not finish in time; stderr:\n%s", r.agent.Name, tail(res.Stderr))
+	}
+	return res
+}
+
+// Store lists the CLI's session files written so far.
+func (r *Running) Store() []string { return (&Result{Home: r.Home}).Store(r.agent) }
 
 // baseEnv is all a CLI inherits: PATH (for node and the shell its tools
 // run), the new HOME with its XDG directories under it, a locale.

@@ -58,7 +58,7 @@ func opencodeParts(t *testing.T, db, where string, args ...any) []map[string]any
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rows, err := conn.Query(`SELECT data FROM part WHERE session_id IN (SELECT id FROM session WHERE ` + where + `) ORDER BY time_created, id`, args...)
+	rows, err := conn.Query(`SELECT data FROM part WHERE session_id IN (SELECT id FROM session WHERE `+where+`) ORDER BY time_created, id`, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
