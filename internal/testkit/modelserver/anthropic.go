@@ -10,8 +10,12 @@ import (
 var anthropic = protocol{name: "anthropic", prefix: "toolu_", parse: anthropicParse, write: anthropicWrite, fail: anthropicFail}
 
 var countTokens = protocol{
-	name:  "anthropic",
-	parse: anthropicParse,
+	name: "anthropic",
+	parse: func(r *http.Request, body []byte) (parsed, error) {
+		p, err := anthropicParse(r, body)
+		p.count = true
+		return p, err
+	},
 	write: func(w http.ResponseWriter, p parsed, _ reply) {
 		n := 0
 		for _, it := range p.items {

@@ -41,8 +41,7 @@ func geminiParse(r *http.Request, body []byte) (parsed, error) {
 	model, method, _ := strings.Cut(r.URL.Path[strings.LastIndex(r.URL.Path, "/models/")+len("/models/"):], ":")
 	p := parsed{model: model, stream: method == "streamGenerateContent", json: req.GenerationConfig.ResponseMimeType == "application/json"}
 	if method == "countTokens" {
-		p.stream = false
-		p.model = "countTokens"
+		p.stream, p.count = false, true
 	}
 	for _, t := range req.Tools {
 		p.tools += len(t.FunctionDeclarations)
@@ -67,7 +66,7 @@ func geminiParse(r *http.Request, body []byte) (parsed, error) {
 }
 
 func geminiWrite(w http.ResponseWriter, p parsed, rep reply) {
-	if p.model == "countTokens" {
+	if p.count {
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": 0})
 		return
 	}

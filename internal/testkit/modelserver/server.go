@@ -103,6 +103,7 @@ type parsed struct {
 	stream bool
 	tools  int
 	json   bool // asks for a JSON object (Gemini's router and next-speaker check)
+	count  bool // asks only for a token count
 	items  []Item
 }
 
@@ -206,7 +207,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Items, rec.Tools = in.items, in.tools
 	rep := reply{model: in.model}
 	conv := s.conversation(in)
-	if conv < 0 {
+	if conv < 0 || in.count {
 		rep.Text = sideText(in)
 		s.record(rec)
 		p.write(w, in, rep)
@@ -260,7 +261,7 @@ func (s *Server) failNow(conv, turn int, f *Failure) bool {
 // to, or -1 for a side request (one that offers no tools: a title, a
 // router's question) or one no Match names.
 func (s *Server) conversation(in parsed) int {
-	if in.tools == 0 {
+	if in.tools == 0 || in.count {
 		return -1
 	}
 	for _, it := range in.items {

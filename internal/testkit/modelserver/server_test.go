@@ -327,3 +327,27 @@ func TestTurnFromTheServersOwnRepliesNotTheHistorysShape(t *testing.T) {
 		t.Fatalf("got %q, want the third turn", text)
 	}
 }
+
+func TestTokenCountsAreSideRequests(t *testing.T) {
+	srv := Start(t, Script{{Match: "[vigil:main]", Turns: []Turn{{Text: "first", Fail: &Failure{Status: 500}}}}})
+	for _, path := range []string{"/v1/messages/count_tokens", "/v1beta/models/g:countTokens"} {
+		body := wires["anthropic"].request(0, "")
+		if strings.Contains(path, "countTokens") {
+			body = wires["gemini"].request(0, "")
+		}
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || (got["input_tokens"] == nil && got["totalTokens"] == nil) {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, got)
+		}
+	}
+	// The scripted failure is still there for the first real call.
+	if status, _ := post(t, srv, "/v1/messages", wires["anthropic"].request(0, "")); status != 500 {
+		t.Fatalf("the first real call got %d, want the scripted 500", status)
+	}
+}
