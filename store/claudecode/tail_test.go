@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	toolTurn = `{"type":"assistant","timestamp":"2026-12-04T18:40:00Z","message":{"id":"msg_t1","model":"m","stop_reason":"tool_use","content":[{"type":"tool_use","id":"toolu_x","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4}}}` + "\n"
+	toolTurn   = `{"type":"assistant","timestamp":"2026-12-04T18:40:00Z","message":{"id":"msg_t1","model":"m","stop_reason":"tool_use","content":[{"type":"tool_use","id":"toolu_x","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4}}}` + "\n"
 	toolResult = `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"a.txt"}]}}` + "\n"
 )
 
