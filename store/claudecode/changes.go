@@ -91,6 +91,13 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if off != from || !known {
 			changed[e.id] = true
 		}
+		if !known && e.parent != "" {
+			ev := store.AgentEvent{RunID: e.parent, Kind: store.AgentSpawn, ChildRunID: e.id}
+			if e.meta != nil {
+				ev.Detail = e.meta.Description
+			}
+			ch.AgentEvents = append(ch.AgentEvents, ev)
+		}
 	}
 	if next.live != c.live {
 		ch.LeasesChanged, ch.Leases = true, map[string]store.Lease{}

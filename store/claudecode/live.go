@@ -52,8 +52,9 @@ func liveSessions(dir string, now time.Time) map[string]store.Lease {
 }
 
 // leaseTTL: the registry has no ttl; an entry holds while its process
-// lives, which each read checks, so the lease is renewed at every read.
-const leaseTTL = time.Hour
+// lives (the owner pid, which liveness checks), however long the session
+// sits idle, so the lease does not lapse by time.
+const leaseTTL = 100 * 365 * 24 * time.Hour
 
 // sameProcess compares /proc/<pid>/stat's start time with the registry's;
 // true where either is unknown.

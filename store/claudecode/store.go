@@ -23,7 +23,6 @@ func init() {
 		Name:   Format,
 		Detect: func(path string) bool { _, ok := resolve(path); return ok },
 		Open:   Open,
-		Files:  []string{"projects"},
 	})
 }
 
@@ -35,6 +34,16 @@ type Store struct {
 	mu       sync.Mutex
 	problems []error
 	seen     map[string]bool // problems already reported, by file:line
+	counted  map[string]counted
+}
+
+// counted is a transcript's counts as far as it was read, so RunStats
+// reads only what was appended since.
+type counted struct {
+	ino   uint64
+	off   int64
+	fold  fold
+	stats store.RunStats
 }
 
 // Open opens path (a config directory, its projects directory, or one
@@ -48,7 +57,7 @@ func Open(path string, _ store.Options) (store.Core, error) {
 	if !ok {
 		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "not a Claude Code store (no projects directory or session transcript)")
 	}
-	return &Store{path: abs, lay: lay, seen: map[string]bool{}}, nil
+	return &Store{path: abs, lay: lay, seen: map[string]bool{}, counted: map[string]counted{}}, nil
 }
 
 func (s *Store) Path() string                                   { return s.path }
@@ -237,27 +246,60 @@ func (s *Store) turns(path string, keep int) ([]*turn, error) {
 	return out, nil
 }
 
+// RunStats counts each run's turns and tokens; a transcript counted
+// before is read on from where that count stopped.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	out := map[string]store.RunStats{}
+	byID := map[string]entry{}
+	for _, e := range s.scan() {
+		byID[e.id] = e
+	}
 	for _, id := range ids {
-		e, err := s.find(id)
-		if err != nil {
-			continue
-		}
-		ts, err := s.turns(e.path, 1)
-		if err != nil {
-			return nil, err
-		}
-		var st store.RunStats
-		for _, t := range ts {
-			st.Steps, st.Through = t.number, t.row
-			if tot := t.usage.total(); tot != nil {
-				st.Tokens += *tot
+		if e, ok := byID[id]; ok {
+			st, err := s.count(e.path)
+			if err != nil {
+				return nil, err
 			}
+			out[id] = st
 		}
-		out[id] = st
 	}
 	return out, nil
+}
+
+func (s *Store) count(path string) (store.RunStats, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return store.RunStats{}, store.Errorf(path, store.ErrIO, err, "")
+	}
+	s.mu.Lock()
+	c, ok := s.counted[path]
+	s.mu.Unlock()
+	if !ok || c.ino != inode(fi) || fi.Size() < c.off {
+		c = counted{ino: inode(fi), fold: fold{keep: 1}}
+	}
+	c.fold = c.fold.clone()
+	add := func(t *turn) {
+		c.stats.Steps, c.stats.Through = t.number, t.row
+		if tot := t.usage.total(); tot != nil {
+			c.stats.Tokens += *tot
+		}
+	}
+	off, err := readLines(path, c.off, func(l []byte) { s.report(path, c.fold.feed(l, add)) })
+	if err != nil {
+		return store.RunStats{}, store.Errorf(path, store.ErrIO, err, "")
+	}
+	c.off = off
+	s.mu.Lock()
+	s.counted[path] = c
+	s.mu.Unlock()
+	st := c.stats
+	if t := c.fold.open; t != nil { // the turn still open counts as it stands
+		st.Steps, st.Through = t.number, t.row
+		if tot := t.usage.total(); tot != nil {
+			st.Tokens += *tot
+		}
+	}
+	return st, nil
 }
 
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {

@@ -39,6 +39,11 @@ func TestTailAppendedLines(t *testing.T) {
 	if len(steps) != 4 || last.Decision != "running" || !last.Pending || last.ToolCall != `Bash {"command":"ls"}` {
 		t.Fatalf("the open call: %+v", last)
 	}
+	st, err := src.RunStats(ctx, []string{sid})
+	must(t, err)
+	if st[sid].Steps != 4 || st[sid].Tokens != 1230+1330+1330+19 {
+		t.Fatalf("counts with the open turn: %+v", st[sid])
+	}
 	ch, cur3, err := src.Changes(ctx, cur2)
 	must(t, err)
 	if len(ch.Steps) != 0 {
@@ -67,6 +72,24 @@ func TestTailAppendedLines(t *testing.T) {
 	if len(again.Steps) != 1 || again.Steps[0] != ch.Steps[0] {
 		t.Fatalf("a cursor read twice: %+v then %+v", ch.Steps, again.Steps)
 	}
+	st, err = src.RunStats(ctx, []string{sid})
+	must(t, err)
+	if st[sid].Steps != 4 || st[sid].Tokens != 1230+1330+1330+19 {
+		t.Fatalf("counts read on: %+v", st[sid])
+	}
+	// A new sub-agent is a new child run and a spawn.
+	sub := filepath.Join(filepath.Dir(file), sid, "subagents", "agent-b2.jsonl")
+	must(t, os.WriteFile(sub, []byte(`{"type":"user","sessionId":"`+sid+`","message":{"role":"user","content":"go"}}`+"\n"+toolTurn), 0o644))
+	ch, _, err = src.Changes(ctx, cur4)
+	must(t, err)
+	var child bool
+	for _, r := range ch.Runs {
+		child = child || (r.ID == "agent-b2" && r.ParentID == sid && r.Goal == "go")
+	}
+	if !child || len(ch.AgentEvents) != 1 || ch.AgentEvents[0].ChildRunID != "agent-b2" {
+		t.Fatalf("a new sub-agent: runs %+v events %+v", ch.Runs, ch.AgentEvents)
+	}
+	must(t, os.Remove(sub))
 	// A replaced file is a reset.
 	b, _ := os.ReadFile(file)
 	must(t, os.WriteFile(file+".new", b, 0o644))
