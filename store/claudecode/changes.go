@@ -71,12 +71,12 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if known && fi.Size() == fc.off {
 			continue
 		}
-		f, from := fold{keep: 4 << 10}, int64(0)
+		f, from := fold{keep: cursorKeep}, int64(0)
 		switch {
 		case known && fc.fold != nil:
 			f, from = fc.fold.clone(), fc.off
 		case known:
-			f, from = s.refold(e.path, fc.off), fc.off
+			f, from = s.refold(e.path, fc.ino, fc.off), fc.off
 		}
 		emit := func(t *turn) {
 			ch.Steps = append(ch.Steps, t.stepRow(e.id))
@@ -116,12 +116,21 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	return ch, next, nil
 }
 
-// refold reads a transcript up to off into a fold (a cursor from Head
-// carries none).
-func (s *Store) refold(path string, off int64) fold {
-	f := fold{keep: 4 << 10}
-	var read int64
-	readLines(path, 0, func(l []byte) {
+// cursorKeep caps the texts a cursor's fold holds: the open turn's heads.
+const cursorKeep = 4 << 10
+
+// refold is the fold of a transcript up to off (a cursor from Head carries
+// none): on from RunStats' count where that stopped at or before off, else
+// from the start.
+func (s *Store) refold(path string, ino uint64, off int64) fold {
+	s.mu.Lock()
+	c, ok := s.counted[path]
+	s.mu.Unlock()
+	f, read := fold{keep: cursorKeep}, int64(0)
+	if ok && c.ino == ino && c.off <= off {
+		f, read = c.fold.clone(), c.off
+	}
+	readLines(path, read, func(l []byte) {
 		if read >= off {
 			return
 		}

@@ -275,7 +275,7 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	c, ok := s.counted[path]
 	s.mu.Unlock()
 	if !ok || c.ino != inode(fi) || fi.Size() < c.off {
-		c = counted{ino: inode(fi), fold: fold{keep: 1}}
+		c = counted{ino: inode(fi), fold: fold{keep: cursorKeep}}
 	}
 	c.fold = c.fold.clone()
 	add := func(t *turn) {
