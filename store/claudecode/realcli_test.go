@@ -43,6 +43,9 @@ func TestRealClaudeCode(t *testing.T) {
 
 	// Live: wait for the slow shell call to be on disk without its result.
 	var live bool
+	var liveSrc store.Source
+	var liveCur store.Cursor
+	var rootID string
 	deadline := time.Now().Add(60 * time.Second)
 	for !live && time.Now().Before(deadline) && !run.Exited() {
 		time.Sleep(100 * time.Millisecond)
@@ -61,12 +64,39 @@ func TestRealClaudeCode(t *testing.T) {
 			if n := len(steps); n > 0 && steps[n-1].Decision == "running" && strings.Contains(steps[n-1].ToolCall, "sleep 4") {
 				live = steps[n-1].Pending
 			}
+			if live {
+				rootID = r.ID
+				liveSrc = src
+				var err error
+				liveCur, err = src.Head(ctx)
+				must(t, err)
+			}
 		}
-		src.Close()
+		if !live {
+			src.Close()
+		}
 	}
 	res := run.Wait()
 	if !live || res.Err != nil {
 		t.Fatalf("live with the slow call running: %v; exit %v\n%s", live, res.Err, res.Stderr)
+	}
+
+	// What a reader tailing the live session gets once it ends: the shell
+	// turn with its result, the final turn, the lease gone, the run finished.
+	defer liveSrc.Close()
+	ch, _, err := liveSrc.Changes(ctx, liveCur)
+	must(t, err)
+	var shellDone, final, ended bool
+	for _, st := range ch.Steps {
+		shellDone = shellDone || (st.RunID == rootID && strings.Contains(st.ToolCall, "sleep 4") && st.Decision == "tool_use")
+		final = final || (st.RunID == rootID && st.ResultHead == "All done.")
+	}
+	for _, r := range ch.Runs {
+		ended = ended || (r.ID == rootID && r.Status == store.StatusCompleted && r.Lease == nil)
+	}
+	if !shellDone || !final || !ended || !ch.LeasesChanged || len(ch.Leases) != 0 {
+		t.Errorf("changes after the live session ended: shell turn %v, final turn %v, run ended %v, leases %v %v\n%+v",
+			shellDone, final, ended, ch.LeasesChanged, ch.Leases, ch.Steps)
 	}
 
 	src := open(t, cfg)
