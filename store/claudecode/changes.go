@@ -58,6 +58,15 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	ch := &store.Changes{}
 	changed := map[string]bool{}
 	entries := s.scan()
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		present[e.path] = true
+	}
+	for p := range c.files {
+		if !present[p] { // a transcript removed: what was shown of it goes
+			return &store.Changes{Reset: true}, s.head(), nil
+		}
+	}
 	for _, e := range entries {
 		fi, err := os.Stat(e.path)
 		if err != nil {

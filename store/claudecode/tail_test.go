@@ -80,7 +80,7 @@ func TestTailAppendedLines(t *testing.T) {
 	// A new sub-agent is a new child run and a spawn.
 	sub := filepath.Join(filepath.Dir(file), sid, "subagents", "agent-b2.jsonl")
 	must(t, os.WriteFile(sub, []byte(`{"type":"user","sessionId":"`+sid+`","message":{"role":"user","content":"go"}}`+"\n"+toolTurn), 0o644))
-	ch, _, err = src.Changes(ctx, cur4)
+	ch, cur5, err := src.Changes(ctx, cur4)
 	must(t, err)
 	var child bool
 	for _, r := range ch.Runs {
@@ -90,6 +90,11 @@ func TestTailAppendedLines(t *testing.T) {
 		t.Fatalf("a new sub-agent: runs %+v events %+v", ch.Runs, ch.AgentEvents)
 	}
 	must(t, os.Remove(sub))
+	ch, _, err = src.Changes(ctx, cur5)
+	must(t, err)
+	if !ch.Reset {
+		t.Fatalf("a removed transcript: no reset")
+	}
 	// A replaced file is a reset.
 	b, _ := os.ReadFile(file)
 	must(t, os.WriteFile(file+".new", b, 0o644))
