@@ -117,9 +117,12 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			changed[e.id] = true // liveness moves every run's status
 		}
 	}
+	depth := depths(entries)
 	for _, e := range entries {
 		if changed[e.id] {
-			ch.Runs = append(ch.Runs, s.run(e, live))
+			r := s.run(e, live)
+			r.Depth = depth[e.id]
+			ch.Runs = append(ch.Runs, r)
 		}
 	}
 	return ch, next, nil

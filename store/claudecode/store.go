@@ -157,17 +157,31 @@ func (s *Store) find(id string) (entry, error) {
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	live := liveSessions(s.lay.registry(), time.Now())
 	entries := s.scan()
-	depth := map[string]int{}
+	depth := depths(entries)
 	out := make([]store.Run, 0, len(entries))
 	for _, e := range entries {
 		r := s.run(e, live)
-		if e.parent != "" {
-			r.Depth = depth[e.parent] + 1
-		}
-		depth[e.id] = r.Depth
+		r.Depth = depth[e.id]
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// depths is each transcript's depth in its tree.
+func depths(entries []entry) map[string]int {
+	parent := make(map[string]string, len(entries))
+	for _, e := range entries {
+		parent[e.id] = e.parent
+	}
+	out := make(map[string]int, len(entries))
+	for _, e := range entries {
+		d := 0
+		for p := e.parent; p != "" && d < len(entries); p = parent[p] {
+			d++
+		}
+		out[e.id] = d
+	}
+	return out
 }
 
 // run is one transcript's run, from its head (goal, start, workspace) and

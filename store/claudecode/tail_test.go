@@ -84,7 +84,7 @@ func TestTailAppendedLines(t *testing.T) {
 	must(t, err)
 	var child bool
 	for _, r := range ch.Runs {
-		child = child || (r.ID == "agent-b2" && r.ParentID == sid && r.Goal == "go")
+		child = child || (r.ID == "agent-b2" && r.ParentID == sid && r.Depth == 1 && r.Goal == "go")
 	}
 	if !child || len(ch.AgentEvents) != 1 || ch.AgentEvents[0].ChildRunID != "agent-b2" {
 		t.Fatalf("a new sub-agent: runs %+v events %+v", ch.Runs, ch.AgentEvents)
