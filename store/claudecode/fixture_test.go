@@ -59,3 +59,18 @@ func TestFixtureSessionAndSubAgent(t *testing.T) {
 		}
 	}
 }
+
+// A sub-agent spawned by a sub-agent (spawnDepth 2) is the child of the
+// sub-agent whose transcript holds the spawning call.
+func TestNestedSubAgent(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	sub := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid, "subagents")
+	appendTo(t, filepath.Join(sub, "agent-adacfd069ace754ac.jsonl"),
+		`{"type":"assistant","message":{"id":"n1","stop_reason":"tool_use","content":[{"type":"tool_use","id":"toolu_nested","name":"Agent","input":{}}]}}`+"\n")
+	writeFile(t, filepath.Join(sub, "agent-b1.jsonl"), `{"type":"user","sessionId":"`+sid+`","message":{"role":"user","content":"deeper"}}`+"\n")
+	writeFile(t, filepath.Join(sub, "agent-b1.meta.json"), `{"toolUseId":"toolu_nested","spawnDepth":2}`)
+	runs := runsByID(t, open(t, cfg))
+	if r := runs["agent-b1"]; r.ParentID != "agent-adacfd069ace754ac" || r.Depth != 2 {
+		t.Fatalf("nested sub-agent %+v", r)
+	}
+}

@@ -89,3 +89,8 @@ func appendTo(t *testing.T, path, s string) {
 	must(t, err)
 	must(t, f.Close())
 }
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	must(t, os.WriteFile(path, []byte(s), 0o644))
+}

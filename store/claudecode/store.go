@@ -35,6 +35,7 @@ type Store struct {
 	problems []error
 	seen     map[string]bool // problems already reported, by file:line
 	counted  map[string]counted
+	callers  map[string]string // a nested sub-agent's transcript → its parent's run id
 }
 
 // counted is a transcript's counts as far as it was read, so RunStats
@@ -57,7 +58,7 @@ func Open(path string, _ store.Options) (store.Core, error) {
 	if !ok {
 		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "not a Claude Code store (no projects directory or session transcript)")
 	}
-	return &Store{path: abs, lay: lay, seen: map[string]bool{}, counted: map[string]counted{}}, nil
+	return &Store{path: abs, lay: lay, seen: map[string]bool{}, counted: map[string]counted{}, callers: map[string]string{}}, nil
 }
 
 func (s *Store) Path() string                                   { return s.path }
@@ -119,7 +120,7 @@ func (s *Store) scan() []entry {
 				if json.Unmarshal(b, &m) == nil {
 					e.meta = &m
 					if m.SpawnDepth > 1 && m.ToolUseID != "" {
-						e.parent = callerOf(subs, sf, m.ToolUseID, sid)
+						e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
 					}
 				}
 			}
@@ -130,15 +131,26 @@ func (s *Store) scan() []entry {
 }
 
 // callerOf is the sibling sub-agent whose transcript holds the tool call
-// id (a nested spawn), else the session.
-func callerOf(subs []string, self, callID, session string) string {
+// id (a nested spawn), else the session. A caller found is kept: the
+// spawning call is written once.
+func (s *Store) callerOf(subs []string, self, callID, session string) string {
+	s.mu.Lock()
+	p, ok := s.callers[self]
+	s.mu.Unlock()
+	if ok {
+		return p
+	}
 	needle := []byte(`"id":"` + callID + `"`)
 	for _, sf := range subs {
 		if sf == self {
 			continue
 		}
 		if b, err := os.ReadFile(sf); err == nil && containsBytes(b, needle) {
-			return strings.TrimSuffix(filepath.Base(sf), ".jsonl")
+			p = strings.TrimSuffix(filepath.Base(sf), ".jsonl")
+			s.mu.Lock()
+			s.callers[self] = p
+			s.mu.Unlock()
+			return p
 		}
 	}
 	return session
