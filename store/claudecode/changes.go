@@ -1,0 +1,219 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/fnv"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// fileCursor is how far one transcript has been read: up to its last
+// complete line, in the file with that inode, with the fold of what was
+// read (nil from Head: rebuilt from the start the first time it grows).
+type fileCursor struct {
+	ino  uint64
+	off  int64
+	fold *fold
+}
+
+// cursor is every transcript's fileCursor and the live sessions seen. It
+// is never changed once made.
+type cursor struct {
+	files map[string]fileCursor
+	live  string
+}
+
+func (*cursor) CursorFormat() string { return Format }
+
+func (s *Store) head() *cursor {
+	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now()))}
+	for _, e := range s.scan() {
+		if fi, err := os.Stat(e.path); err == nil {
+			c.files[e.path] = fileCursor{ino: inode(fi), off: lastNewline(e.path, fi.Size())}
+		}
+	}
+	return c
+}
+
+// Changes reads what was appended to each transcript since cur, a new
+// transcript whole, and the registry; O(new bytes) but for a transcript's
+// first growth after Head, whose fold is rebuilt once.
+func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
+	c, ok := cur.(*cursor)
+	if !ok || c == nil {
+		return nil, nil, store.Errorf(s.path, store.ErrUnsupported, nil, "not a Claude Code cursor")
+	}
+	now := time.Now()
+	live := liveSessions(s.lay.registry(), now)
+	next := &cursor{files: make(map[string]fileCursor, len(c.files)), live: liveKey(live)}
+	for k, v := range c.files {
+		next.files[k] = v
+	}
+	ch := &store.Changes{}
+	changed := map[string]bool{}
+	entries := s.scan()
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		present[e.path] = true
+	}
+	for p := range c.files {
+		if !present[p] { // a transcript removed: what was shown of it goes
+			return &store.Changes{Reset: true}, s.head(), nil
+		}
+	}
+	for _, e := range entries {
+		fi, err := os.Stat(e.path)
+		if err != nil {
+			continue
+		}
+		fc, known := c.files[e.path]
+		if known && (inode(fi) != fc.ino || fi.Size() < fc.off) {
+			ch = &store.Changes{Reset: true}
+			return ch, s.head(), nil
+		}
+		if known && fi.Size() == fc.off {
+			continue
+		}
+		f, from := fold{keep: cursorKeep}, int64(0)
+		switch {
+		case known && fc.fold != nil:
+			f, from = fc.fold.clone(), fc.off
+		case known:
+			f, from = s.refold(e.path, fc.ino, fc.off), fc.off
+		}
+		emit := func(t *turn) {
+			ch.Steps = append(ch.Steps, t.stepRow(e.id))
+			ch.Calls = append(ch.Calls, t.providerCall(e.id))
+			ch.Context = append(ch.Context, t.contextSample(e.id))
+		}
+		off, err := readLines(e.path, from, func(l []byte) { s.report(e.path, f.feed(l, emit)) })
+		if err != nil {
+			continue
+		}
+		next.files[e.path] = fileCursor{ino: inode(fi), off: off, fold: &f}
+		if off != from || !known {
+			changed[e.id] = true
+		}
+		if !known && e.parent != "" {
+			ev := store.AgentEvent{RunID: e.parent, Kind: store.AgentSpawn, ChildRunID: e.id}
+			if e.meta != nil {
+				ev.Detail = e.meta.Description
+			}
+			ch.AgentEvents = append(ch.AgentEvents, ev)
+		}
+	}
+	if next.live != c.live {
+		ch.LeasesChanged, ch.Leases = true, map[string]store.Lease{}
+		for id, l := range live {
+			ch.Leases[id] = l
+		}
+		for _, e := range entries {
+			changed[e.id] = true // liveness moves every run's status
+		}
+	}
+	depth := depths(entries)
+	for _, e := range entries {
+		if changed[e.id] {
+			r := s.run(e, live)
+			r.Depth = depth[e.id]
+			ch.Runs = append(ch.Runs, r)
+		}
+	}
+	return ch, next, nil
+}
+
+// cursorKeep caps the texts a cursor's fold holds: the open turn's heads.
+const cursorKeep = 4 << 10
+
+// refold is the fold of a transcript up to off (a cursor from Head carries
+// none): on from RunStats' count where that stopped at or before off, else
+// from the start.
+func (s *Store) refold(path string, ino uint64, off int64) fold {
+	s.mu.Lock()
+	c, ok := s.counted[path]
+	s.mu.Unlock()
+	f, read := fold{keep: cursorKeep}, int64(0)
+	if ok && c.ino == ino && c.off <= off {
+		f, read = c.fold.clone(), c.off
+	}
+	readLines(path, read, func(l []byte) {
+		if read >= off {
+			return
+		}
+		read += int64(len(l)) + 1
+		f.feed(l, func(*turn) {})
+	})
+	return f
+}
+
+// lastNewline is the offset after the last newline at or before size.
+func lastNewline(path string, size int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		n, _ := f.ReadAt(buf[:end-start], start)
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return start + int64(i) + 1
+			}
+		}
+		end = start
+	}
+	return 0
+}
+
+func liveKey(live map[string]store.Lease) string {
+	ids := make([]string, 0, len(live))
+	for id, l := range live {
+		ids = append(ids, id+"="+l.Owner)
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, ",")
+}
+
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
+// Watch is the projects (or project) directory; the version probe covers
+// the transcripts one and two levels down and the live registry.
+func (s *Store) Watch() store.WatchSpec {
+	return store.WatchSpec{Path: s.lay.root(), Version: s.version}
+}
+
+func (s *Store) version() (uint64, error) {
+	h := fnv.New64a()
+	var buf [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+	}
+	for _, e := range s.scan() {
+		h.Write([]byte(e.path))
+		if fi, err := os.Stat(e.path); err == nil {
+			put(uint64(fi.Size()))
+			put(uint64(fi.ModTime().UnixNano()))
+			put(inode(fi))
+		}
+	}
+	if ents, err := os.ReadDir(s.lay.registry()); err == nil {
+		for _, e := range ents {
+			h.Write([]byte(e.Name()))
+		}
+	}
+	return h.Sum64(), nil
+}

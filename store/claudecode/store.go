@@ -1,0 +1,452 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// Format is the name the format registers under.
+const Format = "claude-code"
+
+// NotDecided is why no decision is taken here.
+const NotDecided = "decisions on Claude Code sessions go through vigil gate"
+
+func init() {
+	store.Register(store.Format{
+		Name:   Format,
+		Detect: func(path string) bool { _, ok := resolve(path); return ok },
+		Open:   Open,
+	})
+}
+
+// Store is a Claude Code store opened for reading.
+type Store struct {
+	path string
+	lay  layout
+
+	mu       sync.Mutex
+	problems []error
+	seen     map[string]bool // problems already reported, by file:line
+	counted  map[string]counted
+	callers  map[string]string // a nested sub-agent's transcript → its parent's run id
+}
+
+// counted is a transcript's counts as far as it was read, so RunStats
+// reads only what was appended since.
+type counted struct {
+	ino   uint64
+	off   int64
+	fold  fold
+	stats store.RunStats
+}
+
+// Open opens path (a config directory, its projects directory, or one
+// project directory) as a Claude Code store.
+func Open(path string, _ store.Options) (store.Core, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	lay, ok := resolve(abs)
+	if !ok {
+		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "not a Claude Code store (no projects directory or session transcript)")
+	}
+	return &Store{path: abs, lay: lay, seen: map[string]bool{}, counted: map[string]counted{}, callers: map[string]string{}}, nil
+}
+
+func (s *Store) Path() string                                   { return s.path }
+func (s *Store) Format() string                                 { return Format }
+func (s *Store) ReadOnly() (bool, string)                       { return true, NotDecided }
+func (s *Store) RecordsLeases() bool                            { return s.lay.config != "" }
+func (s *Store) Close() error                                   { return nil }
+func (s *Store) Head(ctx context.Context) (store.Cursor, error) { return s.head(), nil }
+
+// Problems are the malformed lines met so far, one error each.
+func (s *Store) Problems() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]error(nil), s.problems...)
+}
+
+func (s *Store) report(path string, p *problem) {
+	if p == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := path + ":" + itoa(p.line)
+	if s.seen[key] {
+		return
+	}
+	s.seen[key] = true
+	s.problems = append(s.problems, store.Errorf(path, store.ErrCorrupt, p.err, "%s:%d: malformed line skipped", path, p.line))
+}
+
+// entry is one transcript: a session, or one of its sub-agents.
+type entry struct {
+	id, parent, path, session string
+	meta                      *agentMeta
+}
+
+// agentMeta is a sub-agent's .meta.json.
+type agentMeta struct {
+	Description string `json:"description"`
+	ToolUseID   string `json:"toolUseId"`
+	SpawnDepth  int    `json:"spawnDepth"`
+	Model       string `json:"model"`
+	Finished    bool   `json:"finished"`
+}
+
+// scan lists every transcript, sessions first, each followed by its
+// sub-agents. A sub-agent's parent is the transcript holding the tool call
+// its meta names (the session itself at depth 1).
+func (s *Store) scan() []entry {
+	var out []entry
+	for _, f := range s.lay.sessionFiles(0) {
+		sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		out = append(out, entry{id: sid, path: f, session: sid})
+		subs := subagentFiles(f)
+		for _, sf := range subs {
+			e := entry{id: strings.TrimSuffix(filepath.Base(sf), ".jsonl"), path: sf, session: sid, parent: sid}
+			if b, err := os.ReadFile(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); err == nil {
+				var m agentMeta
+				if json.Unmarshal(b, &m) == nil {
+					e.meta = &m
+					if m.SpawnDepth > 1 && m.ToolUseID != "" {
+						e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
+					}
+				}
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// callerOf is the sibling sub-agent whose transcript holds the tool call
+// id (a nested spawn), else the session. A caller found is kept: the
+// spawning call is written once.
+func (s *Store) callerOf(subs []string, self, callID, session string) string {
+	s.mu.Lock()
+	p, ok := s.callers[self]
+	s.mu.Unlock()
+	if ok {
+		return p
+	}
+	needle := []byte(`"id":"` + callID + `"`)
+	for _, sf := range subs {
+		if sf == self {
+			continue
+		}
+		if b, err := os.ReadFile(sf); err == nil && containsBytes(b, needle) {
+			p = strings.TrimSuffix(filepath.Base(sf), ".jsonl")
+			s.mu.Lock()
+			s.callers[self] = p
+			s.mu.Unlock()
+			return p
+		}
+	}
+	return session
+}
+
+func (s *Store) find(id string) (entry, error) {
+	for _, e := range s.scan() {
+		if e.id == id {
+			return e, nil
+		}
+	}
+	return entry{}, store.Errorf(s.path, store.ErrNoSuchRun, nil, "%s", store.Because(store.ErrNoSuchRun, id))
+}
+
+// Runs reads each transcript's head and tail only.
+func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
+	live := liveSessions(s.lay.registry(), time.Now())
+	entries := s.scan()
+	depth := depths(entries)
+	out := make([]store.Run, 0, len(entries))
+	for _, e := range entries {
+		r := s.run(e, live)
+		r.Depth = depth[e.id]
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// depths is each transcript's depth in its tree.
+func depths(entries []entry) map[string]int {
+	parent := make(map[string]string, len(entries))
+	for _, e := range entries {
+		parent[e.id] = e.parent
+	}
+	out := make(map[string]int, len(entries))
+	for _, e := range entries {
+		d := 0
+		for p := e.parent; p != "" && d < len(entries); p = parent[p] {
+			d++
+		}
+		out[e.id] = d
+	}
+	return out
+}
+
+// run is one transcript's run, from its head (goal, start, workspace) and
+// tail (where it stands), and the registry's live sessions.
+func (s *Store) run(e entry, live map[string]store.Lease) store.Run {
+	r := store.Run{ID: e.id, ParentID: e.parent, Provider: "anthropic", Status: store.StatusRunning}
+	head, tail, _, err := headTail(e.path, 64<<10)
+	if err != nil {
+		r.Status, r.Outcome = store.StatusFailed, store.OutcomeUnreadable
+		return r
+	}
+	for _, l := range completeLines(head) {
+		var rec record
+		if json.Unmarshal(l, &rec) != nil {
+			continue
+		}
+		if r.StartedAt.IsZero() {
+			r.StartedAt, _ = time.Parse(time.RFC3339Nano, rec.Timestamp)
+		}
+		r.Workspace = cmpOr(r.Workspace, rec.Cwd)
+		var prompt string
+		if rec.Type == "user" && !rec.IsMeta && rec.Message != nil && json.Unmarshal(rec.Message.Content, &prompt) == nil {
+			r.Goal = oneLine(prompt, 400)
+			break
+		}
+	}
+	if e.meta != nil && r.Goal == "" {
+		r.Goal = e.meta.Description
+	}
+	f := fold{keep: 256}
+	var stop string
+	atRest := false
+	for _, l := range completeLines(tail) {
+		f.feed(l, func(t *turn) { stop, atRest = t.stop, !t.running() && t.stop != "tool_use" })
+	}
+	if f.open != nil {
+		stop, atRest = f.open.stop, false
+	}
+	r.TurnKind = stop
+	lease, isLive := live[e.session]
+	switch {
+	case e.meta != nil && e.meta.Finished:
+		r.Status, r.Outcome = store.StatusCompleted, outcomeOf(stop)
+	case isLive:
+		if e.parent == "" {
+			r.Lease = &lease
+		}
+	case s.RecordsLeases() && atRest:
+		r.Status, r.Outcome = store.StatusCompleted, outcomeOf(stop)
+	}
+	return r
+}
+
+// outcomeOf maps the last turn's stop reason: end_turn is a finished run;
+// another word passes through.
+func outcomeOf(stop string) store.Outcome {
+	if stop == "end_turn" || stop == "" {
+		return store.OutcomeFinished
+	}
+	return store.Outcome(stop)
+}
+
+// turns folds one transcript whole: every turn, the last one possibly
+// still open (its calls running).
+func (s *Store) turns(path string, keep int) ([]*turn, error) {
+	f := fold{keep: keep}
+	var out []*turn
+	emit := func(t *turn) { out = append(out, t) }
+	_, err := readLines(path, 0, func(l []byte) { s.report(path, f.feed(l, emit)) })
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrIO, err, "")
+	}
+	if f.open != nil {
+		out = append(out, f.open)
+	}
+	return out, nil
+}
+
+// RunStats counts each run's turns and tokens; a transcript counted
+// before is read on from where that count stopped.
+func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
+	out := map[string]store.RunStats{}
+	byID := map[string]entry{}
+	for _, e := range s.scan() {
+		byID[e.id] = e
+	}
+	for _, id := range ids {
+		if e, ok := byID[id]; ok {
+			st, err := s.count(e.path)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = st
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) count(path string) (store.RunStats, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return store.RunStats{}, store.Errorf(path, store.ErrIO, err, "")
+	}
+	s.mu.Lock()
+	c, ok := s.counted[path]
+	s.mu.Unlock()
+	if !ok || c.ino != inode(fi) || fi.Size() < c.off {
+		c = counted{ino: inode(fi), fold: fold{keep: cursorKeep}}
+	}
+	c.fold = c.fold.clone()
+	add := func(t *turn) {
+		c.stats.Steps, c.stats.Through = t.number, t.row
+		if tot := t.usage.total(); tot != nil {
+			c.stats.Tokens += *tot
+		}
+	}
+	off, err := readLines(path, c.off, func(l []byte) { s.report(path, c.fold.feed(l, add)) })
+	if err != nil {
+		return store.RunStats{}, store.Errorf(path, store.ErrIO, err, "")
+	}
+	c.off = off
+	s.mu.Lock()
+	s.counted[path] = c
+	s.mu.Unlock()
+	st := c.stats
+	if t := c.fold.open; t != nil { // the turn still open counts as it stands
+		st.Steps, st.Through = t.number, t.row
+		if tot := t.usage.total(); tot != nil {
+			st.Tokens += *tot
+		}
+	}
+	return st, nil
+}
+
+func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
+	e, err := s.find(runID)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.turns(e.path, 4<<10)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Step, len(ts))
+	for i, t := range ts {
+		out[i] = t.step(runID, !t.done())
+	}
+	return out, nil
+}
+
+func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
+	e, err := s.find(runID)
+	if err != nil {
+		return store.StepDetail{}, err
+	}
+	ts, err := s.turns(e.path, store.MaxDetailBytes)
+	if err != nil {
+		return store.StepDetail{}, err
+	}
+	for _, t := range ts {
+		if t.row == rowID {
+			return t.detail(runID), nil
+		}
+	}
+	return store.StepDetail{}, store.Errorf(e.path, store.ErrNotFound, nil, "no step at line %d of run %s", rowID, runID)
+}
+
+func (t *turn) detail(runID string) store.StepDetail {
+	d := store.StepDetail{Step: t.step(runID, !t.done()), Prompt: t.prompt, TurnText: t.text, HasTurnText: t.text != "",
+		ProviderCalls: []store.ProviderCall{t.providerCall(runID)}}
+	var calls, results []string
+	for _, c := range t.calls {
+		d.Tools = append(d.Tools, store.ToolCall{ID: c.id, Name: c.name, Arguments: c.args})
+		calls = append(calls, c.name+" "+c.args)
+		switch {
+		case !c.hasResult:
+			results = append(results, c.name+": running (no result yet)")
+		case c.isError:
+			results = append(results, c.name+" failed: "+c.result)
+		default:
+			results = append(results, c.result)
+		}
+	}
+	d.ToolCallFull, d.Result = strings.Join(calls, "\n"), strings.Join(results, "\n")
+	return d
+}
+
+func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
+	e, err := s.find(runID)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.turns(e.path, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.ContextSample
+	for _, t := range ts {
+		out = append(out, t.contextSample(runID))
+	}
+	return out, nil
+}
+
+func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
+	e, err := s.find(runID)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.turns(e.path, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.ProviderCall
+	for _, t := range ts {
+		out = append(out, t.providerCall(runID))
+	}
+	return out, nil
+}
+
+// Requests: a permission Claude Code waits on leaves no record in the
+// transcript, so there are none to show here.
+func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
+	return nil, nil
+}
+
+// AgentEvents are the spawns the sub-agents' meta files record.
+func (s *Store) AgentEvents(ctx context.Context, runIDs ...string) ([]store.AgentEvent, error) {
+	want := map[string]bool{}
+	for _, id := range runIDs {
+		want[id] = true
+	}
+	var out []store.AgentEvent
+	for _, e := range s.scan() {
+		if e.parent == "" || (len(want) > 0 && !want[e.parent]) {
+			continue
+		}
+		ev := store.AgentEvent{RunID: e.parent, Kind: store.AgentSpawn, ChildRunID: e.id}
+		if e.meta != nil {
+			ev.Detail = e.meta.Description
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// Classify: no decision written here reaches a Claude Code session.
+func (s *Store) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
+	if req.Resolved || run.Ended() {
+		return store.Closed, "no longer waiting"
+	}
+	return store.Deferred, NotDecided
+}
+
+func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
+	return store.DecideResult{}, store.Errorf(s.path, store.ErrReadOnly, nil, "%s", NotDecided)
+}
