@@ -58,7 +58,7 @@ func TestFixtureStepsJoinCallsAndResults(t *testing.T) {
 		if id := d.Tools[0].ID; strings.Contains(id, "__") || !strings.HasPrefix(id, "run_shell_command_") {
 			t.Errorf("step %d: call id %q, want the wire id", i+1, id)
 		}
-		if !strings.Contains(d.Result, "Output: hi "+n) || d.ResultHead == "" || d.ResultHead == "(running)" {
+		if !strings.Contains(d.Result, "Output: hi "+n) || d.ResultHead != "Output: hi "+n {
 			t.Errorf("step %d: result %q head %q", i+1, d.Result, d.ResultHead)
 		}
 		if d.TurnText != "Running step "+n+"." {

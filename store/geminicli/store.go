@@ -364,7 +364,7 @@ func stepRow(runID string, e *entry) store.StepRow {
 	for _, tc := range e.msg.ToolCalls {
 		names = append(names, tc.Name+" "+string(tc.Args))
 		if tc.done() {
-			results = append(results, head(tc.resultText()))
+			results = append(results, resultHead(tc.resultText()))
 		} else {
 			results = append(results, "(running)")
 		}
@@ -372,6 +372,18 @@ func stepRow(runID string, e *entry) store.StepRow {
 	r.ToolCall = cut(strings.Join(names, "; "), 200)
 	r.ResultHead = cut(strings.Join(results, "; "), 200)
 	return r
+}
+
+// resultHead is a result's first line of its own: the CLI wraps a shell's
+// output in a tag line (<untrusted_context>), which says nothing in a head.
+func resultHead(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !(strings.HasPrefix(l, "<") && strings.HasSuffix(l, ">") && !strings.Contains(l[1:], "<")) {
+			return cut(l, 200)
+		}
+	}
+	return ""
 }
 
 func head(s string) string {
