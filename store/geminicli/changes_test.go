@@ -154,3 +154,32 @@ func TestChangesNewSubAgentResetAndRewind(t *testing.T) {
 		t.Fatalf("a replaced file: %+v", ch)
 	}
 }
+
+// The status is the newest message's: a turn with no text whose calls have
+// not been written yet (recordToolCalls writes them when they finish) is
+// still going; a turn with finished calls is too; the answer ends it.
+func TestStatusFollowsTheNewestMessage(t *testing.T) {
+	lines := fixtureLines(t, "main-session-2026-12-04T18-39-cc39e4e9.jsonl")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "chats", "session-2026-12-04T18-39-cc39e4e9.jsonl")
+	want := []struct {
+		upto   int
+		status store.Status
+	}{
+		{5, store.StatusRunning},    // the invoke_agent turn, its call not written yet
+		{8, store.StatusRunning},    // the call finished, its result sent back
+		{11, store.StatusCompleted}, // the answer
+	}
+	from := 0
+	for _, w := range want {
+		if from == 0 {
+			writeFile(t, file, bytes.Join(lines[:w.upto], nil))
+		} else {
+			appendFile(t, file, bytes.Join(lines[from:w.upto], nil))
+		}
+		from = w.upto
+		if r := runsByID(t, open(t, dir))[mainID]; r.Status != w.status {
+			t.Errorf("after %d lines: %s, want %s", w.upto, r.Status, w.status)
+		}
+	}
+}

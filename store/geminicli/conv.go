@@ -79,6 +79,9 @@ func (c *conv) put(m message, row int64) {
 			c.goal = t
 		}
 	}
+	if m.Type == "gemini" {
+		m.said = strings.TrimSpace(partsText(m.Content, false)) != ""
+	}
 	if c.light {
 		m.Content, m.ToolCalls = nil, lightCalls(m.ToolCalls)
 	}

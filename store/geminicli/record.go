@@ -42,6 +42,9 @@ type message struct {
 	Tokens    *tokens         `json:"tokens"`
 	Model     string          `json:"model"`
 	ToolCalls []toolCall      `json:"toolCalls"`
+
+	// said is whether the content has text, kept when a light fold drops it.
+	said bool
 }
 
 // tokens is a TokensSummary: what the provider reported for the turn.

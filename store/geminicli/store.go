@@ -191,8 +191,8 @@ func runOf(c *conv, f sessionFile) store.Run {
 	return r
 }
 
-// status is what the newest message says: a model turn that answered
-// without calling a tool ended the run's turn, as did a sub-agent's
+// status is what the newest message says: a model turn that wrote text
+// and no tool call ended the run's turn, as did a sub-agent's
 // complete_task or its summary; an error message failed it. Anything else
 // is still going (the CLI records no process, so not whether it is alive).
 func status(c *conv) (store.Status, store.Outcome) {
@@ -209,7 +209,11 @@ func status(c *conv) (store.Status, store.Outcome) {
 	}
 	calls := e.msg.ToolCalls
 	if len(calls) == 0 {
-		if e.msg.Tokens != nil || len(e.msg.Content) > 2 {
+		// A turn's calls are written only when they finish: a turn with no
+		// text and no calls yet is waiting on them. One with text may be
+		// an answer or text before calls still running; the file cannot
+		// tell until they land, and an answer is what it says so far.
+		if e.msg.said {
 			return store.StatusCompleted, store.OutcomeComplete
 		}
 		return store.StatusRunning, ""
