@@ -70,10 +70,34 @@ func TestRealGeminiShellCallLiveThenFinished(t *testing.T) {
 	a := agentcli.Need(t, "gemini-cli")
 	const slow = 6 * time.Second
 	srv := modelserver.Start(t, modelserver.Script{{Match: "[vigil:main]", Turns: []modelserver.Turn{
-		{Calls: []modelserver.Call{{Name: "run_shell_command", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}}, Usage: toolUsage},
+		{Calls: []modelserver.Call{{Name: "run_shell_command", Args: map[string]any{"command": "sleep 3 && echo hi > out.txt", "description": "write out.txt"}}}, Usage: toolUsage},
 		{Text: "Wrote out.txt.", Usage: finalUsage, Delay: slow},
 	}}})
 	run := a.Start(t, srv.URL, "Write hi to out.txt. [vigil:main]", 120*time.Second)
+	ctx := context.Background()
+
+	// While the shell call sleeps: the turn is on disk without its call
+	// (the CLI writes calls as they finish), and the run is running.
+	var during store.Run
+	var duringSteps []store.Step
+	for !run.Exited() && len(duringSteps) == 0 {
+		if served := srv.Served(); len(served) > 0 {
+			if _, done := srv.ToolResult(served[0]); done {
+				break
+			}
+		}
+		if src, err := storeOf(t, run.Home); err == nil {
+			if runs, _ := src.Runs(ctx); len(runs) == 1 {
+				during = runs[0]
+				duringSteps, _ = src.Steps(ctx, during.ID)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(duringSteps) != 1 || duringSteps[0].ToolCall != "" || during.Status != store.StatusRunning {
+		t.Fatalf("while the shell call ran: %s, steps %+v", during.Status, duringSteps)
+	}
+
 	var asked time.Time
 	for asked.IsZero() && !run.Exited() {
 		for _, q := range srv.Requests() {
@@ -88,7 +112,6 @@ func TestRealGeminiShellCallLiveThenFinished(t *testing.T) {
 		t.Fatalf("gemini exited before asking for its answer: %v\n%s", r.Err, r.Stderr)
 	}
 	callID := srv.Served()[0]
-	ctx := context.Background()
 
 	// While the answer is held back.
 	var live store.Run
