@@ -32,6 +32,7 @@ func (cursor) CursorFormat() string { return FormatName }
 // alone, so any cursor reading the same bytes gets the same ones.
 type fileIndex struct {
 	mu    sync.Mutex
+	path  string
 	ino   uint64
 	upto  int64
 	lines int
@@ -44,7 +45,7 @@ func (s *Store) indexOf(path string, ino uint64) *fileIndex {
 	defer s.mu.Unlock()
 	ix := s.index[path]
 	if ix == nil || ix.ino != ino {
-		ix = &fileIndex{ino: ino, conv: newConv(true)}
+		ix = &fileIndex{path: path, ino: ino, conv: newConv(true)}
 		s.index[path] = ix
 	}
 	return ix

@@ -136,6 +136,10 @@ func TestChangesNewSubAgentResetAndRewind(t *testing.T) {
 	if len(ch.Runs) != 1 || ch.Runs[0].ID != subID || ch.Runs[0].ParentID != mainID || len(ch.Steps) != 4 || len(rows) != 2 {
 		t.Fatalf("the sub-agent's file: %d runs %+v, rows %v", len(ch.Runs), ch.Runs, rows)
 	}
+	// Read whole before the rewind: the rewind then extends that read.
+	if steps, _ := src.Steps(context.Background(), mainID); len(steps) != 2 {
+		t.Fatalf("before the rewind %d steps", len(steps))
+	}
 	appendFile(t, mainFile, []byte(`{"$rewindTo":"7be93f87-678e-4b4b-abdc-7b0a09afacbd"}`+"\n"))
 	if ch, _ := changes(t, src, cur); !ch.Reset {
 		t.Fatalf("a rewind of a shown message: %+v", ch)
@@ -152,6 +156,11 @@ func TestChangesNewSubAgentResetAndRewind(t *testing.T) {
 	}
 	if ch, _ := changes(t, src, cur); !ch.Reset {
 		t.Fatalf("a replaced file: %+v", ch)
+	}
+	// The replaced file is read again, not extended: its first turn only
+	// (the cut is inside the re-appended turn, torn, so not read).
+	if steps, _ := src.Steps(context.Background(), mainID); len(steps) != 1 || steps[0].ToolCall != "" {
+		t.Errorf("after the file was replaced: %+v", steps)
 	}
 }
 

@@ -2,6 +2,8 @@ package geminicli
 
 import (
 	"strings"
+
+	"github.com/vigil-run/vigil/store"
 )
 
 // entry is one message of a conversation: the last line written for its id
@@ -10,6 +12,30 @@ type entry struct {
 	msg message
 	row int64 // 1 + the byte offset of the line that first held it
 	num int   // its turn number when it is a model turn, else 0
+	// step is a model turn's timeline row (its RunID unset), made once
+	// when the line is folded: a timeline read again does not decode
+	// every result again.
+	step *store.StepRow
+}
+
+// newEntry is an entry with its timeline row, when it is a full turn.
+func newEntry(m message, row int64, num int, light bool) *entry {
+	e := &entry{msg: m, row: row, num: num}
+	if num > 0 && !light {
+		r := stepRow("", e)
+		e.step = &r
+	}
+	return e
+}
+
+// stepOf is the entry's timeline row in run runID.
+func (e *entry) stepOf(runID string) store.StepRow {
+	if e.step == nil {
+		return stepRow(runID, e)
+	}
+	r := *e.step
+	r.RunID = runID
+	return r
 }
 
 // conv is a chat file folded as the CLI folds it when it loads a session
@@ -85,16 +111,18 @@ func (c *conv) put(m message, row int64) {
 	if c.light {
 		m.Content, m.ToolCalls = nil, lightCalls(m.ToolCalls)
 	}
+	// Entries are replaced, never changed: a reader holding a snapshot of
+	// them (entries) is not raced by a fold that goes on.
 	if e, ok := c.byID[m.ID]; ok {
-		e.msg = m
+		c.byID[m.ID] = newEntry(m, e.row, e.num, c.light)
 		return
 	}
-	e := &entry{msg: m, row: row}
+	num := 0
 	if m.Type == "gemini" {
 		c.turns++
-		e.num = c.turns
+		num = c.turns
 	}
-	c.byID[m.ID] = e
+	c.byID[m.ID] = newEntry(m, row, num, c.light)
 	c.order = append(c.order, m.ID)
 }
 
@@ -131,7 +159,7 @@ func (c *conv) rewind(id string, off int64) {
 	for _, o := range c.order {
 		if e := c.byID[o]; e.msg.Type == "gemini" {
 			c.turns++
-			e.num = c.turns
+			c.byID[o] = newEntry(e.msg, e.row, c.turns, c.light)
 		}
 	}
 }

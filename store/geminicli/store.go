@@ -2,6 +2,7 @@ package geminicli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,6 +48,7 @@ type Store struct {
 	mu       sync.Mutex
 	byRun    map[string]sessionFile // run id → its file, as last listed
 	index    map[string]*fileIndex  // path → the light fold Changes extends
+	whole    *fileIndex             // the last session read whole, extended as it grows
 	problems map[string]error       // "file:line" → the malformed line
 }
 
@@ -120,34 +122,6 @@ func (s *Store) Problems() []error {
 		out = append(out, s.problems[k])
 	}
 	return out
-}
-
-// fold reads a whole chat file into a conv, reporting malformed lines.
-func (s *Store) fold(path string, light bool) (*conv, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, store.Errorf(path, store.ErrIO, err, "")
-	}
-	defer f.Close()
-	c := newConv(light)
-	n := 0
-	end, err := eachLine(f, 0, -1, func(l rawLine) error {
-		n++
-		if len(strings.TrimSpace(string(l.text))) == 0 {
-			return nil
-		}
-		rec, err := parseLine(l.text)
-		if err != nil {
-			s.problem(path, n, err)
-			return nil
-		}
-		c.apply(rec, l.off)
-		return nil
-	})
-	if err != nil {
-		return nil, 0, store.Errorf(path, store.ErrIO, err, "")
-	}
-	return c, end, nil
 }
 
 // fileOf finds a run's chat file, listing the files again if it is new.
@@ -302,16 +276,15 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, err := s.fileOf(id)
-		if err != nil {
+		c, err := s.turnsOf(id)
+		if errors.Is(err, store.ErrNoSuchRun) {
 			continue
 		}
-		c, _, err := s.fold(f.path, true)
 		if err != nil {
 			return nil, err
 		}
 		var st store.RunStats
-		for _, e := range c.entries() {
+		for _, e := range c {
 			if e.num > 0 {
 				st.Steps = e.num
 				if e.msg.Tokens != nil {
@@ -326,14 +299,37 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	return out, nil
 }
 
-// turnsOf reads a run whole.
-func (s *Store) turnsOf(id string) (*conv, error) {
+// turnsOf is a run's messages in order, read whole. The last session read is kept
+// and extended by what was appended since: the timeline, its details and
+// its calls are read one after another, often while the session grows.
+func (s *Store) turnsOf(id string) ([]*entry, error) {
 	f, err := s.fileOf(id)
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := s.fold(f.path, false)
-	return c, err
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		return nil, store.Errorf(f.path, store.ErrIO, err, "")
+	}
+	ino := inodeOf(fi)
+	s.mu.Lock()
+	ix := s.whole
+	if ix == nil || ix.path != f.path || ix.ino != ino || fi.Size() < ix.upto {
+		ix = &fileIndex{path: f.path, ino: ino, conv: newConv(false)}
+		s.whole = ix
+	}
+	s.mu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, store.Errorf(f.path, store.ErrIO, err, "")
+	}
+	defer fh.Close()
+	if _, err := eachLine(fh, ix.upto, -1, func(l rawLine) error { ix.take(s, f.path, l); return nil }); err != nil {
+		return nil, store.Errorf(f.path, store.ErrIO, err, "")
+	}
+	return ix.conv.entries(), nil
 }
 
 // Steps are the run's model turns, each with its tool calls and results.
@@ -343,9 +339,9 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 		return nil, err
 	}
 	var out []store.Step
-	for _, e := range c.entries() {
+	for _, e := range c {
 		if e.num > 0 {
-			r := stepRow(runID, e)
+			r := e.stepOf(runID)
 			out = append(out, store.Step{RowID: r.RowID, RunID: runID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
 				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, At: parseTime(e.msg.Timestamp)})
 		}
@@ -413,7 +409,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		return store.StepDetail{}, err
 	}
 	var prompt []string
-	for _, e := range c.entries() {
+	for _, e := range c {
 		if e.num == 0 {
 			if t := partsText(e.msg.Content, true); t != "" {
 				prompt = append(prompt, t)
@@ -424,7 +420,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 			prompt = prompt[:0]
 			continue
 		}
-		r := stepRow(runID, e)
+		r := e.stepOf(runID)
 		d := store.StepDetail{Step: store.Step{RowID: r.RowID, RunID: runID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
 			ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, At: parseTime(e.msg.Timestamp)}}
 		d.Prompt = strings.Join(prompt, "\n\n")
@@ -485,7 +481,7 @@ func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.Conte
 		return nil, err
 	}
 	var out []store.ContextSample
-	for _, e := range c.entries() {
+	for _, e := range c {
 		if cs, ok := contextSample(runID, e); ok && e.num > 0 {
 			out = append(out, cs)
 		}
@@ -500,7 +496,7 @@ func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.Provid
 		return nil, err
 	}
 	var out []store.ProviderCall
-	for _, e := range c.entries() {
+	for _, e := range c {
 		if e.num > 0 {
 			out = append(out, providerCall(runID, e))
 		}
