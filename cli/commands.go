@@ -67,6 +67,19 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 			if remote.IsURL(path) {
 				return a.runRemote(cmd.Context(), o, path)
 			}
+			if path == "" {
+				if named, err := a.named(nil); err != nil {
+					return err
+				} else if !named {
+					found, err := a.discover()
+					if err != nil {
+						return err
+					}
+					if len(found) > 1 {
+						return a.runSeveral(cmd.Context(), o, found)
+					}
+				}
+			}
 			resolved, err := a.resolveStore(path)
 			if err != nil {
 				return err

@@ -89,7 +89,22 @@ func (a *app) resolveStore(named string) (string, error) {
 	if c.Store != "" {
 		return a.expandHome(c.Store), nil
 	}
-	return a.discover()
+	found, err := a.discover()
+	if err != nil {
+		return "", err
+	}
+	return found[0], nil
+}
+
+// named says whether the user named the store a command reads, on the
+// command line, in $VIGIL_STORE or in the config file: when none did,
+// every store discovery finds is read together.
+func (a *app) named(names []string) (bool, error) {
+	if len(names) > 0 || a.getenv("VIGIL_STORE") != "" {
+		return true, nil
+	}
+	c, err := a.config()
+	return c.Store != "", err
 }
 
 func (a *app) expandHome(p string) string {
@@ -135,17 +150,47 @@ func (e *notFoundError) report() string {
 	return b.String()
 }
 
-// discover looks for a store in the usual places, in order: ./runs.sqlite3;
-// other ./*.sqlite3 files that are run stores (io-harness ones, in practice),
-// newest first;
-// Starweaver's session database; Leviath's runs directory.
-func (a *app) discover() (string, error) {
+// discover looks for stores in the usual places: the first harness store
+// found (harnessStore's order), then every agent CLI's store where that CLI
+// keeps it (each format's Home). It returns at least one path, or says
+// where it looked.
+func (a *app) discover() ([]string, error) {
 	nf := &notFoundError{}
 	tried := func(where, why string) { nf.tried = append(nf.tried, [2]string{where, why}) }
+	var found []string
+	if p := a.harnessStore(tried); p != "" {
+		found = append(found, p)
+	}
+	for _, f := range store.Formats() {
+		if f.Home == nil {
+			continue
+		}
+		for _, p := range f.Home(a.getenv) {
+			switch {
+			case !exists(p):
+				tried(p, "not found ("+f.Name+")")
+			case !detects(p):
+				tried(p, "no "+f.Name+" sessions in it")
+			default:
+				found = append(found, p)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, nf
+	}
+	return found, nil
+}
+
+// harnessStore is the first harness store found, in order: ./runs.sqlite3;
+// other ./*.sqlite3 files that are run stores (io-harness ones, in
+// practice), newest first; Starweaver's session database; Leviath's runs
+// directory. "" when there is none (tried says where it looked).
+func (a *app) harnessStore(tried func(where, why string)) string {
 
 	// io-harness
 	if isFile("runs.sqlite3") {
-		return "runs.sqlite3", nil
+		return "runs.sqlite3"
 	}
 	tried("./runs.sqlite3", "not found")
 	matches, _ := filepath.Glob("*.sqlite3")
@@ -162,7 +207,7 @@ func (a *app) discover() (string, error) {
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
 	for _, c := range cands {
 		if _, ok := store.Detect(c.path); ok {
-			return c.path, nil
+			return c.path
 		}
 	}
 	if len(cands) == 0 {
@@ -182,20 +227,20 @@ func (a *app) discover() (string, error) {
 	// Starweaver
 	if p := a.getenv("STARWEAVER_SESSION_DB"); p != "" {
 		if isFile(p) {
-			return p, nil
+			return p
 		}
 		tried("$STARWEAVER_SESSION_DB", p+": not found")
 	} else {
 		tried("$STARWEAVER_SESSION_DB", "not set")
 	}
 	if p := filepath.Join(".starweaver", "starweaver.sqlite"); isFile(p) {
-		return p, nil
+		return p
 	}
 	tried("./.starweaver/starweaver.sqlite", "not found")
 	if d := a.getenv("STARWEAVER_CONFIG_DIR"); d != "" {
 		p := filepath.Join(d, "starweaver.sqlite")
 		if isFile(p) {
-			return p, nil
+			return p
 		}
 		tried("$STARWEAVER_CONFIG_DIR/starweaver.sqlite", p+": not found")
 	}
@@ -204,7 +249,7 @@ func (a *app) discover() (string, error) {
 	case p == "":
 		tried(label, "$HOME is not set")
 	case isFile(p):
-		return p, nil
+		return p
 	default:
 		tried(label, "not found")
 	}
@@ -235,9 +280,9 @@ func (a *app) discover() (string, error) {
 	case !detects(dir):
 		tried(label, "no runs in it")
 	default:
-		return dir, nil
+		return dir
 	}
-	return "", nf
+	return ""
 }
 
 // detects reports whether some registered format recognises path.

@@ -37,6 +37,18 @@ type opened struct {
 }
 
 func (a *app) openStores(ctx context.Context, names []string, readOnly bool, via string) (opened, error) {
+	if named, err := a.named(names); err != nil {
+		return opened{}, err
+	} else if !named {
+		found, err := a.discover()
+		if err != nil {
+			return opened{}, err
+		}
+		if len(found) > 1 {
+			fmt.Fprintf(a.errOut(), "vigil: no store named; reading the %d found: %s\n", len(found), strings.Join(found, ", "))
+			names = found
+		}
+	}
 	if len(names) <= 1 && (len(names) == 0 || !remote.IsURL(names[0])) {
 		name := ""
 		if len(names) == 1 {

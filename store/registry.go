@@ -31,6 +31,12 @@ type Format struct {
 	// torn magic, a FIFO where a run's file should be. It returns nil for a
 	// path that does not look meant for the format.
 	Explain func(path string) error
+	// Home, when set, is where the program that writes this format keeps
+	// its store on this machine (an agent CLI's session directory), read
+	// from the environment it is given as that program reads it. A store
+	// found there is offered when no store is named; a place that does not
+	// exist is said among the places looked in.
+	Home func(getenv func(string) string) []string
 	// Fallback marks the format Open tries when no format detects a path,
 	// so that its refusal explains what the path is not. At most one.
 	Fallback bool

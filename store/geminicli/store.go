@@ -25,6 +25,7 @@ func init() {
 		Name:   FormatName,
 		Detect: detect,
 		Open:   func(path string, _ store.Options) (store.Core, error) { return Open(path) },
+		Home:   DefaultPaths,
 	})
 }
 
