@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/geminicli"
 )
 
 // The fixtures are what Gemini CLI 0.61.0 wrote here: a session that
@@ -130,5 +131,22 @@ func TestTurnWithoutTokensIsNotReported(t *testing.T) {
 	samples, _ := src.ContextSamples(context.Background(), "s1")
 	if len(samples) != 0 {
 		t.Errorf("samples %+v, want none reported", samples)
+	}
+}
+
+// DefaultPaths honours GEMINI_CLI_HOME before HOME, as the CLI's homedir
+// (packages/core/src/utils/paths.ts) does.
+func TestDefaultPaths(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u"}
+	get := func(k string) string { return env[k] }
+	if got := geminicli.DefaultPaths(get); len(got) != 1 || got[0] != "/home/u/.gemini/tmp" {
+		t.Errorf("HOME: %v", got)
+	}
+	env["GEMINI_CLI_HOME"] = "/srv/g"
+	if got := geminicli.DefaultPaths(get); len(got) != 1 || got[0] != "/srv/g/.gemini/tmp" {
+		t.Errorf("GEMINI_CLI_HOME: %v", got)
+	}
+	if got := geminicli.DefaultPaths(func(string) string { return "" }); len(got) != 0 {
+		t.Errorf("no home: %v", got)
 	}
 }
