@@ -150,3 +150,13 @@ func TestDefaultPaths(t *testing.T) {
 		t.Errorf("no home: %v", got)
 	}
 }
+
+// One chat file opens alone: a sub-agent's keeps its parent's id and its
+// project's workspace.
+func TestOneChatFileOpens(t *testing.T) {
+	_, _, _, subFile := project(t)
+	runs := runsByID(t, open(t, subFile))
+	if r, ok := runs[subID]; len(runs) != 1 || !ok || r.ParentID != mainID || r.Workspace != "/home/dev/work/gemini" {
+		t.Errorf("runs %+v", runs)
+	}
+}

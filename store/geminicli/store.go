@@ -92,7 +92,7 @@ func (s *Store) files() []sessionFile {
 		f := sessionFile{path: s.single, project: filepath.Dir(filepath.Dir(s.single))}
 		if filepath.Base(filepath.Dir(s.single)) != "chats" {
 			f.parent = filepath.Base(filepath.Dir(s.single))
-			f.project = filepath.Dir(filepath.Dir(f.project))
+			f.project = filepath.Dir(f.project)
 		}
 		return []sessionFile{f}
 	}
