@@ -74,3 +74,22 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("Decide: %v", err)
 	}
 }
+
+// A file whose header is still being written is not a run yet (its id is in
+// the header); once the header is whole it is, under that id.
+func TestRunWaitsForItsHeader(t *testing.T) {
+	lines := fixtureLines(t, "steps3-gated-session-2026-12-04T18-39-52f24ebd.jsonl")
+	root, _, _, _ := project(t)
+	file := filepath.Join(root, "chats", "session-2026-12-04T18-40-aaaaaaaa.jsonl")
+	writeFile(t, file, lines[0][:30])
+	src := open(t, root)
+	if runs := runsByID(t, src); len(runs) != 3 {
+		t.Fatalf("a torn header made a run: %v", len(runs))
+	}
+	cur, _ := src.Head(context.Background())
+	appendFile(t, file, lines[0][30:])
+	ch, _ := changes(t, src, cur)
+	if len(ch.Runs) != 1 || ch.Runs[0].ID != "52f24ebd-9acb-4c90-9fe4-af37c29da39e" {
+		t.Fatalf("the whole header: %+v", ch.Runs)
+	}
+}

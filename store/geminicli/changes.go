@@ -165,7 +165,7 @@ func (s *Store) readNew(f sessionFile, pos filePos, ch *store.Changes) (int64, b
 			return nil
 		}
 		e := ix.conv.byID[rec.ID]
-		if e == nil {
+		if e == nil || ix.conv.sessionID == "" {
 			return nil
 		}
 		full := &entry{msg: rec.message, row: e.row, num: e.num}
@@ -183,7 +183,7 @@ func (s *Store) readNew(f sessionFile, pos filePos, ch *store.Changes) (int64, b
 	if reshaped {
 		return end, true, nil
 	}
-	if changed {
+	if changed && ix.conv.sessionID != "" {
 		r := runOf(ix.conv, f)
 		s.mu.Lock()
 		s.byRun[r.ID] = f

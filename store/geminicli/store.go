@@ -148,9 +148,6 @@ func (s *Store) fileOf(id string) (sessionFile, error) {
 func runOf(c *conv, f sessionFile) store.Run {
 	r := store.Run{ID: c.sessionID, ParentID: f.parent, Goal: c.goal, Workspace: workspace(f.project),
 		Provider: "gemini", Status: store.StatusRunning, TurnKind: c.kind}
-	if r.ID == "" {
-		r.ID = strings.TrimSuffix(filepath.Base(f.path), ".jsonl")
-	}
 	if r.ParentID != "" {
 		r.Depth = 1
 	}
@@ -218,8 +215,8 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 			return nil, err
 		}
 		c, err := headTail(f.path)
-		if err != nil {
-			continue // gone since it was listed
+		if err != nil || c.sessionID == "" {
+			continue // gone since it was listed, or its header not written yet
 		}
 		r := runOf(c, f)
 		byRun[r.ID] = f
