@@ -151,11 +151,13 @@ func (s *Store) reset(ctx context.Context, why string) (*store.Changes, store.Cu
 	return &store.Changes{Reset: true}, h, nil
 }
 
-// seen marks everything folded so far as handed out: a reader that took
-// its cursor with Head loaded it already.
+// seen marks what was folded by Head's time as handed out: a reader that
+// took its cursor with Head loaded it already. A turn not committed then
+// was not among its steps: its row goes out when it commits.
 func (ses *session) seen() {
 	for i := range ses.turns {
-		ses.turns[i].sent, ses.turns[i].usageSent = true, true
+		ses.turns[i].sent = ses.committed(i)
+		ses.turns[i].usageSent = ses.turns[i].usage != nil
 	}
 	ses.spawnsSent, ses.dirty = len(ses.spawns), false
 	ses.trim()
@@ -163,8 +165,7 @@ func (ses *session) seen() {
 
 // emit adds what the fold holds that was not handed out yet. A turn's
 // usage goes out as it arrives (a provider call, a context sample); its
-// timeline row once the turn is whole — its calls answered, or the run
-// moved past it — so that a row, once sent, never changes.
+// timeline row once it commits, so that a row, once sent, never changes.
 func (ses *session) emit(ch *store.Changes) {
 	if ses.id == "" {
 		return // no session_meta yet
@@ -189,8 +190,7 @@ func (ses *session) emit(ch *store.Changes) {
 		if t.sent {
 			continue
 		}
-		later := i < len(ses.turns)-1
-		if !later && (!t.closed || ses.pending(t)) && !ses.status.Ended() {
+		if !ses.committed(i) {
 			break
 		}
 		st := ses.step(t)

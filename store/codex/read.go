@@ -110,14 +110,18 @@ func (ses *session) run(full bool) store.Run {
 	return r
 }
 
-// counts is the number of model turns and the tokens their usage reports.
+// counts is the number of committed turns and the tokens every turn's
+// usage reports.
 func (ses *session) counts() (steps int, tokens int64) {
-	for _, t := range ses.turns {
+	for i, t := range ses.turns {
 		if t.usage != nil {
 			tokens += t.usage.Total
 		}
+		if ses.committed(i) {
+			steps++
+		}
 	}
-	return ses.numbers, tokens
+	return steps, tokens
 }
 
 func providerOf(provider, model string) string {
@@ -149,30 +153,65 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		}
 		st := store.RunStats{Provider: providerOf(ses.provider, ses.model)}
 		st.Steps, st.Tokens = ses.counts()
-		if t := ses.last(); t != nil {
-			st.Through = t.row
+		for i := range ses.turns {
+			if ses.committed(i) {
+				st.Through = ses.turns[i].row
+			}
 		}
 		out[id] = st
 	}
 	return out, nil
 }
 
-// Steps is the run's model turns, one step each.
+// Steps is the run's committed model turns, one step each.
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	ses, err := s.session(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]store.Step, len(ses.turns))
+	var steps []store.Step
 	for i := range ses.turns {
-		steps[i] = ses.step(&ses.turns[i])
+		if !ses.committed(i) {
+			break
+		}
+		steps = append(steps, ses.step(&ses.turns[i]))
 	}
 	return steps, nil
 }
 
-// step is a turn as the timeline shows it. A call without its result is
-// running (Decision "running"): the rollout gets the result when the tool
-// returns.
+// committed reports whether turn i is a step: its response is whole and
+// its calls answered, or the run moved past it (a later turn, the task's
+// end). Until then what it does is live activity (Activity): a row, once
+// handed out, never changes.
+func (ses *session) committed(i int) bool {
+	t := &ses.turns[i]
+	return i < len(ses.turns)-1 || ses.status.Ended() || (t.closed && !ses.pending(t))
+}
+
+// Activity is what each run's open turn is doing: a call whose output is
+// not written yet is a running tool (codex records a call's output when
+// the tool returns). Codex writes no other live stream to the rollout.
+func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Activity, error) {
+	act := store.Activity{Recorded: store.FactSet{}}
+	act.Recorded.Add(store.FactRunEvents)
+	for _, id := range q.RunIDs {
+		ses, err := s.session(ctx, id)
+		if err != nil || len(ses.turns) == 0 || ses.committed(len(ses.turns)-1) {
+			continue
+		}
+		t := ses.last()
+		for i, c := range t.calls {
+			if _, done := ses.results[c.id]; done {
+				continue
+			}
+			act.Events = append(act.Events, store.RunEvent{ID: t.row*1000 + int64(i), RunID: id, Step: t.number,
+				Kind: store.LiveTool, Name: "function_call", Text: cut(c.name+" "+c.args, 200), At: t.at})
+		}
+	}
+	return act, nil
+}
+
+// step is a turn as the timeline shows it.
 func (ses *session) step(t *turn) store.Step {
 	st := store.Step{RowID: t.row, RunID: ses.id, Number: t.number, Kind: store.StepTurn, At: t.at}
 	var names []string
@@ -182,7 +221,7 @@ func (ses *session) step(t *turn) store.Step {
 	st.ToolCall = cut(strings.Join(names, "; "), 200)
 	switch {
 	case len(t.calls) > 0 && ses.pending(t):
-		st.Decision = "running"
+		st.Decision = "unanswered" // the run moved past a call with no output
 	case len(t.calls) > 0:
 		st.Decision = "tool"
 		st.ResultHead = cut(firstLine(ses.results[t.calls[0].id].text), 160)

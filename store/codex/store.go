@@ -28,6 +28,7 @@ const ReadOnlyReason = "decisions on Codex sessions go through vigil gate"
 var (
 	_ store.Core            = (*Store)(nil)
 	_ store.ProblemReporter = (*Store)(nil)
+	_ store.ActivityReader  = (*Store)(nil)
 )
 
 func init() {

@@ -80,8 +80,10 @@ func TestTailAppendedTurnReachesChanges(t *testing.T) {
 		t.Fatalf("after the second call: rows %+v calls %+v; want no row yet (its call runs) and its usage", ch.Steps, ch.Calls)
 	}
 	steps, _ := src.Steps(ctx, steps3ID)
-	if len(steps) != 2 || steps[1].Decision != "running" {
-		t.Fatalf("steps while the call runs: %+v", steps)
+	act, _ := src.Activity(ctx, store.ActivityQuery{RunIDs: []string{steps3ID}})
+	if len(steps) != 1 || len(act.Events) != 1 || act.Events[0].Kind != store.LiveTool || act.Events[0].Step != 2 ||
+		!strings.Contains(act.Events[0].Text, "echo hi 2") || !act.Recorded.Has(store.FactRunEvents) {
+		t.Fatalf("while the call runs: steps %+v activity %+v; want one step and the second call running", steps, act)
 	}
 	appendTo(t, file, bytes.Join(lines[16:19], nil))
 	ch, _, err = src.Changes(ctx, next2)
@@ -90,6 +92,9 @@ func TestTailAppendedTurnReachesChanges(t *testing.T) {
 	}
 	if len(ch.Steps) != 1 || ch.Steps[0].Number != 2 || ch.Steps[0].Decision != "tool" || !strings.Contains(ch.Steps[0].ResultHead, "Chunk ID") || ch.Steps[0].Tokens != 1330 {
 		t.Fatalf("after its output: rows %+v", ch.Steps)
+	}
+	if act, _ := src.Activity(ctx, store.ActivityQuery{RunIDs: []string{steps3ID}}); len(act.Events) != 0 {
+		t.Fatalf("activity after the output: %+v", act.Events)
 	}
 	// A cursor is a value: the same cursor reads the same changes again.
 	again, _, err := src.Changes(ctx, next2)
