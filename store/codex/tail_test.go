@@ -184,3 +184,29 @@ func TestMalformedLineIsOneProblem(t *testing.T) {
 		t.Errorf("run %+v", runs[steps3ID])
 	}
 }
+
+// TestBigRolloutListsFromHeadAndTail: a rollout past the whole-read limit
+// lists from its head (who, the prompt) and its tail (its status and the
+// running token total) without the middle being read; its steps are
+// counted when asked for.
+func TestBigRolloutListsFromHeadAndTail(t *testing.T) {
+	lines := fixtureLines(t, steps3ID)
+	// world_state records are not read: filler the size of a long session.
+	filler := []byte(`{"timestamp":"2026-12-04T18:35:50.000Z","type":"world_state","payload":{"full":false,"state":{"pad":"` + strings.Repeat("x", 4000) + `"}}}` + "\n")
+	var big [][]byte
+	big = append(big, lines[:14]...)
+	for range 600 { // about 2.4 MB
+		big = append(big, filler)
+	}
+	big = append(big, lines[14:]...)
+	root, _ := sessionsTree(t, steps3ID, big)
+	src := open(t, root)
+	r := runsByID(t, src)[steps3ID]
+	if r.StatsKnown || r.Status != store.StatusCompleted || r.Summary == nil || r.Summary.Tokens != 5520 || r.Goal != "Three slow steps. [[mock:steps=3,delay=3]]" {
+		t.Fatalf("a big rollout's run: %+v summary %+v", r, r.Summary)
+	}
+	st, err := src.RunStats(context.Background(), []string{steps3ID})
+	if err != nil || st[steps3ID].Steps != 4 || st[steps3ID].Tokens != 5520 {
+		t.Fatalf("its stats %+v %v", st, err)
+	}
+}
