@@ -36,7 +36,6 @@ func init() {
 		Name:   Format,
 		Detect: Detect,
 		Open:   func(path string, _ store.Options) (store.Core, error) { return Open(path) },
-		Files:  []string{"sessions"},
 	})
 }
 
@@ -94,8 +93,10 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-// Detect reports a rollout file, a directory named sessions or holding a
-// sessions directory with rollouts, or a directory of rollouts.
+// Detect reports a rollout file, a sessions directory (or a directory
+// holding one) with a rollout in its tree, or a directory with rollouts
+// in it. Any other directory's subdirectories are not walked: Detect is
+// asked of every path vigil opens.
 func Detect(path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -109,8 +110,20 @@ func Detect(path string) bool {
 		root = sub
 	}
 	found := false
-	walk(root, func(p string) bool { found = isRollout(p); return !found })
-	return found
+	if filepath.Base(root) == "sessions" {
+		walk(root, func(p string) bool { found = isRollout(p); return !found })
+		return found
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !e.IsDir() && isRollout(filepath.Join(root, e.Name())) {
+			return true
+		}
+	}
+	return false
 }
 
 // isRollout reports a *rollout-*.jsonl file whose first line is a
