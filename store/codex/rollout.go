@@ -84,7 +84,11 @@ func read(kind string, raw json.RawMessage) bool {
 	case "session_meta", "turn_context", "token_usage_record":
 		return true
 	case "response_item", "event_msg":
-		if json.Unmarshal(raw, &head) != nil {
+		// serde writes an internally tagged enum's tag first: read it
+		// without scanning a payload that may hold megabytes of output.
+		if t, ok := leadingType(raw); ok {
+			head.Type = t
+		} else if json.Unmarshal(raw, &head) != nil {
 			return true // and fail: the line is damaged
 		}
 	}
@@ -95,6 +99,19 @@ func read(kind string, raw json.RawMessage) bool {
 		return true
 	}
 	return false
+}
+
+// leadingType is the value of a leading "type" key of a JSON object.
+func leadingType(raw json.RawMessage) (string, bool) {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(raw, " \t"), []byte(`{"type":"`))
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexAny(rest, `"\`)
+	if end < 0 || rest[end] != '"' {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
 type spawnSource struct {
