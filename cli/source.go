@@ -14,6 +14,7 @@ import (
 	// The formats vigil reads register themselves with store; nothing here
 	// names one.
 	_ "github.com/vigil-run/vigil/store/claudecode"
+	_ "github.com/vigil-run/vigil/store/codex"
 	_ "github.com/vigil-run/vigil/store/geminicli"
 	_ "github.com/vigil-run/vigil/store/ioharness"
 	_ "github.com/vigil-run/vigil/store/leviath"

@@ -1,0 +1,312 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
+
+// Format is the name this adapter registers under.
+const Format = "codex"
+
+// ReadOnlyReason is why no decision is taken through this source.
+const ReadOnlyReason = "decisions on Codex sessions go through vigil gate"
+
+var (
+	_ store.Core            = (*Store)(nil)
+	_ store.ProblemReporter = (*Store)(nil)
+	_ store.ActivityReader  = (*Store)(nil)
+)
+
+func init() {
+	store.Register(store.Format{
+		Name:   Format,
+		Detect: Detect,
+		Open:   func(path string, _ store.Options) (store.Core, error) { return Open(path) },
+	})
+}
+
+// DefaultPaths is where Codex keeps its rollouts on this machine:
+// $CODEX_HOME/sessions, else ~/.codex/sessions.
+func DefaultPaths(getenv func(string) string) []string {
+	if h := getenv("CODEX_HOME"); h != "" {
+		return []string{filepath.Join(h, "sessions")}
+	}
+	if h := getenv("HOME"); h != "" {
+		return []string{filepath.Join(h, ".codex", "sessions")}
+	}
+	return nil
+}
+
+// Store is a Codex sessions tree, a CODEX_HOME, or one rollout, read-only.
+type Store struct {
+	path string // as opened
+	root string // the directory walked for rollouts
+	one  string // a single rollout file, when that is what was opened
+
+	mu       sync.Mutex
+	byID     map[string]string // run id: its rollout
+	problems map[string]error  // "file:line": the line it could not read
+}
+
+// Open opens path: a rollout file, a directory holding rollouts at any
+// depth up to the sessions tree's (sessions/YYYY/MM/DD), or CODEX_HOME.
+func Open(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrNotFound, err, "%v", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, store.Errorf(abs, store.ErrNotFound, err, "")
+		}
+		return nil, store.Errorf(abs, store.ErrIO, err, "%v", err)
+	}
+	s := &Store{path: abs, root: abs, byID: map[string]string{}, problems: map[string]error{}}
+	if !fi.IsDir() {
+		if !isRollout(abs) {
+			return nil, store.Errorf(abs, store.ErrNotAStore, nil, "not a Codex rollout (its first line is no session_meta)")
+		}
+		s.one, s.root = abs, filepath.Dir(abs)
+		return s, nil
+	}
+	if sub := filepath.Join(abs, "sessions"); isDir(sub) {
+		s.root = sub
+	}
+	if len(s.files()) == 0 && !isDir(filepath.Join(abs, "sessions")) && filepath.Base(abs) != "sessions" {
+		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "no Codex rollouts (rollout-*.jsonl) under it")
+	}
+	return s, nil
+}
+
+// Detect reports a rollout file, a sessions directory (or a directory
+// holding one) with a rollout in its tree, or a directory with rollouts
+// in it. Any other directory's subdirectories are not walked: Detect is
+// asked of every path vigil opens.
+func Detect(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if !fi.IsDir() {
+		return isRollout(path)
+	}
+	root := path
+	if sub := filepath.Join(path, "sessions"); isDir(sub) {
+		root = sub
+	}
+	found := false
+	if filepath.Base(root) == "sessions" {
+		walk(root, func(p string) bool { found = isRollout(p); return !found })
+		return found
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !e.IsDir() && isRollout(filepath.Join(root, e.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+// isRollout reports a *rollout-*.jsonl file whose first line is a
+// session_meta record.
+func isRollout(p string) bool {
+	b := filepath.Base(p)
+	if !strings.Contains(b, "rollout-") || !strings.HasSuffix(b, ".jsonl") {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	var l struct {
+		Type string `json:"type"`
+	}
+	// The record's type comes before its (long) payload: decode a cut
+	// object holding only the keys before it.
+	h := head[:n]
+	if i := bytes.Index(h, []byte(`"payload"`)); i > 0 {
+		h = append(bytes.TrimRight(bytes.TrimSpace(h[:i]), ","), '}')
+	}
+	return json.Unmarshal(h, &l) == nil && l.Type == "session_meta"
+}
+
+// walk calls fn with each rollout-named file under root, at most four
+// directories deep (CODEX_HOME/sessions/YYYY/MM/DD), until fn says stop.
+func walk(root string, fn func(string) bool) {
+	depth0 := strings.Count(root, string(filepath.Separator))
+	stop := errors.New("stop")
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if strings.Count(p, string(filepath.Separator))-depth0 > 4 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.Contains(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), ".jsonl") {
+			if !fn(p) {
+				return stop
+			}
+		}
+		return nil
+	})
+}
+
+// files lists the store's rollouts, oldest name first (names carry the
+// start time).
+func (s *Store) files() []string {
+	if s.one != "" {
+		return []string{s.one}
+	}
+	var out []string
+	walk(s.root, func(p string) bool { out = append(out, p); return true })
+	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) < filepath.Base(out[j]) })
+	return out
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// readWhole folds a rollout from its start, up to its last whole line.
+func (s *Store) readWhole(path string) (*session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
+	}
+	defer f.Close()
+	ses := newSession()
+	_, err = s.foldFrom(f, path, ses, 0, -1)
+	return ses, err
+}
+
+// foldFrom folds the whole lines of r (at offset off in path) into ses, at
+// most limit bytes (-1: to the end), and returns the offset after the last
+// whole line: a last line without its newline is still being written.
+func (s *Store) foldFrom(r io.Reader, path string, ses *session, off, limit int64) (int64, error) {
+	if limit >= 0 {
+		r = io.LimitReader(r, limit)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := append([]byte(nil), b...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil {
+			if err == io.EOF {
+				return off, nil
+			}
+			return off, store.Errorf(path, store.ErrIO, err, "%v", err)
+		}
+		off += int64(len(b))
+		if ferr := ses.fold(b[:len(b)-1]); ferr != nil {
+			s.problem(path, ses.lines, ferr)
+		}
+	}
+}
+
+// problem notes a line that could not be read, once.
+func (s *Store) problem(path string, line int64, err error) {
+	key := fmt.Sprintf("%s:%d", path, line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.problems[key]; !ok {
+		s.problems[key] = store.Errorf(path, store.ErrCorrupt, err, "line %d is not a rollout record (%v); the rest of the session is shown", line, shortErr(err))
+	}
+}
+
+func shortErr(err error) string {
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return msg
+}
+
+// Problems lists the lines this source could not read, in file order.
+func (s *Store) Problems() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.problems))
+	for k := range s.problems {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]error, len(keys))
+	for i, k := range keys {
+		out[i] = s.problems[k]
+	}
+	return out
+}
+
+// fileOf is the rollout of a run, looked for again when it is not known.
+func (s *Store) fileOf(ctx context.Context, id string) (string, error) {
+	s.mu.Lock()
+	p, ok := s.byID[id]
+	s.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	if _, err := s.Runs(ctx); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	p, ok = s.byID[id]
+	s.mu.Unlock()
+	if !ok {
+		return "", store.Errorf(s.path, store.ErrNoSuchRun, nil, "%s", store.Because(store.ErrNoSuchRun, id))
+	}
+	return p, nil
+}
+
+func (s *Store) Path() string                                                       { return s.path }
+func (s *Store) Format() string                                                     { return Format }
+func (s *Store) ReadOnly() (bool, string)                                           { return true, ReadOnlyReason }
+func (s *Store) RecordsLeases() bool                                                { return false }
+func (s *Store) Close() error                                                       { return nil }
+func (s *Store) Watch() store.WatchSpec                                             { return s.watch() }
+func (s *Store) Requests(context.Context, bool, ...string) ([]store.Request, error) { return nil, nil }
+
+// Classify: Codex records no request vigil could answer in the rollout.
+func (s *Store) Classify(store.Request, store.Run, *store.Lease, time.Time) (store.Delivery, string) {
+	return store.Orphaned, ReadOnlyReason
+}
+
+// Decide refuses: this source never writes.
+func (s *Store) Decide(context.Context, store.Decision) (store.DecideResult, error) {
+	return store.DecideResult{}, store.Errorf(s.path, store.ErrReadOnly, nil, "%s", ReadOnlyReason)
+}
