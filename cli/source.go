@@ -168,11 +168,15 @@ func (a *app) discover() ([]string, error) {
 			continue
 		}
 		for _, p := range f.Home(a.getenv) {
+			label := p
+			if home := a.getenv("HOME"); home != "" && strings.HasPrefix(p, home+string(filepath.Separator)) {
+				label = "~" + p[len(home):]
+			}
 			switch {
 			case !exists(p):
-				tried(p, "not found ("+f.Name+")")
+				tried(label, "not found ("+f.Name+")")
 			case !detects(p):
-				tried(p, "no "+f.Name+" sessions in it")
+				tried(label, "no "+f.Name+" sessions in it")
 			default:
 				found = append(found, p)
 			}

@@ -64,9 +64,16 @@ func Tool(t testing.TB, name, why string) string {
 }
 
 // IOHarnessFixtures is the directory of io-harness's ground-truth release
-// fixtures: fixtures/io-harness under $VIGIL_SHARED, or under the shared
-// directory beside the clone (../shared). Without it, Need.
+// fixtures (Fixtures' io-harness).
 func IOHarnessFixtures(t testing.TB) string {
+	t.Helper()
+	return Fixtures(t, "io-harness")
+}
+
+// Fixtures is the directory of real files a format wrote, kept in the
+// shared directory: fixtures/<rel> under $VIGIL_SHARED, or under the shared
+// directory beside the clone (../shared). Without it, Need.
+func Fixtures(t testing.TB, rel string) string {
 	t.Helper()
 	shared := os.Getenv("VIGIL_SHARED")
 	if shared == "" {
@@ -76,9 +83,9 @@ func IOHarnessFixtures(t testing.TB) string {
 		}
 		shared = filepath.Join(filepath.Dir(root), "shared")
 	}
-	dir := filepath.Join(shared, "fixtures", "io-harness")
+	dir := filepath.Join(shared, "fixtures", filepath.FromSlash(rel))
 	if _, err := os.Stat(dir); err != nil {
-		Need(t, "io-harness fixtures", fmt.Sprintf("not found at %s (set $VIGIL_SHARED to the directory that holds fixtures/io-harness)", dir))
+		Need(t, rel+" fixtures", fmt.Sprintf("not found at %s (set $VIGIL_SHARED to the directory that holds fixtures/%s)", dir, rel))
 	}
 	return dir
 }

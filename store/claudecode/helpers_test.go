@@ -14,16 +14,7 @@ import (
 // the clone, or $VIGIL_SHARED); without it, Need.
 func fixtures(t *testing.T) string {
 	t.Helper()
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		abs, _ := filepath.Abs("../../../shared")
-		shared = abs
-	}
-	dir := filepath.Join(shared, "fixtures", "agents", "claude-code")
-	if _, err := os.Stat(dir); err != nil {
-		testkit.Need(t, "claude-code fixtures", "not found at "+dir+" (set $VIGIL_SHARED)")
-	}
-	return dir
+	return testkit.Fixtures(t, "agents/claude-code")
 }
 
 // fixtureStore lays the fixture transcript out as Claude Code does under a

@@ -23,6 +23,7 @@ func init() {
 		Name:   Format,
 		Detect: func(path string) bool { _, ok := resolve(path); return ok },
 		Open:   Open,
+		Home:   DefaultPaths,
 	})
 }
 

@@ -28,15 +28,7 @@ const (
 // rollout under $VIGIL_SHARED or the shared directory beside the clone.
 func fixtures(t testing.TB) string {
 	t.Helper()
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared = filepath.Join("..", "..", "..", "shared")
-	}
-	dir := filepath.Join(shared, "fixtures", "agents", "codex", "rollout")
-	if _, err := os.Stat(dir); err != nil {
-		testkit.Need(t, "codex fixtures", "not found at "+dir+" (set $VIGIL_SHARED to the directory holding fixtures/agents)")
-	}
-	return dir
+	return testkit.Fixtures(t, "agents/codex/rollout")
 }
 
 func open(t testing.TB, path string) store.Source {

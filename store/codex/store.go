@@ -36,6 +36,7 @@ func init() {
 		Name:   Format,
 		Detect: Detect,
 		Open:   func(path string, _ store.Options) (store.Core, error) { return Open(path) },
+		Home:   DefaultPaths,
 	})
 }
 

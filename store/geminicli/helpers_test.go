@@ -16,15 +16,7 @@ import (
 // directory beside the clone. Without it, Need (a failure with CI set).
 func fixtures(t *testing.T) string {
 	t.Helper()
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared"))
-	}
-	dir := filepath.Join(shared, "fixtures", "agents", "gemini-cli", "chats")
-	if _, err := os.Stat(dir); err != nil {
-		testkit.Need(t, "Gemini CLI fixtures", "not found at "+dir+" (set $VIGIL_SHARED to the directory that holds fixtures/agents)")
-	}
-	return dir
+	return testkit.Fixtures(t, "agents/gemini-cli/chats")
 }
 
 const (
