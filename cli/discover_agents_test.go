@@ -72,3 +72,27 @@ func copyInto(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// trace and diff read a format with no canonical trace of its own through
+// vigil's steps trace (store.Complete): a Claude Code session and its
+// sub-agent, step by step, their calls by tool and arguments.
+func TestTraceAndDiffOnAnAgentCLIStore(t *testing.T) {
+	claude := testkit.Fixtures(t, "agents/claude-code/transcript")
+	cfg := filepath.Join(t.TempDir(), ".claude")
+	const session = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
+	project := filepath.Join(cfg, "projects", "-home-dev-work")
+	copyInto(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(project, session+".jsonl"))
+	for _, n := range []string{"agent-adacfd069ace754ac.jsonl", "agent-adacfd069ace754ac.meta.json"} {
+		copyInto(t, filepath.Join(claude, "subagents", n), filepath.Join(project, session, "subagents", n))
+	}
+	h := newHarness(t)
+	r := h.run("trace", "--store", cfg, session)
+	r.wantCode(t, 0)
+	contains(t, r.stdout, "step 1 | tokens 1230 | decision tool_use | tool_call Agent {")
+	if strings.Contains(r.stdout, "toolu_") {
+		t.Errorf("the trace names a call by its id:\n%s", r.stdout)
+	}
+	r = h.run("diff", "--store", cfg, session, "agent-adacfd069ace754ac")
+	r.wantCode(t, 1)
+	contains(t, r.stdout, "step 1")
+}

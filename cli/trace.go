@@ -18,9 +18,6 @@ import (
 )
 
 func canonicalTrace(ctx context.Context, src store.Source, runIDs ...string) ([]string, error) {
-	if !src.Capabilities().Has(store.CapTrace) {
-		return nil, fmt.Errorf("%s: canonical traces are an io-harness feature; not supported for %s stores", src.Path(), src.Format())
-	}
 	var out []string
 	for _, id := range runIDs {
 		if err := knownRun(ctx, src, id); err != nil {

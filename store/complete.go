@@ -358,10 +358,6 @@ func (s *completed) WriteCanonicalTrace(ctx context.Context, runID string, w io.
 		_, err = io.WriteString(w, tr)
 		return err
 	}
-	return NoTrace(s.Path(), s.Format())
+	return writeStepsTrace(ctx, s, runID, w)
 }
 
-// NoTrace is the error of a source whose format has no canonical trace.
-func NoTrace(path, format string) error {
-	return Errorf(path, ErrUnsupported, nil, "canonical traces are an io-harness feature; not supported for %s stores", format)
-}

@@ -161,8 +161,12 @@ func TestCompleteOfABareCoreFallsBack(t *testing.T) {
 		t.Errorf("DecodeCursor = %v, want ErrUnsupported", err)
 	}
 	var b strings.Builder
-	if err := src.WriteCanonicalTrace(ctx, "r", &b); !errors.Is(err, ErrUnsupported) || b.Len() != 0 {
-		t.Errorf("WriteCanonicalTrace = %v (%q), want ErrUnsupported", err, b.String())
+	// No trace of its own: vigil's steps trace, in the records diff reads.
+	want := "step 1 | tokens 10 | decision look | tool_call ls | prompt  | result whole result\n" +
+		"step 2 | tokens 20 | decision edit | tool_call  | prompt  | result cut…\n" +
+		"step 3 | tokens 0 | decision fold | tool_call  | prompt  | result \n"
+	if err := src.WriteCanonicalTrace(ctx, "r", &b); err != nil || b.String() != want {
+		t.Errorf("WriteCanonicalTrace = %v\n%s\nwant the steps trace\n%s", err, b.String(), want)
 	}
 }
 

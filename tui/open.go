@@ -164,31 +164,15 @@ func (m *Model) openTarget(prompt bool) (what, text, runID, why string) {
 	return "", "", "", "the drift pane has no text of its own to open (open a step from the timeline)"
 }
 
-// writeTrace writes a run's canonical trace, made safe, a piece at a time
-// where the store can; a store without traces gets the run's steps as the
-// timeline lists them.
+// writeTrace writes a run's canonical trace (the format's own, or
+// vigil's steps trace where it has none: store.Complete), made safe, a
+// piece at a time where the store can.
 func writeTrace(src source, runID string, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	safe := sanitize.TextWriter(w)
-	if src.Capabilities().Has(store.CapTrace) {
-		if err := src.WriteCanonicalTrace(ctx, runID, safe); err != nil {
-			return err
-		}
-		return safe.Close()
-	}
-	steps, err := src.Steps(ctx, runID)
-	if err != nil {
+	if err := src.WriteCanonicalTrace(ctx, runID, safe); err != nil {
 		return err
-	}
-	for _, st := range steps {
-		line := fmt.Sprintf("%4d %s", st.Number, st.Decision)
-		if st.ToolCall != "" {
-			line += " · " + st.ToolCall
-		}
-		if _, err := io.WriteString(safe, line+"\n"); err != nil {
-			return err
-		}
 	}
 	return safe.Close()
 }
