@@ -27,7 +27,7 @@ const module = "github.com/vigil-run/vigil"
 var (
 	adapters = []string{module + "/store/ioharness/...", module + "/store/starweaver/...", module + "/store/leviath/...",
 		module + "/store/claudecode/...", module + "/store/codex/...", module + "/store/geminicli/..."}
-	drivers  = []string{"database/sql", "modernc.org/sqlite/..."}
+	drivers = []string{"database/sql", "modernc.org/sqlite/..."}
 	// faces are the packages that face the user: the explorer, its panes,
 	// the SSH UI server and the command line, above every store.
 	faces = []string{module + "/tui/...", module + "/views/...", module + "/serve/...", module + "/cli/..."}

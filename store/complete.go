@@ -360,4 +360,3 @@ func (s *completed) WriteCanonicalTrace(ctx context.Context, runID string, w io.
 	}
 	return writeStepsTrace(ctx, s, runID, w)
 }
-
