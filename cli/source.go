@@ -15,6 +15,7 @@ import (
 	// names one.
 	_ "github.com/vigil-run/vigil/store/ioharness"
 	_ "github.com/vigil-run/vigil/store/leviath"
+	_ "github.com/vigil-run/vigil/store/opencode"
 	_ "github.com/vigil-run/vigil/store/starweaver"
 )
 
