@@ -49,22 +49,25 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		return nil, err
 	}
 	for _, x := range runs {
-		if !x.run.Status.Ended() {
-			c.sessions[x.run.ID] = sig(x.run)
+		if x.run.Status.Ended() {
+			continue
 		}
-	}
-	msgs, err := s.openMessages(ctx, "WHERE rowid <= ? AND time_created >= ?", tops["message"], 0)
-	if err != nil {
-		return nil, err
-	}
-	for id, run := range msgs {
-		c.open[id] = run
+		c.sessions[x.run.ID] = sig(x.run)
+		// An unfinished reply belongs to a running session: only theirs
+		// are looked at (message_session_time_created_id_idx).
+		msgs, err := s.openMessages(ctx, "WHERE session_id = ? AND rowid <= ?", x.run.ID, tops["message"])
+		if err != nil {
+			return nil, err
+		}
+		for id, run := range msgs {
+			c.open[id] = run
+		}
 	}
 	return c, nil
 }
 
 // openMessages finds the unfinished assistant messages among those where
-// selects. Only Head reads them all; a finished message never reopens.
+// selects (Head); a finished message never reopens.
 func (s *Store) openMessages(ctx context.Context, where string, args ...any) (map[string]string, error) {
 	out := map[string]string{}
 	err := s.eachRow(ctx, `SELECT id, session_id FROM message `+where+` AND json_valid(data)

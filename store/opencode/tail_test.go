@@ -135,3 +135,69 @@ INSERT INTO part VALUES ('prt_zz9', 'msg_zz9', '%[1]s', 1796409700002, 179640970
 		t.Fatal(err)
 	}
 }
+
+// TestStatusFromTheLastReply: the session's state follows its last
+// assistant message as opencode's prompt loop reads it (SessionPrompt.loop
+// in packages/opencode/src/session/prompt.ts goes on after "tool-calls";
+// an abort is MessageAbortedError in message-v2.ts).
+func TestStatusFromTheLastReply(t *testing.T) {
+	for _, c := range []struct {
+		name, data string
+		status     store.Status
+		outcome    store.Outcome
+	}{
+		{"aborted", `{"role":"assistant","time":{"created":1796409700000,"completed":1796409700009},"error":{"name":"MessageAbortedError","data":{"message":"aborted"}}}`,
+			store.StatusCompleted, store.OutcomeCancelled},
+		{"api error", `{"role":"assistant","time":{"created":1796409700000},"error":{"name":"APIError","data":{"message":"boom"}}}`,
+			store.StatusFailed, store.OutcomeFailed},
+		{"tool calls", `{"role":"assistant","time":{"created":1796409700000,"completed":1796409700009},"finish":"tool-calls"}`,
+			store.StatusRunning, ""},
+		{"user prompt", `{"role":"user","time":{"created":1796409700000}}`, store.StatusRunning, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := fixtureDB(t)
+			foreign(t, db, fmt.Sprintf(`INSERT INTO message VALUES ('msg_zz9', '%s', 1796409700000, 1796409700000, '%s');`, childID, c.data), "exec")
+			src, err := store.Open(db, store.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			r, err := src.Run(context.Background(), childID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != c.status || r.Outcome != c.outcome || (r.Summary != nil) != c.status.Ended() {
+				t.Errorf("status %q outcome %q summary %+v; want %q %q", r.Status, r.Outcome, r.Summary, c.status, c.outcome)
+			}
+		})
+	}
+}
+
+// TestRewoundDatabaseIsAReset: rows gone from under the cursor's marks
+// (opencode deleting its newest session, whose messages and parts go with
+// it) are a Reset, never a guess. A file renamed over the path is the
+// watcher's to tell: the open connection keeps reading the file it opened
+// (internal/sqlitex, reader.Connect).
+func TestRewoundDatabaseIsAReset(t *testing.T) {
+	db := fixtureDB(t)
+	src, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	head, err := src.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign(t, db, `DELETE FROM part WHERE session_id = '`+childID+`';
+DELETE FROM message WHERE session_id = '`+childID+`';
+DELETE FROM session WHERE id = '`+childID+`';`, "exec")
+	ch, next, err := src.Changes(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ch.Reset || len(ch.Steps) != 0 || next != head {
+		t.Fatalf("changes %+v, want a reset and the cursor back", ch)
+	}
+}
