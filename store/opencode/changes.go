@@ -229,38 +229,15 @@ func (s *Store) messageRuns(ctx context.Context, msgs []msgRow) (map[string]stri
 	return out, err
 }
 
-// readyTurn hands out a finished assistant message's turn: its number is
-// the assistant messages before it in its session, its prompt the user
-// message just before it.
+// readyTurn hands out a finished assistant message's turn.
 func (s *Store) readyTurn(ctx context.Context, ch *store.Changes, run string, m msgRow) error {
-	before, err := s.readMessages(ctx, `WHERE session_id = ? AND (time_created, id) < (SELECT time_created, id FROM message WHERE id = ?)
-		ORDER BY time_created DESC, id DESC LIMIT 1`, run, m.id)
-	if err != nil {
+	t, err := s.turnOf(ctx, run, m, true)
+	if err != nil || t == nil {
 		return err
 	}
-	n := 0
-	err = s.eachRow(ctx, `SELECT count(*) FROM message WHERE session_id = ? AND (time_created, id) < (SELECT time_created, id FROM message WHERE id = ?)
-		AND json_valid(data) AND json_extract(data, '$.role') = 'assistant'`, []any{run, m.id}, func(r *sql.Rows) error { return r.Scan(&n) })
-	if err != nil {
-		return err
-	}
-	msgs := append(before, m)
-	if len(before) > 0 && (!before[0].ok || before[0].m.Role != "user") {
-		msgs = msgs[1:]
-	}
-	var parts []partRow
-	for _, x := range msgs {
-		p, err := s.readParts(ctx, "WHERE message_id = ? ORDER BY rowid", x.id)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, p...)
-	}
-	for _, t := range turns(run, msgs, parts, n+1) {
-		ch.Steps = append(ch.Steps, t.rows()...)
-		ch.Calls = append(ch.Calls, t.providerCalls()...)
-		ch.Context = append(ch.Context, t.contextSamples()...)
-	}
+	ch.Steps = append(ch.Steps, t.rows()...)
+	ch.Calls = append(ch.Calls, t.providerCalls()...)
+	ch.Context = append(ch.Context, t.contextSamples()...)
 	return nil
 }
 

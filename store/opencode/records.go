@@ -74,6 +74,18 @@ func (t *tokens) total() int64 {
 	return t.prompt() + t.completion()
 }
 
+// input is the call's arguments as text: the JSON object as stored, or
+// its head, which a timeline read (headCols) hands over as a string.
+func (p *part) input() string {
+	if len(p.State.Input) > 0 && p.State.Input[0] == '"' {
+		var s string
+		if json.Unmarshal(p.State.Input, &s) == nil {
+			return s
+		}
+	}
+	return string(p.State.Input)
+}
+
 func decodeMessage(b []byte) (message, error) {
 	var m message
 	err := json.Unmarshal(b, &m)

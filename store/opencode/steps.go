@@ -73,9 +73,28 @@ func (s *Store) readMessages(ctx context.Context, where string, args ...any) ([]
 	return out, err
 }
 
-func (s *Store) readParts(ctx context.Context, where string, args ...any) ([]partRow, error) {
+// headCols is a part's data with its long texts cut to their heads, so a
+// timeline reads no tool output whole: SQLite takes the fields out, and
+// data that is not JSON comes through as it is, to be one problem.
+var headCols = fmt.Sprintf(`CASE WHEN json_valid(data) THEN json_object(
+	'type', json_extract(data, '$.type'), 'text', substr(json_extract(data, '$.text'), 1, %[1]d),
+	'tool', json_extract(data, '$.tool'), 'callID', json_extract(data, '$.callID'), 'reason', json_extract(data, '$.reason'),
+	'tokens', json_extract(data, '$.tokens'),
+	'state', json_object('status', json_extract(data, '$.state.status'), 'input', substr(json_extract(data, '$.state.input'), 1, %[1]d),
+		'output', substr(json_extract(data, '$.state.output'), 1, %[1]d), 'error', substr(json_extract(data, '$.state.error'), 1, %[1]d)))
+	ELSE data END`, headBytes)
+
+// headBytes is how much of a long text a timeline row needs.
+const headBytes = 1024
+
+// readParts reads parts whole, or (heads) with their long texts cut.
+func (s *Store) readParts(ctx context.Context, heads bool, where string, args ...any) ([]partRow, error) {
 	var out []partRow
-	err := s.eachRow(ctx, "SELECT rowid, id, message_id, time_created, data FROM part "+where, args, func(r *sql.Rows) error {
+	col := "data"
+	if heads {
+		col = headCols
+	}
+	err := s.eachRow(ctx, "SELECT rowid, id, message_id, time_created, "+col+" FROM part "+where, args, func(r *sql.Rows) error {
 		var x partRow
 		var data []byte
 		if err := r.Scan(&x.rowid, &x.id, &x.msg, &x.created, &data); err != nil {
@@ -147,8 +166,8 @@ func turns(run string, msgs []msgRow, parts []partRow, first int) []*turn {
 	return out
 }
 
-// sessionTurns reads a whole session's turns.
-func (s *Store) sessionTurns(ctx context.Context, runID string) ([]*turn, error) {
+// sessionTurns reads a whole session's turns (heads: long texts cut).
+func (s *Store) sessionTurns(ctx context.Context, runID string, heads bool) ([]*turn, error) {
 	msgs, err := s.readMessages(ctx, "WHERE session_id = ? ORDER BY time_created, id", runID)
 	if err != nil {
 		return nil, err
@@ -158,11 +177,46 @@ func (s *Store) sessionTurns(ctx context.Context, runID string) ([]*turn, error)
 			return nil, orNoRun(s.path, runID, err)
 		}
 	}
-	parts, err := s.readParts(ctx, "WHERE session_id = ? ORDER BY rowid", runID)
+	parts, err := s.readParts(ctx, heads, "WHERE session_id = ? ORDER BY rowid", runID)
 	if err != nil {
 		return nil, err
 	}
 	return turns(runID, msgs, parts, 1), nil
+}
+
+// turnOf reads one assistant message's turn and no more of its session:
+// its number is the assistant messages before it, its prompt the user
+// message just before it (both through message_session_time_created_id_idx),
+// its parts through part_message_id_id_idx.
+func (s *Store) turnOf(ctx context.Context, run string, m msgRow, heads bool) (*turn, error) {
+	before, err := s.readMessages(ctx, `WHERE session_id = ? AND (time_created, id) < (SELECT time_created, id FROM message WHERE id = ?)
+		ORDER BY time_created DESC, id DESC LIMIT 1`, run, m.id)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	err = s.eachRow(ctx, `SELECT count(*) FROM message WHERE session_id = ? AND (time_created, id) < (SELECT time_created, id FROM message WHERE id = ?)
+		AND json_valid(data) AND json_extract(data, '$.role') = 'assistant'`, []any{run, m.id}, func(r *sql.Rows) error { return r.Scan(&n) })
+	if err != nil {
+		return nil, err
+	}
+	msgs := append(before, m)
+	if len(before) > 0 && (!before[0].ok || before[0].m.Role != "user") {
+		msgs = msgs[1:]
+	}
+	var parts []partRow
+	for _, x := range msgs {
+		p, err := s.readParts(ctx, heads, "WHERE message_id = ? ORDER BY rowid", x.id)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p...)
+	}
+	ts := turns(run, msgs, parts, n+1)
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	return ts[len(ts)-1], nil
 }
 
 func (s *Store) hasSession(ctx context.Context, id string) (bool, error) {
@@ -192,6 +246,11 @@ func (t *turn) rows() []store.StepRow {
 		head := c.p.State.Output
 		if c.p.State.Status == "error" {
 			head = c.p.State.Error
+		}
+		if c.rowid == t.rowid {
+			// The message starts with the call (no step-start): one row.
+			out[0].ResultHead = firstLine(head, 200)
+			continue
 		}
 		out = append(out, store.StepRow{RowID: c.rowid, RunID: t.run, Number: t.number, Kind: store.StepTurn,
 			Decision: toolStatus(c.p.State.Status) + " " + c.p.Tool, ResultHead: firstLine(head, 200)})
@@ -231,7 +290,7 @@ func (t *turn) decision() string {
 func (t *turn) calls() string {
 	parts := make([]string, len(t.tools))
 	for i, c := range t.tools {
-		parts[i] = c.p.Tool + " " + string(c.p.State.Input)
+		parts[i] = c.p.Tool + " " + c.p.input()
 	}
 	return strings.Join(parts, "; ")
 }
@@ -250,7 +309,7 @@ func toSteps(ts []*turn) []store.Step {
 // Steps is the session's timeline: each model call, then its tool calls
 // (a call still pending or running says so).
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
-	ts, err := s.sessionTurns(ctx, runID)
+	ts, err := s.sessionTurns(ctx, runID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -258,18 +317,35 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 }
 
 // StepDetail is everything about one row: a model turn's text, calls,
-// results and provider call, or one tool call's input and output.
+// results and provider call, or one tool call's input and output. Only
+// the row's own message is read, whole.
 func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
-	ts, err := s.sessionTurns(ctx, runID)
+	// One read at a time: the browsing connection is the only one.
+	msgID := ""
+	err := s.eachRow(ctx, "SELECT message_id FROM part WHERE rowid = ? AND session_id = ?", []any{rowID, runID},
+		func(r *sql.Rows) error { return r.Scan(&msgID) })
 	if err != nil {
 		return store.StepDetail{}, err
 	}
-	for _, t := range ts {
-		for _, st := range toSteps([]*turn{t}) {
-			if st.RowID == rowID {
-				return t.detail(st), nil
+	msgs, err := s.readMessages(ctx, "WHERE id = ?", msgID)
+	if err != nil {
+		return store.StepDetail{}, err
+	}
+	if len(msgs) == 1 && msgs[0].ok {
+		t, err := s.turnOf(ctx, runID, msgs[0], false)
+		if err != nil {
+			return store.StepDetail{}, err
+		}
+		if t != nil {
+			for _, st := range toSteps([]*turn{t}) {
+				if st.RowID == rowID {
+					return t.detail(st), nil
+				}
 			}
 		}
+	}
+	if ok, err := s.hasSession(ctx, runID); err != nil || !ok {
+		return store.StepDetail{}, orNoRun(s.path, runID, err)
 	}
 	return store.StepDetail{}, store.Errorf(s.path, store.ErrNotFound, nil, "session %s has no step row %d", runID, rowID)
 }
@@ -292,9 +368,9 @@ func (t *turn) detail(st store.Step) store.StepDetail {
 	if st.RowID != t.rowid {
 		for _, c := range t.tools {
 			if c.rowid == st.RowID {
-				set("tool call", &d.ToolCallFull, c.p.Tool+" "+string(c.p.State.Input))
+				set("tool call", &d.ToolCallFull, c.p.Tool+" "+c.p.input())
 				set("result", &d.Result, result(c))
-				d.Tools = []store.ToolCall{{ID: c.p.CallID, Name: c.p.Tool, Arguments: string(c.p.State.Input)}}
+				d.Tools = []store.ToolCall{{ID: c.p.CallID, Name: c.p.Tool, Arguments: c.p.input()}}
 			}
 		}
 		return d
@@ -309,7 +385,7 @@ func (t *turn) detail(st store.Step) store.StepDetail {
 	set("tool call", &d.ToolCallFull, t.calls())
 	var res []string
 	for _, c := range t.tools {
-		d.Tools = append(d.Tools, store.ToolCall{ID: c.p.CallID, Name: c.p.Tool, Arguments: string(c.p.State.Input)})
+		d.Tools = append(d.Tools, store.ToolCall{ID: c.p.CallID, Name: c.p.Tool, Arguments: c.p.input()})
 		res = append(res, fmt.Sprintf("%s %s: %s", toolStatus(c.p.State.Status), c.p.Tool, result(c)))
 	}
 	set("result", &d.Result, strings.Join(res, "\n"))
@@ -356,7 +432,7 @@ func ptr(v int64) *int64 { return &v }
 
 // ProviderCalls are the session's model calls with the usage each reported.
 func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.ProviderCall, error) {
-	ts, err := s.sessionTurns(ctx, runID)
+	ts, err := s.sessionTurns(ctx, runID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +445,7 @@ func (s *Store) ProviderCalls(ctx context.Context, runID string) ([]store.Provid
 
 // ContextSamples are the prompt sizes the provider reported, per call.
 func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.ContextSample, error) {
-	ts, err := s.sessionTurns(ctx, runID)
+	ts, err := s.sessionTurns(ctx, runID, true)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -199,5 +200,44 @@ DELETE FROM session WHERE id = '`+childID+`';`, "exec")
 	}
 	if !ch.Reset || len(ch.Steps) != 0 || next != head {
 		t.Fatalf("changes %+v, want a reset and the cursor back", ch)
+	}
+}
+
+// TestTimelineReadsHeadsDetailReadsWhole: the timeline takes a tool's
+// output only up to its head, the row's detail reads its message whole.
+func TestTimelineReadsHeadsDetailReadsWhole(t *testing.T) {
+	db := fixtureDB(t)
+	long := strings.Repeat("y", 50000)
+	foreign(t, db, fmt.Sprintf(`INSERT INTO message VALUES ('msg_zz9', '%[1]s', 1796409700000, 1796409700000,
+  '{"role":"assistant","time":{"created":1796409700000,"completed":1796409700009},"finish":"stop"}');
+INSERT INTO part VALUES ('prt_zz7', 'msg_zz9', '%[1]s', 1796409700001, 1796409700001, '{"type":"step-start"}');
+INSERT INTO part VALUES ('prt_zz8', 'msg_zz9', '%[1]s', 1796409700001, 1796409700001,
+  '{"type":"tool","tool":"read","callID":"call_long","state":{"status":"completed","input":{"filePath":"%[2]s"},"output":"%[2]s"}}');`, childID, long), "exec")
+	src, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	steps, err := src.Steps(ctx, childID)
+	if err != nil || len(steps) != 5 {
+		t.Fatalf("steps %+v %v", steps, err)
+	}
+	row := steps[4]
+	if row.Decision != "result read" || len(row.ResultHead) > 210 || len(steps[3].ToolCall) > 210 || !strings.HasPrefix(steps[3].ToolCall, `read {"filePath":"yyy`) {
+		t.Errorf("row %+v / turn %+v", row, steps[3])
+	}
+	d, err := src.StepDetail(ctx, childID, row.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Result != long || len(d.Tools) != 1 || d.Tools[0].Arguments != `{"filePath":"`+long+`"}` {
+		t.Errorf("detail: result %d bytes, tools %d", len(d.Result), len(d.Tools))
+	}
+	if _, err := src.StepDetail(ctx, childID, 1<<40); err == nil {
+		t.Error("a row that is not there has a detail")
+	}
+	if _, err := src.Steps(ctx, "ses_nope"); !errors.Is(err, store.ErrNoSuchRun) {
+		t.Errorf("an unknown session: %v", err)
 	}
 }
