@@ -258,7 +258,9 @@ func (s *Store) changedRuns(ctx context.Context, next *Cursor, ch *store.Changes
 			next.sessions[x.run.ID] = sig(x.run)
 		}
 		if !running || was != sig(x.run) {
-			ch.Runs = append(ch.Runs, x.run)
+			r := x.run
+			uncounted(&r) // its turns come through Changes
+			ch.Runs = append(ch.Runs, r)
 		}
 		return nil
 	}

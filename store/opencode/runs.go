@@ -105,12 +105,25 @@ func setStatus(r *store.Run, m *message, created int64) {
 }
 
 // Runs lists every session, a sub-agent's under its parent (parent_id).
+// A finished session carries its counts in its summary; an unfinished
+// one's are left to RunStats, which says which rows they include.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	rows, err := s.querySessions(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	return withDepth(rows), nil
+	runs := withDepth(rows)
+	for i := range runs {
+		uncounted(&runs[i])
+	}
+	return runs, nil
+}
+
+// uncounted leaves an unfinished run's counts to RunStats.
+func uncounted(r *store.Run) {
+	if r.Summary == nil {
+		r.Steps, r.Tokens, r.StatsKnown = 0, 0, false
+	}
 }
 
 // withDepth sets each run's depth: the parents present in the file.
@@ -135,16 +148,26 @@ func withDepth(rows []session) []store.Run {
 }
 
 // RunStats counts the sessions' model calls and the tokens the provider
-// reported for them (the session's token columns put back together).
+// reported for them, from their step-finish parts (records.go: tokens).
+// Through is the last step-finish counted: a turn's row is its first part,
+// so the turns after it come through Changes with higher row ids, and one
+// already counted with a lower one.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	out := map[string]store.RunStats{}
 	for _, id := range ids {
-		rows, err := s.querySessions(ctx, "WHERE s.id = ?", id)
+		var st store.RunStats
+		var found bool
+		err := s.eachRow(ctx, `SELECT COALESCE(max(rowid), 0), count(DISTINCT message_id), COALESCE(sum(COALESCE(json_extract(data, '$.tokens.total'),
+			json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output') + json_extract(data, '$.tokens.reasoning')
+			+ json_extract(data, '$.tokens.cache.read') + json_extract(data, '$.tokens.cache.write'))), 0),
+			EXISTS (SELECT 1 FROM session WHERE id = ?)
+			FROM part WHERE session_id = ? AND json_valid(data) AND json_extract(data, '$.type') = 'step-finish'`,
+			[]any{id, id}, func(r *sql.Rows) error { return r.Scan(&st.Through, &st.Steps, &st.Tokens, &found) })
 		if err != nil {
 			return nil, err
 		}
-		for _, x := range rows {
-			out[id] = store.RunStats{Steps: x.run.Steps, Tokens: x.run.Tokens, Provider: x.run.Provider}
+		if found {
+			out[id] = st
 		}
 	}
 	return out, nil

@@ -70,10 +70,26 @@ func TestForeignWriterReachesChanges(t *testing.T) {
 	if err != nil || len(steps) != 5 || steps[4].Decision != "running bash" || steps[3].Number != 3 {
 		t.Fatalf("the live timeline: %+v %v", steps, err)
 	}
+	// The unfinished session's counts are RunStats's, up to Through.
+	runs, err := src.Runs(ctx)
+	if err != nil || runs[0].ID != rootID || runs[0].StatsKnown || runs[0].Summary != nil {
+		t.Fatalf("runs while the turn is written: %+v %v", runs, err)
+	}
+	before, err := src.RunStats(ctx, []string{rootID})
+	if err != nil || before[rootID].Steps != 2 || before[rootID].Tokens != 2560 || before[rootID].Through == 0 {
+		t.Fatalf("stats while the turn is written: %+v %v", before, err)
+	}
 	foreign(t, db, fmt.Sprintf(finishTurn, rootID), "exec")
 	ch, _, err = src.Changes(ctx, c1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ch.Steps) > 0 && ch.Steps[0].RowID <= before[rootID].Through {
+		t.Errorf("the new turn's row %d is at or below the count's %d", ch.Steps[0].RowID, before[rootID].Through)
+	}
+	after, err := src.RunStats(ctx, []string{rootID, "ses_nope"})
+	if err != nil || len(after) != 1 || after[rootID].Steps != 3 || after[rootID].Tokens != 2560+552 {
+		t.Errorf("stats after the turn: %+v %v", after, err)
 	}
 	if got := decisions(ch.Steps); got != "3:calls bash|3:result bash" || ch.Steps[1].ResultHead != "ok" || ch.Steps[0].Tokens != 552 {
 		t.Fatalf("the finished turn: %q %+v", got, ch.Steps)
