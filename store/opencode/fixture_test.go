@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,36 @@ func TestDefaultPaths(t *testing.T) {
 	env["XDG_DATA_HOME"] = "/x"
 	if p := opencode.DefaultPaths(get); len(p) != 1 || p[0] != "/x/opencode/opencode.db" {
 		t.Errorf("XDG_DATA_HOME: %v", p)
+	}
+}
+
+// TestRefusals: a file that is not opencode's is refused in one line and
+// left as it was; one whose tables lack a column vigil reads is refused
+// as a version vigil does not read.
+func TestRefusals(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "opencode.db")
+	if err := os.WriteFile(junk, []byte("not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if opencode.Detect(junk) {
+		t.Error("a text file detected as opencode")
+	}
+	if _, err := opencode.Open(junk); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a text file: %v", err)
+	}
+	old := filepath.Join(dir, "old.db")
+	foreign(t, old, `CREATE TABLE session (id text PRIMARY KEY, title text);
+CREATE TABLE message (id text PRIMARY KEY, session_id text, data text);
+CREATE TABLE part (id text PRIMARY KEY, message_id text, data text);`, "exec")
+	if !opencode.Detect(old) {
+		t.Error("opencode's table names not detected")
+	}
+	_, err := opencode.Open(old)
+	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "opencode table session has no") {
+		t.Errorf("tables without vigil's columns: %v", err)
+	}
+	if fi, err := os.ReadDir(dir); err != nil || len(fi) != 2 {
+		t.Errorf("files beside the refused ones: %v %v", fi, err)
 	}
 }

@@ -177,8 +177,11 @@ func (s *Store) problem(table, id string, rowid int64, err error) {
 	defer s.mu.Unlock()
 	key := table + " " + id
 	if _, ok := s.problems[key]; !ok {
-		s.problems[key] = &store.Error{Path: s.path, Kind: store.ErrCorrupt,
-			Detail: fmt.Sprintf("%s row %d (%s): %v", table, rowid, id, err)}
+		where := fmt.Sprintf("%s row %d (%s)", table, rowid, id)
+		if rowid == 0 {
+			where = table + " " + id
+		}
+		s.problems[key] = &store.Error{Path: s.path, Kind: store.ErrCorrupt, Detail: fmt.Sprintf("%s: %v", where, err)}
 	}
 }
 
