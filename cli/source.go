@@ -18,6 +18,7 @@ import (
 	_ "github.com/vigil-run/vigil/store/geminicli"
 	_ "github.com/vigil-run/vigil/store/ioharness"
 	_ "github.com/vigil-run/vigil/store/leviath"
+	_ "github.com/vigil-run/vigil/store/opencode"
 	_ "github.com/vigil-run/vigil/store/starweaver"
 )
 
