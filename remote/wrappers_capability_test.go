@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	_ "github.com/vigil-run/vigil/store/claudecode" // the agent CLIs' formats, registered for store.Open
 	_ "github.com/vigil-run/vigil/store/codex"
 	_ "github.com/vigil-run/vigil/store/geminicli"
+	_ "github.com/vigil-run/vigil/store/opencode"
 	"github.com/vigil-run/vigil/store/union"
 )
 
@@ -76,6 +78,18 @@ func TestWrappersOfferWhatTheSourceInsideOffers(t *testing.T) {
 			chats := filepath.Join(dir, "tmp", "w", "chats")
 			copyFixture(t, filepath.Join(src, "steps3-gated-session-2026-12-04T18-39-52f24ebd.jsonl"), filepath.Join(chats, "session-2026-12-04T18-39-52f24ebd.jsonl"))
 			return chats
+		}},
+		{"opencode", func(t *testing.T, dir string) string {
+			// The db-export of a real opencode run, loaded into the schema
+			// opencode 1.18.33 created, by a foreign writer (Python's sqlite3).
+			export := filepath.Join(testkit.Fixtures(t, "agents/opencode"), "db-export", "subagent-run.jsonl")
+			py := testkit.Tool(t, "python3", "opencode's database is written by Python's sqlite3 here")
+			db := filepath.Join(dir, "opencode.db")
+			out, err := exec.Command(py, "../store/opencode/testdata/writer.py", db, "load", "../store/opencode/testdata/schema-1.18.33.sql", export).CombinedOutput()
+			if err != nil {
+				t.Fatalf("loading the export: %v\n%s", err, out)
+			}
+			return db
 		}},
 	}
 	for _, f := range formats {

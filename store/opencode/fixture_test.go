@@ -18,15 +18,7 @@ import (
 // the shared directory beside the clone; Need when it is missing.
 func fixtures(t *testing.T) string {
 	t.Helper()
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared = filepath.Join("..", "..", "..", "shared")
-	}
-	dir, _ := filepath.Abs(filepath.Join(shared, "fixtures", "agents", "opencode"))
-	if _, err := os.Stat(filepath.Join(dir, "db-export", "subagent-run.jsonl")); err != nil {
-		testkit.Need(t, "opencode fixtures", "not found at "+dir+" (set $VIGIL_SHARED)")
-	}
-	return dir
+	return testkit.Fixtures(t, "agents/opencode")
 }
 
 // foreign runs testdata/writer.py: another process writing the database

@@ -27,6 +27,7 @@ func init() {
 		Look:   look,
 		Open:   func(path string, opts store.Options) (store.Core, error) { return Open(path, opts) },
 		Files:  []string{"opencode.db"},
+		Home:   DefaultPaths,
 	})
 }
 
