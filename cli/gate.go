@@ -105,6 +105,7 @@ func (a *app) gate(ctx context.Context, d hookDialect, timeout time.Duration) er
 	if err != nil {
 		return a.gateFail(d, err)
 	}
+	req.AgentPID, req.AgentStart = gate.AgentProcess()
 	ans, err := a.gateWait(ctx, req, timeout)
 	if err != nil {
 		ans = hookAnswer{verdict: answerDeny, reason: "vigil gate: " + sanitize.Line(err.Error())}
@@ -148,6 +149,13 @@ func (a *app) gateWait(ctx context.Context, req gate.Request, timeout time.Durat
 		return hookAnswer{}, fmt.Errorf("watching the gate store: %w", err)
 	}
 	defer w.Close()
+	// The agent killed outright leaves this hook running: the kernel says
+	// when it exits (a nil channel where it cannot: readers still see the
+	// agent's pid gone).
+	var agentGone <-chan struct{}
+	if req.AgentPID > 0 {
+		agentGone, _ = gate.Exited(req.AgentPID, req.AgentStart)
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	end := func(state, reason string, v hookVerdict) (hookAnswer, error) {
@@ -175,6 +183,8 @@ func (a *app) gateWait(ctx context.Context, req gate.Request, timeout time.Durat
 			w.Ack(true)
 		case <-deadline.C:
 			return end(gate.StateExpired, fmt.Sprintf("no decision within %s", timeout), answerAsk)
+		case <-agentGone:
+			return end(gate.StateWithdrawn, fmt.Sprintf("the agent (process %d) exited while it waited", req.AgentPID), answerDeny)
 		case <-ctx.Done():
 			return end(gate.StateWithdrawn, "the hook was stopped (the agent was interrupted)", answerDeny)
 		}

@@ -265,3 +265,92 @@ func installForTest(bin, home string, hookArgs []string) error {
 	}
 	return os.WriteFile(filepath.Join(home, ".claude", "settings.json"), b, 0o600)
 }
+
+// (d) Two deciders race, as two processes: exactly one wins, the other is
+// told it lost, and the agent does what the winner said.
+func TestGateRealClaudeRace(t *testing.T) {
+	g := startGated(t, "--timeout", "2m")
+	checkRequest(t, g.waiting(t))
+	type result struct {
+		out  string
+		code int
+	}
+	res := make([]result, 2)
+	var wg sync.WaitGroup
+	for i, args := range [][]string{{"approve", "1"}, {"deny", "1", "--reason", "no"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].out, res[i].code = g.vigil(t, args...)
+		}()
+	}
+	wg.Wait()
+	won, lost := -1, -1
+	for i, r := range res {
+		switch {
+		case r.code == 0:
+			won = i
+		case r.code == ExitDecision && strings.Contains(r.out, "approval:1 was already decided"):
+			lost = i
+		}
+	}
+	if won < 0 || lost < 0 || won == lost {
+		t.Fatalf("want one winner and one told it lost: %+v", res)
+	}
+	wantVerdict := []string{"approve", "deny"}[won] // what the loser is told won
+	if !strings.Contains(res[lost].out, "already decided: "+wantVerdict) {
+		t.Errorf("the loser was told %q, the winner was %d", res[lost].out, won)
+	}
+	run := g.Wait()
+	_, err := os.Stat(filepath.Join(run.Work, "out.txt"))
+	if ran := err == nil; ran != (won == 0) {
+		t.Errorf("out.txt exists %v, but the winner was %v", ran, res[won].out)
+	}
+	var outcomes []string
+	for _, r := range auditRecords(t, g) {
+		outcomes = append(outcomes, r.Outcome)
+	}
+	if strings.Count(strings.Join(outcomes, " "), audit.Won) != 1 || strings.Count(strings.Join(outcomes, " "), audit.Lost) != 1 {
+		t.Errorf("audit outcomes %v: want one won, one lost", outcomes)
+	}
+}
+
+// (e) The agent is killed while its hook waits: the request reads
+// withdrawn, and a late approve is refused with that reason.
+func TestGateRealClaudeKilled(t *testing.T) {
+	g := startGated(t, "--timeout", "2m")
+	r := g.waiting(t)
+	checkRequest(t, r)
+	g.Kill()
+	g.Wait()
+	out, code := g.vigil(t, "show", r.SessionID, "--json")
+	if code != 0 || !strings.Contains(out, `"withdrawn"`) {
+		t.Errorf("vigil show after the kill: exit %d: %s", code, out)
+	}
+	out, code = g.vigil(t, "approve", "1")
+	if code != ExitDecision || !strings.Contains(out, "approval:1 not decided: withdrawn: the agent") {
+		t.Fatalf("late approve: exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(g.Work, "out.txt")); err == nil {
+		t.Error("out.txt exists after the agent was killed")
+	}
+}
+
+// (f) No decision within --timeout: PreToolUse answers "ask", which a
+// headless Claude Code cannot put to anyone, so nothing runs; the request
+// reads expired and a late approve is refused with that reason.
+func TestGateRealClaudeTimeout(t *testing.T) {
+	g := startGated(t, "--timeout", "2s")
+	r := g.waiting(t)
+	checkRequest(t, r)
+	run := g.Wait()
+	if _, err := os.Stat(filepath.Join(run.Work, "out.txt")); err == nil {
+		t.Fatal("out.txt exists after the gate timed out")
+	}
+	content, _ := transcriptResult(t, g, r.ToolUseID)
+	t.Logf("tool_result: %s", content)
+	out, code := g.vigil(t, "approve", "1")
+	if code != ExitDecision || !strings.Contains(out, "not decided: expired: no decision within 2s") {
+		t.Fatalf("late approve: exit %d: %s", code, out)
+	}
+}

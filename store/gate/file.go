@@ -42,6 +42,8 @@ const schema = `CREATE TABLE IF NOT EXISTS gate_requests (
 	asked_at INTEGER NOT NULL,
 	pid INTEGER NOT NULL,
 	pid_start TEXT NOT NULL DEFAULT '',
+	agent_pid INTEGER NOT NULL DEFAULT 0,
+	agent_start TEXT NOT NULL DEFAULT '',
 	state TEXT NOT NULL DEFAULT 'waiting',
 	reason TEXT NOT NULL DEFAULT '',
 	decided_by TEXT NOT NULL DEFAULT '',
@@ -68,6 +70,10 @@ type Request struct {
 	Tool      string
 	Input     string // the tool's input, JSON, whole
 	ToolUseID string
+	// AgentPID and AgentStart name the agent CLI's process (0: unknown):
+	// a request whose agent is gone is withdrawn, whatever its hook does.
+	AgentPID   int
+	AgentStart string
 }
 
 // Row is one request as stored.
@@ -85,25 +91,28 @@ type Row struct {
 
 // Gone reports whether a waiting row's hook process has gone away.
 func (r Row) Gone() bool {
-	return r.State == StateWaiting && !alive(r.PID, r.PIDStart)
+	return r.State == StateWaiting && (!alive(r.PID, r.PIDStart) || r.AgentPID > 0 && !alive(r.AgentPID, r.AgentStart))
 }
 
 // Effective is the row's state as a reader must take it: a waiting row
 // whose hook is gone is withdrawn.
 func (r Row) Effective() (state, reason string) {
 	if r.Gone() {
-		return StateWithdrawn, fmt.Sprintf("the agent stopped waiting (its hook process %d is gone)", r.PID)
+		if !alive(r.PID, r.PIDStart) {
+			return StateWithdrawn, fmt.Sprintf("the agent stopped waiting (its hook process %d is gone)", r.PID)
+		}
+		return StateWithdrawn, fmt.Sprintf("the agent stopped waiting (its process %d is gone)", r.AgentPID)
 	}
 	return r.State, r.Reason
 }
 
-const columns = `id, agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, state, reason, decided_by, decided_at`
+const columns = `id, agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start, state, reason, decided_by, decided_at`
 
 func scanRow(sc interface{ Scan(...any) error }) (Row, error) {
 	var r Row
 	var asked, decided int64
 	err := sc.Scan(&r.ID, &r.Agent, &r.Event, &r.SessionID, &r.AgentID, &r.Cwd, &r.Tool, &r.Input, &r.ToolUseID,
-		&asked, &r.PID, &r.PIDStart, &r.State, &r.Reason, &r.DecidedBy, &decided)
+		&asked, &r.PID, &r.PIDStart, &r.AgentPID, &r.AgentStart, &r.State, &r.Reason, &r.DecidedBy, &decided)
 	r.AskedAt = time.UnixMilli(asked)
 	if decided != 0 {
 		r.DecidedAt = time.UnixMilli(decided)
@@ -154,10 +163,10 @@ func (h *Hook) Path() string { return h.abs }
 func (h *Hook) Ask(ctx context.Context, r Request) (int64, error) {
 	pid := os.Getpid()
 	res, err := h.db.ExecContext(ctx, `INSERT INTO gate_requests
-		(agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Agent, r.Event, r.SessionID, r.AgentID, r.Cwd, r.Tool, r.Input, r.ToolUseID,
-		time.Now().UnixMilli(), pid, procStart(pid))
+		time.Now().UnixMilli(), pid, procStart(pid), r.AgentPID, r.AgentStart)
 	if err != nil {
 		return 0, sqlitex.MapErr(h.abs, err)
 	}
@@ -197,25 +206,32 @@ func alive(pid int, start string) bool {
 	if pid <= 0 || !store.PIDAlive(pid) {
 		return false
 	}
-	now := procStart(pid)
-	return start == "" || now == "" || now == start
+	now, zombie := procStat(pid)
+	return !zombie && (start == "" || now == "" || now == start)
 }
 
 // procStart is pid's start time in clock ticks (/proc/<pid>/stat field
 // 22), "" where /proc cannot tell.
 func procStart(pid int) string {
+	s, _ := procStat(pid)
+	return s
+}
+
+// procStat reads pid's start time and whether it is a zombie (exited,
+// not yet reaped: kill(pid, 0) still succeeds on it).
+func procStat(pid int) (start string, zombie bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ""
+		return "", false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return ""
+		return "", false
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 20 {
-		return ""
+		return "", false
 	}
-	return f[19]
+	return f[19], f[0] == "Z"
 }

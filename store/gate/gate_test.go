@@ -229,3 +229,18 @@ func TestPath(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// A request whose agent process is gone reads as withdrawn even while its
+// hook lives.
+func TestGoneAgentWithdraws(t *testing.T) {
+	h, p := newHook(t)
+	id, err := h.Ask(context.Background(), Request{Agent: AgentClaudeCode, Event: "PreToolUse", SessionID: "s", Tool: "Bash",
+		Input: "{}", AgentPID: 2147483646})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := open(t, p).Request(context.Background(), store.RequestKey{Kind: store.Approval, ID: strconv.FormatInt(id, 10)})
+	if err != nil || q.Decision != StateWithdrawn || !strings.Contains(q.StandingReason, "its process 2147483646 is gone") {
+		t.Fatalf("request %+v %v", q, err)
+	}
+}
