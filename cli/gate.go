@@ -89,6 +89,7 @@ where its protocol allows, and any failure denies. See docs/gate.md.`,
 	}
 	c.Flags().DurationVar(&timeout, "timeout", defaultGateTimeout, "how long to wait for a decision before handing the question back to the agent")
 	c.Flags().StringVar(&agent, "agent", "claude", "the agent CLI whose hook protocol to speak")
+	c.AddCommand(a.gateInstallCmd(true), a.gateInstallCmd(false))
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,20 +251,19 @@ func TestGateRealClaudeDeny(t *testing.T) {
 	t.Logf("tool_result: %s", content)
 }
 
-// installForTest writes the PreToolUse hook into HOME's Claude Code
-// settings.
+// installForTest installs the PreToolUse hook into HOME's Claude Code
+// settings with `vigil gate install`, the built binary.
 func installForTest(bin, home string, hookArgs []string) error {
-	cmd := bin + " gate"
-	for _, a := range hookArgs {
-		cmd += " " + a
+	cmd := exec.Command(bin, append([]string{"gate", "install", "claude", "--event", "PreToolUse", "--matcher", "Bash"}, hookArgs...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("vigil gate install: %v: %s", err, out)
 	}
-	s := map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
-		"hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": 600}}}}}}
-	b, _ := json.Marshal(s)
-	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
-		return err
+	if !strings.Contains(string(out), "+") {
+		return fmt.Errorf("vigil gate install printed no change: %s", out)
 	}
-	return os.WriteFile(filepath.Join(home, ".claude", "settings.json"), b, 0o600)
+	return nil
 }
 
 // (d) Two deciders race, as two processes: exactly one wins, the other is
