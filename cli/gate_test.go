@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/gate"
 )
@@ -145,5 +147,27 @@ func TestGateBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "vigil", gate.FileName)); err == nil {
 		t.Error("a gate store was created for bad input")
+	}
+}
+
+// At a terminal, with no hook input, vigil gate says how to install it.
+func TestGateAtATerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	cmd := exec.Command(vigilBinary(t), "gate")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Stdin = tty
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitUsage {
+		t.Fatalf("exit %v", err)
+	}
+	if s := stderr.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, "install it with: vigil gate install claude") {
+		t.Errorf("stderr %q", s)
 	}
 }

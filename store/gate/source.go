@@ -130,13 +130,13 @@ func runID(r Row) string {
 }
 
 // runsOf groups rows into runs: one per session, one per sub-agent under it.
-func runsOf(rows []Row) []Run {
-	byID := map[string]*Run{}
+func runsOf(rows []Row) []sessionRun {
+	byID := map[string]*sessionRun{}
 	var order []string
 	add := func(id, parent string, r Row) {
 		run, ok := byID[id]
 		if !ok {
-			run = &Run{Run: store.Run{ID: id, ParentID: parent, Workspace: r.Cwd, Provider: r.Agent,
+			run = &sessionRun{Run: store.Run{ID: id, ParentID: parent, Workspace: r.Cwd, Provider: r.Agent,
 				Goal: fmt.Sprintf("%s session %s (gate requests)", r.Agent, r.SessionID), StartedAt: r.AskedAt, StatsKnown: true}}
 			if parent != "" {
 				run.Depth = 1
@@ -155,20 +155,20 @@ func runsOf(rows []Row) []Run {
 			add(r.AgentID, r.SessionID, r)
 		}
 	}
-	out := make([]Run, 0, len(order))
+	out := make([]sessionRun, 0, len(order))
 	for _, id := range order {
 		out = append(out, *byID[id])
 	}
 	return out
 }
 
-// Run is a run with what the gate knows of it.
-type Run struct {
+// sessionRun is a run with what the gate knows of it.
+type sessionRun struct {
 	store.Run
 	waiting bool
 }
 
-func (r Run) dressed() store.Run {
+func (r sessionRun) dressed() store.Run {
 	run := r.Run
 	if r.waiting {
 		run.Status = store.StatusRunning
