@@ -14,6 +14,10 @@ type StepRow struct {
 	ToolCall   string
 	ResultHead string
 	Tokens     int64
+	// Pending: the step is not committed yet (a turn in flight). The row is
+	// its placeholder, shown as it stands; the step's own row, later with a
+	// larger row id, replaces it. Counts skip it.
+	Pending bool
 }
 
 // IsAux reports whether the row folds under its step instead of being one.
@@ -21,7 +25,7 @@ func (r StepRow) IsAux() bool { return r.Kind.Folds() }
 
 // AppendStepRows folds rows (in row-id order) onto a timeline: folding rows
 // go under their step, and a step's own row replaces a pending placeholder
-// made of them. It only touches the tail, so appending new rows costs
+// made of them or of a pending row. It only touches the tail, so appending new rows costs
 // O(new rows).
 func AppendStepRows(steps []Step, rows []StepRow) []Step {
 	for _, r := range rows {
@@ -36,6 +40,12 @@ func AppendStepRows(steps []Step, rows []StepRow) []Step {
 		case r.IsAux():
 			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
 				Pending: true, Retries: []Retry{folded}})
+		case r.Pending && same && steps[last].Pending:
+			s := &steps[last]
+			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens
+		case r.Pending:
+			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, Pending: true})
 		case same && steps[last].Pending:
 			s := &steps[last]
 			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.Pending = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, false
