@@ -176,8 +176,8 @@ func (s *completed) EachStepRow(ctx context.Context, runID string, from, to int6
 
 // StepRowsOf unfolds a timeline read with Steps into its rows with
 // from <= RowID <= to (to 0: every row from from on), in row order: each
-// step's folded rows, then its own unless it is a placeholder made of
-// them (a pending step with none is its pending row). AppendStepRows
+// step's folded rows, then its own unless it is a pending step made of them
+// (a pending step without any is its placeholder row). AppendStepRows
 // folds them back into the same steps (their times aside).
 func StepRowsOf(steps []Step, from, to int64) []StepRow {
 	var rows []StepRow
@@ -190,7 +190,9 @@ func StepRowsOf(steps []Step, from, to int64) []StepRow {
 		for _, f := range st.Retries {
 			keep(StepRow{RowID: f.RowID, RunID: st.RunID, Number: st.Number, Kind: f.Kind, Decision: f.Decision})
 		}
-		if !st.Pending || len(st.Retries) == 0 { // a step in flight with no folded rows is its own pending row
+		// A pending step made of folded rows is those rows; one the format
+		// shows as it stands (a turn in flight) is its placeholder row.
+		if !st.Pending || len(st.Retries) == 0 {
 			keep(StepRow{RowID: st.RowID, RunID: st.RunID, Number: st.Number, Kind: st.Kind, Decision: st.Decision,
 				ToolCall: st.ToolCall, ResultHead: st.ResultHead, Tokens: st.Tokens, Pending: st.Pending})
 		}
