@@ -46,12 +46,17 @@ func (s *tmuxSession) tmux(args ...string) string {
 
 func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", s.session) }
 
-func (s *tmuxSession) waitFor(want string, d time.Duration) {
+// waitFor waits until the screen shows want, and returns that screen.
+func (s *tmuxSession) waitFor(want string, d time.Duration) string {
 	s.t.Helper()
 	deadline := time.Now().Add(d)
-	for !strings.Contains(s.screen(), want) {
+	for {
+		screen := s.screen()
+		if strings.Contains(screen, want) {
+			return screen
+		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("the screen never showed %q; it shows:\n%s", want, s.screen())
+			s.t.Fatalf("the screen never showed %q; it shows:\n%s", want, screen)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

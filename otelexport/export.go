@@ -358,6 +358,9 @@ func (e *exporter) apply(ch *store.Changes) {
 		e.run(c.RunID).addCall(c)
 	}
 	for _, r := range ch.Steps {
+		if r.Pending {
+			continue // a step in flight: its committed row follows (loadRun skips it alike)
+		}
 		e.run(r.RunID).addRow(row{id: r.RowID, number: r.Number, kind: r.Kind, toolCall: r.ToolCall, decision: r.Decision})
 	}
 	for _, s := range ch.Context {
