@@ -26,7 +26,7 @@ const module = "github.com/vigil-run/vigil"
 // interface package (colour libraries implement its Valuer), not a driver.
 var (
 	adapters = []string{module + "/store/ioharness/...", module + "/store/starweaver/...", module + "/store/leviath/...",
-		module + "/store/claudecode/...", module + "/store/codex/...", module + "/store/geminicli/...", module + "/store/opencode/..."}
+		module + "/store/claudecode/...", module + "/store/codex/...", module + "/store/geminicli/...", module + "/store/opencode/...", module + "/store/gate/..."}
 	drivers = []string{"database/sql", "modernc.org/sqlite/..."}
 	// faces are the packages that face the user: the explorer, its panes,
 	// the SSH UI server and the command line, above every store.

@@ -103,7 +103,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
-		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd(), a.serveCmd(), a.agentCmd())
+		a.traceCmd(), a.diffCmd(), a.otelCmd(), a.configCmd(), a.serveCmd(), a.agentCmd(), a.gateCmd())
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 	// names one.
 	_ "github.com/vigil-run/vigil/store/claudecode"
 	_ "github.com/vigil-run/vigil/store/codex"
+	_ "github.com/vigil-run/vigil/store/gate"
 	_ "github.com/vigil-run/vigil/store/geminicli"
 	_ "github.com/vigil-run/vigil/store/ioharness"
 	_ "github.com/vigil-run/vigil/store/leviath"

@@ -171,7 +171,9 @@ type tailRow struct {
 	decision string
 	result   string // the result's first line
 	tokens   int64
-	aux      bool // a retry, escalation or compaction row
+	aux      bool   // a retry, escalation or compaction row
+	pending  bool   // a step in flight: its committed row follows
+	toolCall string // what a step in flight is doing
 }
 
 func (t *tailer) printExisting() error {
@@ -185,8 +187,11 @@ func (t *tailer) printExisting() error {
 			for _, r := range st.Retries {
 				rows = append(rows, tailRow{rowID: r.RowID, runID: id, number: st.Number, decision: r.Decision, aux: true})
 			}
-			if !st.Pending {
+			switch {
+			case !st.Pending:
 				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, result: st.ResultHead, tokens: st.Tokens})
+			case len(st.Retries) == 0: // a step in flight the format shows as it stands
+				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, pending: true, toolCall: st.ToolCall})
 			}
 		}
 	}
@@ -215,7 +220,7 @@ func (t *tailer) refresh(cur store.Cursor) (bool, store.Cursor, error) {
 		for _, s := range ch.Steps {
 			if t.md.Within(s.RunID, t.root) {
 				rows = append(rows, tailRow{rowID: s.RowID, runID: s.RunID, number: s.Number, decision: s.Decision, result: s.ResultHead,
-					tokens: s.Tokens, aux: s.IsAux()})
+					tokens: s.Tokens, aux: s.IsAux(), pending: s.Pending, toolCall: s.ToolCall})
 			}
 		}
 		if err := t.print(rows); err != nil {
@@ -239,6 +244,16 @@ func (t *tailer) print(rows []tailRow) error {
 		t.crashedAt = time.Time{}
 		if r.aux {
 			fmt.Fprintf(t.a.out(), "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
+			continue
+		}
+		if r.pending { // its committed row prints its result and tokens when it comes
+			line := fmt.Sprintf("#%s step %d  %s", clean(r.runID), r.number, cleanCut(r.decision, 160))
+			if call := strings.TrimSpace(r.toolCall); call != "" {
+				line += "  " + cleanCut(call, 160)
+			}
+			if _, err := fmt.Fprintln(t.a.out(), line); err != nil {
+				return err
+			}
 			continue
 		}
 		result := strings.TrimSpace(r.result)

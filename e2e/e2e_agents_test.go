@@ -45,9 +45,14 @@ func TestExplorerFollowsTheAgentCLIsInTmux(t *testing.T) {
 			sh := startTmux(t, dir, "HOME="+run.Home, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 				"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "sh", "-c", "cd "+dir+" && exec "+vigilBinary(t))
 			sh.waitFor("Watch me write a file", 60*time.Second)
-			// Live: the slow call is on screen, running (the CLIs that write a
-			// call only once it ran show the run running without it).
-			live := sh.waitFor("running", 30*time.Second)
+			// Live: the slow call is on screen, running, as the timeline's
+			// pending step (the CLIs that write a call only once it ran show
+			// the run running without it).
+			running := "… running · "
+			if c.cli == "gemini-cli" {
+				running = "running"
+			}
+			live := sh.waitFor(running, 30*time.Second)
 			if res := run.Wait(); res.Err != nil {
 				t.Fatalf("%s: %v\n%s", c.cli, res.Err, res.Stderr)
 			}

@@ -358,6 +358,9 @@ func (e *exporter) apply(ch *store.Changes) {
 		e.run(c.RunID).addCall(c)
 	}
 	for _, r := range ch.Steps {
+		if r.Pending {
+			continue // a step in flight: its committed row follows (loadRun skips it alike)
+		}
 		e.run(r.RunID).addRow(row{id: r.RowID, number: r.Number, kind: r.Kind, toolCall: r.ToolCall, decision: r.Decision})
 	}
 	for _, s := range ch.Context {
@@ -599,16 +602,20 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 	if len(p.spans) > 0 {
 		waiting := p.spans
 		start := time.Now() // the wall clock: Now may be a test's fixed one
+		retryFrom := start  // when the first try ended: RetryFor runs from there
 		for attempt := 1; ; attempt++ {
 			for i := range waiting {
 				e.pipe.emit(waiting[i])
 			}
 			fctx, cancel := ctx, context.CancelFunc(func() {})
 			if !e.o.Follow && e.o.RetryFor > 0 && attempt > 1 { // the first try is the exporter's own
-				fctx, cancel = context.WithDeadline(ctx, start.Add(e.o.RetryFor))
+				fctx, cancel = context.WithDeadline(ctx, retryFrom.Add(e.o.RetryFor))
 			}
 			took, err, partial := e.pipe.flush(fctx)
 			cancel()
+			if attempt == 1 {
+				retryFrom = time.Now()
+			}
 			for _, perr := range partial {
 				fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch only in part: %s\n", e.o.Endpoint, oneLine(perr))
 			}
@@ -631,11 +638,14 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if !e.o.Follow && e.o.RetryFor > 0 && time.Since(start) >= e.o.RetryFor {
+			// A back-off that would end past the window is not waited: the
+			// next try could not begin inside it (the window starts with the
+			// first try, whose own length does not count against it).
+			wait := e.o.Backoff(attempt)
+			if !e.o.Follow && e.o.RetryFor > 0 && time.Since(retryFrom)+wait > e.o.RetryFor {
 				return fmt.Errorf("%s: gave up after %d attempts over %s: %s", e.o.Endpoint, attempt,
 					time.Since(start).Round(time.Second), oneLine(err))
 			}
-			wait := e.o.Backoff(attempt)
 			e.stats.Retries++
 			fmt.Fprintf(e.o.Log, "vigil: otel: %s: %s; retrying in %s (attempt %d, %d spans waiting)\n",
 				e.o.Endpoint, oneLine(err), wait, attempt, len(waiting))

@@ -236,7 +236,7 @@ func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 }
 
 func (m *Model) countRow(s int32, row store.StepRow) {
-	if row.RowID <= m.through[s] {
+	if row.Pending || row.RowID <= m.through[s] { // a placeholder: its committed row counts
 		return
 	}
 	r := m.slots[s]

@@ -176,7 +176,8 @@ func (s *completed) EachStepRow(ctx context.Context, runID string, from, to int6
 
 // StepRowsOf unfolds a timeline read with Steps into its rows with
 // from <= RowID <= to (to 0: every row from from on), in row order: each
-// step's folded rows, then its own unless it is pending. AppendStepRows
+// step's folded rows, then its own unless it is a pending step made of them
+// (a pending step without any is its placeholder row). AppendStepRows
 // folds them back into the same steps (their times aside).
 func StepRowsOf(steps []Step, from, to int64) []StepRow {
 	var rows []StepRow
@@ -189,9 +190,11 @@ func StepRowsOf(steps []Step, from, to int64) []StepRow {
 		for _, f := range st.Retries {
 			keep(StepRow{RowID: f.RowID, RunID: st.RunID, Number: st.Number, Kind: f.Kind, Decision: f.Decision})
 		}
-		if !st.Pending {
+		// A pending step made of folded rows is those rows; one the format
+		// shows as it stands (a turn in flight) is its placeholder row.
+		if !st.Pending || len(st.Retries) == 0 {
 			keep(StepRow{RowID: st.RowID, RunID: st.RunID, Number: st.Number, Kind: st.Kind, Decision: st.Decision,
-				ToolCall: st.ToolCall, ResultHead: st.ResultHead, Tokens: st.Tokens})
+				ToolCall: st.ToolCall, ResultHead: st.ResultHead, Tokens: st.Tokens, Pending: st.Pending})
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].RowID < rows[j].RowID })

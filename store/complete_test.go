@@ -298,3 +298,24 @@ func bitsOf(c Capabilities) (n uint) {
 	}
 	return n
 }
+
+// A step in flight that an adapter hands out as a pending row (no folded
+// rows under it) unfolds into that row and folds back into itself.
+func TestStepRowsOfAPendingStepFoldBack(t *testing.T) {
+	steps := []Step{
+		{RowID: 2, RunID: "r", Number: 1, Decision: "tool", ToolCall: "ls", ResultHead: "a", Tokens: 10},
+		{RowID: 5, RunID: "r", Number: 2, Decision: "running", ToolCall: "sleep 6", Tokens: 20, Pending: true},
+	}
+	rows := StepRowsOf(steps, 0, 0)
+	if len(rows) != 2 || !rows[1].Pending {
+		t.Fatalf("rows %+v: want the step's and the pending one", rows)
+	}
+	if got := AppendStepRows(nil, rows); !reflect.DeepEqual(got, steps) {
+		t.Errorf("the rows fold into\n%+v\nwant\n%+v", got, steps)
+	}
+	// Its committed row, later, replaces it.
+	got := AppendStepRows(steps, []StepRow{{RowID: 6, RunID: "r", Number: 2, Decision: "tool", ToolCall: "sleep 6", ResultHead: "done", Tokens: 20}})
+	if len(got) != 2 || got[1].Pending || got[1].RowID != 6 || got[1].ResultHead != "done" {
+		t.Errorf("after its commit: %+v", got)
+	}
+}

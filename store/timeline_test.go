@@ -29,3 +29,29 @@ func TestAppendStepRowsIgnoresText(t *testing.T) {
 		t.Fatalf("steps = %+v", steps)
 	}
 }
+
+// A pending row is a step in flight shown as it stands: a later pending
+// row of it updates it, and its own row (a larger id) replaces it. A
+// timeline read with Steps unfolds into the same rows and folds back.
+func TestAppendStepRowsPlaceholder(t *testing.T) {
+	steps := AppendStepRows(nil, []StepRow{
+		{RowID: 2, RunID: "r", Number: 1, Decision: "end_turn", Tokens: 5},
+		{RowID: 4, RunID: "r", Number: 2, Decision: "running", ToolCall: "Bash ls", Tokens: 9, Pending: true},
+	})
+	if len(steps) != 2 || !steps[1].Pending || steps[1].ToolCall != "Bash ls" || steps[1].Tokens != 9 || steps[1].RowID != 4 {
+		t.Fatalf("steps = %+v", steps)
+	}
+	if rows := StepRowsOf(steps, 0, 0); len(rows) != 2 || !rows[1].Pending || rows[1].RowID != 4 {
+		t.Fatalf("unfolded = %+v", rows)
+	} else if back := AppendStepRows(nil, rows); len(back) != 2 || !back[1].Pending || back[1].ToolCall != "Bash ls" {
+		t.Fatalf("folded back = %+v", back)
+	}
+	steps = AppendStepRows(steps, []StepRow{{RowID: 5, RunID: "r", Number: 2, Decision: "running", ToolCall: "Bash ls; Read a", Tokens: 10, Pending: true}})
+	if len(steps) != 2 || !steps[1].Pending || steps[1].ToolCall != "Bash ls; Read a" || steps[1].RowID != 5 {
+		t.Fatalf("updated = %+v", steps)
+	}
+	steps = AppendStepRows(steps, []StepRow{{RowID: 7, RunID: "r", Number: 2, Decision: "tool_use", ToolCall: "Bash ls", ResultHead: "a.txt", Tokens: 12}})
+	if len(steps) != 2 || steps[1].Pending || steps[1].RowID != 7 || steps[1].ResultHead != "a.txt" || steps[1].Tokens != 12 || len(steps[1].Retries) != 0 {
+		t.Fatalf("after commit = %+v", steps)
+	}
+}

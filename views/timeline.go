@@ -536,8 +536,8 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 	}
 	decision := sanitize.Line(st.Decision)
 	tool := sanitize.Line(st.ToolCall)
-	if st.Pending {
-		decision, tool = "… "+decision, ""
+	if st.Pending { // a placeholder: folded rows carry no call, a turn in flight its running one
+		decision = "… " + decision
 	}
 	textW := max(w-4-1-6-6-2-textfmt.Width(retry)-1, 8)
 	text := decision

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/charmbracelet/x/ansi"
@@ -37,6 +38,9 @@ type Config struct {
 	Theme  Theme
 	// Keys remaps actions to keys (keymap action names, e.g. "approve").
 	Keys map[string][]string
+	// GateTimeout is how long `vigil gate` waits for a decision before it
+	// hands the question back to the agent's own prompt; 0 is the default.
+	GateTimeout time.Duration
 }
 
 // Notify turns each notice on or off, and may force the desktop sequence.
@@ -91,6 +95,9 @@ type file struct {
 		Palette map[string]string `toml:"palette"`
 	} `toml:"theme"`
 	Keys map[string]any `toml:"keys"`
+	Gate struct {
+		Timeout *string `toml:"timeout"`
+	} `toml:"gate"`
 }
 
 // Load reads the file at path; a missing file is the defaults.
@@ -142,6 +149,13 @@ func (c *Config) parse(text string) error {
 		default:
 			return fmt.Errorf("theme.mode: %q is not dark, light or auto", *m)
 		}
+	}
+	if t := f.Gate.Timeout; t != nil {
+		d, err := time.ParseDuration(*t)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("gate.timeout: %q is not a duration such as 10m", *t)
+		}
+		c.GateTimeout = d
 	}
 	if err := c.palette(f.Theme.Palette); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, text string) string {
@@ -76,6 +77,7 @@ func TestBadInputIsOneLineNamingTheKey(t *testing.T) {
 		{"bad protocol", "[notify]\nprotocol = \"growl\"\n", `notify.protocol: "growl" is not auto`},
 		{"key of wrong type", "[keys]\napprove = 1\n", "keys.approve: want a key or a list of keys (strings), got an integer"},
 		{"unknown action", "[keys]\nexplode = \"x\"\n", "keys.explode: no such action"},
+		{"bad gate timeout", "[gate]\ntimeout = \"soon\"\n", `gate.timeout: "soon" is not a duration`},
 		{"key conflict", "[keys]\napprove = \"q\"\n", `keys: "q" is bound to both approve and quit`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,5 +107,12 @@ func TestPath(t *testing.T) {
 	delete(env, "HOME")
 	if _, err := Path(get); err == nil {
 		t.Fatal("no error without a home")
+	}
+}
+
+func TestGateTimeout(t *testing.T) {
+	c, err := Load(write(t, "[gate]\ntimeout = \"90s\"\n"))
+	if err != nil || c.GateTimeout != 90*time.Second {
+		t.Fatalf("gate timeout %v, %v", c.GateTimeout, err)
 	}
 }

@@ -92,9 +92,13 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			ch.Calls = append(ch.Calls, t.providerCall(e.id))
 			ch.Context = append(ch.Context, t.contextSample(e.id))
 		}
+		had := f.lines
 		off, err := readLines(e.path, from, func(l []byte) { s.report(e.path, f.feed(l, emit)) })
 		if err != nil {
 			continue
+		}
+		if t := f.open; t != nil && lineOf(t.row) > had {
+			emit(t) // a turn begun in what was read and still running: its placeholder
 		}
 		next.files[e.path] = fileCursor{ino: inode(fi), off: off, fold: &f}
 		if off != from || !known {

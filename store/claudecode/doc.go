@@ -10,7 +10,8 @@
 // line per content block, each repeating the message's usage, so a turn is
 // the consecutive assistant lines of one message id and its usage counts
 // once; its tool calls are joined to their results by call id. A call
-// without a result is running. A session is live while the registry names
+// without a result is running: the turn is a pending placeholder, which
+// its committed row, with a larger row id, replaces. A session is live while the registry names
 // it with a live pid; otherwise it has ended at rest, or was left inside a
 // call (crashed), or, without a registry to read, its liveness is unknown.
 //

@@ -47,7 +47,8 @@ type block struct {
 // the usage is the turn's once), with its tool calls and their results.
 type turn struct {
 	number int
-	row    int64 // the line number of its first line
+	row    int64 // openRow of its first line: its placeholder's row id while it runs
+	commit int64 // commitRow of the line after which it was complete; 0 while open
 	msgID  string
 	model  string
 	stop   string
@@ -88,6 +89,17 @@ func (t *turn) clone() *turn {
 	return &c
 }
 
+// A turn has two row ids, so that a tail sees them grow: its placeholder's
+// (from its first line) while in flight, then its committed row's (from
+// the line that completed it), which replaces the placeholder. Both come
+// from line numbers, doubled so that a turn completed only by the next
+// turn's first line still commits before that turn's placeholder.
+func openRow(line int64) int64   { return 2 * line }
+func commitRow(line int64) int64 { return 2*line + 1 }
+
+// lineOf is the line a row id was made from.
+func lineOf(row int64) int64 { return row / 2 }
+
 // problem is a line that does not decode.
 type problem struct {
 	line int64
@@ -127,9 +139,9 @@ func (f *fold) feed(line []byte, emit func(*turn)) *problem {
 	}
 	if r.Type == "assistant" && r.Message != nil {
 		if f.open == nil || f.open.closed || f.open.msgID != r.Message.ID {
-			f.flush(emit)
+			f.flush(n-1, emit)
 			f.turns++
-			f.open = &turn{number: f.turns, row: n, msgID: r.Message.ID, prompt: f.prompt}
+			f.open = &turn{number: f.turns, row: openRow(n), msgID: r.Message.ID, prompt: f.prompt}
 			f.prompt = ""
 		}
 		f.addAssistant(f.open, &r)
@@ -142,16 +154,16 @@ func (f *fold) feed(line []byte, emit func(*turn)) *problem {
 		}
 	}
 	if f.open != nil && f.open.done() {
-		emit(f.open)
-		f.open = nil
+		f.flush(n, emit)
 	}
 	return nil
 }
 
-// flush emits the open turn as it is (a new turn began without its
-// results: they were never written).
-func (f *fold) flush(emit func(*turn)) {
+// flush commits the open turn as it is after line n: its results are in,
+// or a new turn began at the next line without them (never written).
+func (f *fold) flush(n int64, emit func(*turn)) {
 	if f.open != nil {
+		f.open.commit = commitRow(n)
 		emit(f.open)
 		f.open = nil
 	}
@@ -267,9 +279,13 @@ func (u *usage) contextSize() *int64 {
 	return &t
 }
 
-// stepRow is the timeline row of a turn.
+// stepRow is the timeline row of a turn: committed, or its placeholder
+// while open.
 func (t *turn) stepRow(runID string) store.StepRow {
-	r := store.StepRow{RowID: t.row, RunID: runID, Number: t.number, Decision: t.stop}
+	r := store.StepRow{RowID: t.commit, RunID: runID, Number: t.number, Decision: t.stop}
+	if t.commit == 0 {
+		r.RowID, r.Pending = t.row, true
+	}
 	var names []string
 	for _, c := range t.calls {
 		names = append(names, c.name+" "+oneLine(c.args, 120))
@@ -278,7 +294,7 @@ func (t *turn) stepRow(runID string) store.StepRow {
 		}
 	}
 	r.ToolCall = strings.Join(names, "; ")
-	if t.running() {
+	if t.running() || (r.Pending && r.Decision == "") {
 		r.Decision = "running"
 	}
 	if r.ResultHead == "" && len(t.calls) == 0 {
@@ -290,12 +306,15 @@ func (t *turn) stepRow(runID string) store.StepRow {
 	return r
 }
 
-func (t *turn) step(runID string, pending bool) store.Step {
+func (t *turn) step(runID string) store.Step {
 	r := t.stepRow(runID)
 	return store.Step{RowID: r.RowID, RunID: runID, Number: r.Number, Decision: r.Decision, ToolCall: r.ToolCall,
-		ResultHead: r.ResultHead, Tokens: r.Tokens, Pending: pending, At: t.at}
+		ResultHead: r.ResultHead, Tokens: r.Tokens, Pending: r.Pending, At: t.at}
 }
 
+// providerCall is the turn's model call. Its row id is the turn's first
+// line's, whether it runs or is committed: the same call read twice
+// replaces itself.
 func (t *turn) providerCall(runID string) store.ProviderCall {
 	p := store.ProviderCall{RowID: t.row, RunID: runID, Step: t.number, Attempt: 1, Provider: "anthropic", Model: t.model,
 		FinishReason: t.stop, At: t.at}

@@ -45,6 +45,7 @@ func TestRealClaudeCode(t *testing.T) {
 	var live bool
 	var liveSrc store.Source
 	var liveCur store.Cursor
+	var liveSteps []store.Step
 	var rootID string
 	deadline := time.Now().Add(60 * time.Second)
 	for !live && time.Now().Before(deadline) && !run.Exited() {
@@ -66,7 +67,7 @@ func TestRealClaudeCode(t *testing.T) {
 			}
 			if live {
 				rootID = r.ID
-				liveSrc = src
+				liveSrc, liveSteps = src, steps
 				var err error
 				liveCur, err = src.Head(ctx)
 				must(t, err)
@@ -97,6 +98,36 @@ func TestRealClaudeCode(t *testing.T) {
 	if !shellDone || !final || !ended || !ch.LeasesChanged || len(ch.Leases) != 0 {
 		t.Errorf("changes after the live session ended: shell turn %v, final turn %v, run ended %v, leases %v %v\n%+v",
 			shellDone, final, ended, ch.LeasesChanged, ch.Leases, ch.Steps)
+	}
+	// Folded as the explorer folds them (rows past the largest id seen onto
+	// the steps read while the call ran), the shell turn's committed row
+	// replaces its running placeholder: the timeline ends as Steps reads it.
+	seen := int64(0)
+	for _, st := range liveSteps {
+		seen = max(seen, st.RowID)
+	}
+	var rows []store.StepRow
+	for _, r := range ch.Steps {
+		if r.RunID == rootID && r.RowID > seen {
+			rows, seen = append(rows, r), r.RowID
+		}
+	}
+	folded := store.AppendStepRows(liveSteps, rows)
+	after, err := liveSrc.Steps(ctx, rootID)
+	must(t, err)
+	shellTokens := int64(shellUsage.Input + shellUsage.Output + shellUsage.CacheRead + shellUsage.CacheWrite)
+	if len(folded) != len(after) || len(folded) != 4 {
+		t.Errorf("folded from a cursor taken while the call ran: %+v\nSteps after: %+v", folded, after)
+	} else {
+		for i, st := range folded {
+			a := after[i]
+			if st.Pending || st.RowID != a.RowID || st.Number != a.Number || st.Decision != a.Decision || st.ResultHead != a.ResultHead || st.Tokens != a.Tokens {
+				t.Errorf("folded step %d %+v, Steps after the run %+v", i+1, st, a)
+			}
+		}
+		if sh := folded[2]; !strings.Contains(sh.ToolCall, "sleep 4") || sh.Decision != "tool_use" || sh.Tokens != shellTokens {
+			t.Errorf("the shell turn folded: %+v (tokens want %d)", sh, shellTokens)
+		}
 	}
 
 	src := open(t, cfg)

@@ -306,7 +306,7 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	}
 	c.fold = c.fold.clone()
 	add := func(t *turn) {
-		c.stats.Steps, c.stats.Through = t.number, t.row
+		c.stats.Steps, c.stats.Through = t.number, t.commit
 		if tot := t.usage.total(); tot != nil {
 			c.stats.Tokens += *tot
 		}
@@ -320,11 +320,11 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	s.counted[path] = c
 	s.mu.Unlock()
 	st := c.stats
-	if t := c.fold.open; t != nil { // the turn still open counts as it stands
-		st.Steps, st.Through = t.number, t.row
-		if tot := t.usage.total(); tot != nil {
-			st.Tokens += *tot
-		}
+	// The turn still open counts as a step, but its tokens come with its
+	// committed row (Changes), whose row id is past Through: counted here
+	// too, a reader adding that row would count them twice.
+	if t := c.fold.open; t != nil {
+		st.Steps = t.number
 	}
 	return st, nil
 }
@@ -340,7 +340,7 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	}
 	out := make([]store.Step, len(ts))
 	for i, t := range ts {
-		out[i] = t.step(runID, !t.done())
+		out[i] = t.step(runID)
 	}
 	return out, nil
 }
@@ -355,15 +355,15 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		return store.StepDetail{}, err
 	}
 	for _, t := range ts {
-		if t.row == rowID {
+		if t.row == rowID || t.commit == rowID { // its placeholder's id or its own
 			return t.detail(runID), nil
 		}
 	}
-	return store.StepDetail{}, store.Errorf(e.path, store.ErrNotFound, nil, "no step at line %d of run %s", rowID, runID)
+	return store.StepDetail{}, store.Errorf(e.path, store.ErrNotFound, nil, "no step at row %d (line %d) of run %s", rowID, lineOf(rowID), runID)
 }
 
 func (t *turn) detail(runID string) store.StepDetail {
-	d := store.StepDetail{Step: t.step(runID, !t.done()), Prompt: t.prompt, TurnText: t.text, HasTurnText: t.text != "",
+	d := store.StepDetail{Step: t.step(runID), Prompt: t.prompt, TurnText: t.text, HasTurnText: t.text != "",
 		ProviderCalls: []store.ProviderCall{t.providerCall(runID)}}
 	var calls, results []string
 	for _, c := range t.calls {

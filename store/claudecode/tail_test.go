@@ -41,13 +41,15 @@ func TestTailAppendedLines(t *testing.T) {
 	}
 	st, err := src.RunStats(ctx, []string{sid})
 	must(t, err)
-	if st[sid].Steps != 4 || st[sid].Tokens != 1230+1330+1330+19 {
+	// The open turn counts as a step; its tokens come with its committed
+	// row, past Through, so a reader adding that row counts them once.
+	if st[sid].Steps != 4 || st[sid].Tokens != 1230+1330+1330 || st[sid].Through >= last.RowID {
 		t.Fatalf("counts with the open turn: %+v", st[sid])
 	}
 	ch, cur3, err := src.Changes(ctx, cur2)
 	must(t, err)
-	if len(ch.Steps) != 0 {
-		t.Fatalf("a turn still waiting for its result reported: %+v", ch.Steps)
+	if len(ch.Steps) != 1 || !ch.Steps[0].Pending || ch.Steps[0].RowID != last.RowID || ch.Steps[0].Decision != "running" {
+		t.Fatalf("a turn still waiting for its result is not its placeholder: %+v", ch.Steps)
 	}
 
 	half := toolResult[:40]
@@ -60,7 +62,8 @@ func TestTailAppendedLines(t *testing.T) {
 	appendTo(t, file, toolResult[40:])
 	ch, _, err = src.Changes(ctx, cur4)
 	must(t, err)
-	if len(ch.Steps) != 1 || ch.Steps[0].Number != 4 || ch.Steps[0].ResultHead != "a.txt" || ch.Steps[0].Tokens != 19 || ch.Steps[0].Decision != "tool_use" {
+	if len(ch.Steps) != 1 || ch.Steps[0].Number != 4 || ch.Steps[0].ResultHead != "a.txt" || ch.Steps[0].Tokens != 19 || ch.Steps[0].Decision != "tool_use" ||
+		ch.Steps[0].Pending || ch.Steps[0].RowID <= last.RowID {
 		t.Fatalf("the finished turn: %+v", ch.Steps)
 	}
 	if len(ch.Calls) != 1 || *ch.Calls[0].CacheWriteTokens != 4 || len(ch.Context) != 1 || *ch.Context[0].Reported != 17 {

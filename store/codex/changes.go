@@ -153,10 +153,12 @@ func (s *Store) reset(ctx context.Context, why string) (*store.Changes, store.Cu
 
 // seen marks what was folded by Head's time as handed out: a reader that
 // took its cursor with Head loaded it already. A turn not committed then
-// was not among its steps: its row goes out when it commits.
+// was among its steps as a placeholder at most: its row goes out when it
+// commits.
 func (ses *session) seen() {
 	for i := range ses.turns {
 		ses.turns[i].sent = ses.committed(i)
+		ses.turns[i].heldSent = ses.held(i)
 		ses.turns[i].usageSent = ses.turns[i].usage != nil
 	}
 	ses.spawnsSent, ses.dirty = len(ses.spawns), false
@@ -165,7 +167,9 @@ func (ses *session) seen() {
 
 // emit adds what the fold holds that was not handed out yet. A turn's
 // usage goes out as it arrives (a provider call, a context sample); its
-// timeline row once it commits, so that a row, once sent, never changes.
+// timeline row once it commits, so that a committed row, once sent, never
+// changes. Before that, a turn whose call runs goes out once as a pending
+// placeholder, which its committed row (a larger row id) replaces.
 func (ses *session) emit(ch *store.Changes) {
 	if ses.id == "" {
 		return // no session_meta yet
@@ -191,16 +195,23 @@ func (ses *session) emit(ch *store.Changes) {
 			continue
 		}
 		if !ses.committed(i) {
+			if !t.heldSent && ses.held(i) {
+				ch.Steps = append(ch.Steps, stepRow(ses.pendingStep(t)))
+				t.heldSent = true
+			}
 			break
 		}
-		st := ses.step(t)
-		ch.Steps = append(ch.Steps, store.StepRow{RowID: st.RowID, RunID: st.RunID, Number: st.Number, Kind: st.Kind,
-			Decision: st.Decision, ToolCall: st.ToolCall, ResultHead: st.ResultHead, Tokens: st.Tokens})
+		ch.Steps = append(ch.Steps, stepRow(ses.step(t)))
 		t.sent = true
 	}
 	ch.AgentEvents = append(ch.AgentEvents, ses.spawnEvents(ses.spawns[ses.spawnsSent:])...)
 	ses.spawnsSent = len(ses.spawns)
 	ses.trim()
+}
+
+func stepRow(st store.Step) store.StepRow {
+	return store.StepRow{RowID: st.RowID, RunID: st.RunID, Number: st.Number, Kind: st.Kind, Decision: st.Decision,
+		ToolCall: st.ToolCall, ResultHead: st.ResultHead, Tokens: st.Tokens, Pending: st.Pending}
 }
 
 // trim drops the turns handed out whole, and their results, keeping the

@@ -11,7 +11,8 @@
 // response: the reasoning, text and tool calls Codex recorded for it,
 // closed by the token_usage_record written with it (or, from a Codex that
 // writes none, the token_count after it), each call joined to its output
-// by call_id. A call without its output is running.
+// by call_id. A call without its output is running: its turn is a
+// pending step until the output commits it.
 //
 // Codex records no liveness: a session whose task has started and not
 // completed is running by its status, and vigil cannot tell a live CLI

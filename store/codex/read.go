@@ -155,7 +155,7 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		st.Steps, st.Tokens = ses.counts()
 		for i := range ses.turns {
 			if ses.committed(i) {
-				st.Through = ses.turns[i].row
+				st.Through = ses.turns[i].stepID()
 			}
 		}
 		out[id] = st
@@ -163,7 +163,8 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	return out, nil
 }
 
-// Steps is the run's committed model turns, one step each.
+// Steps is the run's committed model turns, one step each, and the turn
+// in flight while its call runs, as a pending step.
 func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	ses, err := s.session(ctx, runID)
 	if err != nil {
@@ -172,6 +173,9 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 	var steps []store.Step
 	for i := range ses.turns {
 		if !ses.committed(i) {
+			if ses.held(i) {
+				steps = append(steps, ses.pendingStep(&ses.turns[i]))
+			}
 			break
 		}
 		steps = append(steps, ses.step(&ses.turns[i]))
@@ -181,8 +185,9 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 
 // committed reports whether turn i is a step: its response is whole and
 // its calls answered, or the run moved past it (a later turn, the task's
-// end). Until then what it does is live activity (Activity): a row, once
-// handed out, never changes.
+// end). Until then a turn with a call running is a pending placeholder
+// (pendingStep), and its calls live activity (Activity): a committed row,
+// once handed out, never changes.
 func (ses *session) committed(i int) bool {
 	t := &ses.turns[i]
 	return i < len(ses.turns)-1 || ses.status.Ended() || (t.closed && !ses.pending(t))
@@ -213,12 +218,8 @@ func (s *Store) Activity(ctx context.Context, q store.ActivityQuery) (store.Acti
 
 // step is a turn as the timeline shows it.
 func (ses *session) step(t *turn) store.Step {
-	st := store.Step{RowID: t.row, RunID: ses.id, Number: t.number, Kind: store.StepTurn, At: t.at}
-	var names []string
-	for _, c := range t.calls {
-		names = append(names, c.name+" "+c.args)
-	}
-	st.ToolCall = cut(strings.Join(names, "; "), 200)
+	st := store.Step{RowID: t.stepID(), RunID: ses.id, Number: t.number, Kind: store.StepTurn, At: t.at,
+		ToolCall: t.callSummary()}
 	switch {
 	case len(t.calls) > 0 && ses.pending(t):
 		st.Decision = "unanswered" // the run moved past a call with no output
@@ -237,8 +238,28 @@ func (ses *session) step(t *turn) store.Step {
 	return st
 }
 
+// pendingStep is a turn in flight as the timeline shows it until it
+// commits: its calls, running.
+func (ses *session) pendingStep(t *turn) store.Step {
+	st := store.Step{RowID: t.pendingID(), RunID: ses.id, Number: t.number, Kind: store.StepTurn, At: t.at,
+		Decision: "running", ToolCall: t.callSummary(), Pending: true}
+	if t.usage != nil {
+		st.Tokens = t.usage.Total
+	}
+	return st
+}
+
+func (t *turn) callSummary() string {
+	var names []string
+	for _, c := range t.calls {
+		names = append(names, c.name+" "+c.args)
+	}
+	return cut(strings.Join(names, "; "), 200)
+}
+
 // StepDetail is one turn whole: its text, its calls with their results,
-// its usage.
+// its usage. It reads a turn by its committed row id or by its pending
+// placeholder's, as the turn stands now.
 func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
 	ses, err := s.session(ctx, runID)
 	if err != nil {
@@ -246,10 +267,15 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	}
 	for i := range ses.turns {
 		t := &ses.turns[i]
-		if t.row != rowID {
+		if rowID != t.stepID() && rowID != t.pendingID() {
 			continue
 		}
-		d := store.StepDetail{Step: ses.step(t), TurnText: t.text, HasTurnText: t.text != ""}
+		st := ses.step(t)
+		if ses.held(i) {
+			st = ses.pendingStep(t)
+		}
+		st.RowID = rowID // the row asked for: a reader matches the detail to its row
+		d := store.StepDetail{Step: st, TurnText: t.text, HasTurnText: t.text != ""}
 		var calls, results []string
 		for _, c := range t.calls {
 			d.Tools = append(d.Tools, store.ToolCall{ID: c.id, Name: c.name, Arguments: c.args})

@@ -88,10 +88,12 @@ func TestRealCodexShellRunLiveThenFinished(t *testing.T) {
 	if live.Status != store.StatusRunning || live.Summary != nil || store.StateOf(live, nil, false, false, time.Now()) != store.StateUnknown {
 		t.Errorf("while the call runs: %+v, state %v; want running, not known beyond that", live, store.StateOf(live, nil, false, false, time.Now()))
 	}
-	// The call is running: live activity, not yet a step.
+	// The call is running: live activity, and a pending step, not yet a
+	// committed one.
 	steps, _ := src.Steps(ctx, runID)
 	act, _ := src.Activity(ctx, store.ActivityQuery{RunIDs: []string{runID}})
-	if len(steps) != 0 || len(act.Events) != 1 || !strings.Contains(act.Events[0].Text, "exec_command") || act.Events[0].Step != 1 {
+	if len(steps) != 1 || !steps[0].Pending || steps[0].Decision != "running" || !strings.Contains(steps[0].ToolCall, "exec_command") ||
+		len(act.Events) != 1 || !strings.Contains(act.Events[0].Text, "exec_command") || act.Events[0].Step != 1 {
 		t.Errorf("while the call runs: steps %+v activity %+v", steps, act.Events)
 	}
 

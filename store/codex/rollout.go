@@ -138,7 +138,8 @@ type call struct {
 }
 
 // turn is one model response: what it said, the calls it made, and the
-// usage Codex recorded for it. Its row is the rollout line it starts on.
+// usage Codex recorded for it. Its row is the rollout line it starts on;
+// its timeline row ids are made from it (stepID, pendingID).
 type turn struct {
 	row       int64
 	number    int
@@ -151,6 +152,7 @@ type turn struct {
 	window    *int64
 	closed    bool // a usage record or the next turn ended it
 	sent      bool // its row was handed out by Changes
+	heldSent  bool // its pending placeholder was
 	usageSent bool // its provider call and context sample were
 }
 
@@ -406,6 +408,20 @@ func (s *session) pending(t *turn) bool {
 		}
 	}
 	return false
+}
+
+// A turn's committed row id is twice the line it starts on, and the
+// placeholder shown while its call runs is the odd id just before: every
+// earlier turn's ids are smaller, and the committed row, coming later with
+// the larger id, replaces the placeholder in a timeline that folds rows
+// past the largest id it has seen (store.AppendStepRows).
+func (t *turn) stepID() int64    { return 2 * t.row }
+func (t *turn) pendingID() int64 { return 2*t.row - 1 }
+
+// held reports whether turn i is in flight with a call running: not
+// committed, so its placeholder stands for it in the timeline.
+func (ses *session) held(i int) bool {
+	return !ses.committed(i) && ses.pending(&ses.turns[i])
 }
 
 // contentText is a message's text parts, joined.

@@ -55,8 +55,9 @@ func appendTo(t *testing.T, file string, b []byte) {
 
 // TestTailAppendedTurnReachesChanges follows the three-step rollout as
 // Codex wrote it (docs: liveness/timeline-steps3-delay3.txt): the call and
-// its usage record land first, the output and token_count after. The row
-// goes out once its call is answered; the usage as soon as it is written.
+// its usage record land first, the output and token_count after. The
+// committed row goes out once its call is answered (a pending placeholder
+// before it, with a smaller row id); the usage as soon as it is written.
 func TestTailAppendedTurnReachesChanges(t *testing.T) {
 	ctx := context.Background()
 	lines := fixtureLines(t, steps3ID)
@@ -76,21 +77,23 @@ func TestTailAppendedTurnReachesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Steps) != 0 || len(ch.Calls) != 1 || *ch.Calls[0].TotalTokens != 1330 || ch.Calls[0].Step != 2 {
-		t.Fatalf("after the second call: rows %+v calls %+v; want no row yet (its call runs) and its usage", ch.Steps, ch.Calls)
+	if len(ch.Steps) != 1 || !ch.Steps[0].Pending || ch.Steps[0].Number != 2 || ch.Steps[0].Decision != "running" ||
+		len(ch.Calls) != 1 || *ch.Calls[0].TotalTokens != 1330 || ch.Calls[0].Step != 2 {
+		t.Fatalf("after the second call: rows %+v calls %+v; want no committed row yet (its call runs: a pending one) and its usage", ch.Steps, ch.Calls)
 	}
+	placeholder := ch.Steps[0].RowID
 	steps, _ := src.Steps(ctx, steps3ID)
 	act, _ := src.Activity(ctx, store.ActivityQuery{RunIDs: []string{steps3ID}})
-	if len(steps) != 1 || len(act.Events) != 1 || act.Events[0].Kind != store.LiveTool || act.Events[0].Step != 2 ||
+	if len(steps) != 2 || steps[0].Pending || !steps[1].Pending || steps[1].RowID != placeholder || len(act.Events) != 1 || act.Events[0].Kind != store.LiveTool || act.Events[0].Step != 2 ||
 		!strings.Contains(act.Events[0].Text, "echo hi 2") || !act.Recorded.Has(store.FactRunEvents) {
-		t.Fatalf("while the call runs: steps %+v activity %+v; want one step and the second call running", steps, act)
+		t.Fatalf("while the call runs: steps %+v activity %+v; want one committed step, the second pending, and its call running", steps, act)
 	}
 	appendTo(t, file, bytes.Join(lines[16:19], nil))
 	ch, _, err = src.Changes(ctx, next2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Steps) != 1 || ch.Steps[0].Number != 2 || ch.Steps[0].Decision != "tool" || !strings.Contains(ch.Steps[0].ResultHead, "Chunk ID") || ch.Steps[0].Tokens != 1330 {
+	if len(ch.Steps) != 1 || ch.Steps[0].Number != 2 || ch.Steps[0].Pending || ch.Steps[0].RowID <= placeholder || ch.Steps[0].Decision != "tool" || !strings.Contains(ch.Steps[0].ResultHead, "Chunk ID") || ch.Steps[0].Tokens != 1330 {
 		t.Fatalf("after its output: rows %+v", ch.Steps)
 	}
 	if act, _ := src.Activity(ctx, store.ActivityQuery{RunIDs: []string{steps3ID}}); len(act.Events) != 0 {

@@ -31,6 +31,9 @@ type Agent struct {
 	path  string
 	cache string
 	kind  kind
+	// Prepare, when set, runs after the CLI's own files are written under
+	// a run's new HOME and before the CLI starts (a test installs a hook).
+	Prepare func(home, work string) error
 }
 
 // Need is the installed CLI called name (one of agentclis.Pinned), or
@@ -122,6 +125,11 @@ func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duratio
 			t.Fatal(err)
 		}
 	}
+	if a.Prepare != nil {
+		if err := a.Prepare(home, work); err != nil {
+			t.Fatalf("preparing %s's HOME: %v", a.Name, err)
+		}
+	}
 	r := &Running{Home: home, Work: work, agent: a, done: make(chan struct{}), t: t}
 	r.ctx, r.cancel = context.WithTimeout(context.Background(), timeout)
 	cmd := exec.CommandContext(r.ctx, a.path, args...)
@@ -161,6 +169,10 @@ func (r *Running) Exited() bool {
 		return false
 	}
 }
+
+// Kill kills the CLI and everything it started (its process group), as
+// an interrupted agent is killed.
+func (r *Running) Kill() { r.cancel() }
 
 // Wait waits for the CLI to exit (or its timeout) and returns the run.
 func (r *Running) Wait() *Result {

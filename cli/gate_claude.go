@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/vigil-run/vigil/store/gate"
+)
+
+// claudeHook is Claude Code's hook protocol (docs/gate.md): PreToolUse
+// and PermissionRequest requests on stdin, the answer as JSON on stdout.
+var claudeHook = hookDialect{
+	name:  "claude",
+	agent: gate.AgentClaudeCode,
+	parse: func(body []byte) (gate.Request, error) {
+		var in struct {
+			SessionID string          `json:"session_id"`
+			AgentID   string          `json:"agent_id"`
+			Cwd       string          `json:"cwd"`
+			Event     string          `json:"hook_event_name"`
+			Tool      string          `json:"tool_name"`
+			Input     json.RawMessage `json:"tool_input"`
+			ToolUseID string          `json:"tool_use_id"`
+		}
+		if err := json.Unmarshal(body, &in); err != nil {
+			return gate.Request{}, fmt.Errorf("the hook input is not Claude Code's JSON: %v", err)
+		}
+		if in.Event != "PreToolUse" && in.Event != "PermissionRequest" {
+			return gate.Request{}, fmt.Errorf("hook event %q: vigil gate answers PreToolUse and PermissionRequest", in.Event)
+		}
+		if in.Tool == "" {
+			return gate.Request{}, fmt.Errorf("the %s input names no tool", in.Event)
+		}
+		input := string(in.Input)
+		if input == "" {
+			input = "{}"
+		}
+		return gate.Request{Agent: gate.AgentClaudeCode, Event: in.Event, SessionID: in.SessionID, AgentID: in.AgentID,
+			Cwd: in.Cwd, Tool: in.Tool, Input: input, ToolUseID: in.ToolUseID}, nil
+	},
+	answer: func(event string, a hookAnswer) []byte {
+		var out any
+		switch event {
+		case "PreToolUse":
+			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event,
+				"permissionDecision": string(a.verdict), "permissionDecisionReason": a.reason}}
+		case "PermissionRequest":
+			if a.verdict == answerAsk {
+				return nil // no decision: Claude Code asks in its own prompt
+			}
+			d := map[string]any{"behavior": string(a.verdict)}
+			if a.reason != "" {
+				d["message"] = a.reason
+			}
+			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "decision": d}}
+		default:
+			return nil
+		}
+		b, _ := json.Marshal(out)
+		return append(b, '\n')
+	},
+	// A request that cannot be parsed or recorded: exit 2 blocks the call
+	// in both events and shows Claude Code the one line on stderr.
+	failCode: 2,
+}

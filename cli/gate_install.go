@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+)
+
+// gateInstallOpts are install's and uninstall's flags.
+type gateInstallOpts struct {
+	scope   string
+	event   string
+	matcher string
+	timeout time.Duration
+}
+
+func (a *app) gateInstallCmd(install bool) *cobra.Command {
+	var o gateInstallOpts
+	verb := map[bool]string{true: "install", false: "uninstall"}[install]
+	c := &cobra.Command{
+		Use:  verb + " claude",
+		Args: usageArgs(exactArgs("AGENT")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "claude" && args[0] != "claude-code" {
+				return usagef("%q: vigil gate %s knows claude", args[0], verb)
+			}
+			return a.gateInstall(o, install)
+		},
+	}
+	if install {
+		c.Short = "Add vigil's gate hook to Claude Code's settings"
+		c.Long = `install adds 'vigil gate' as a Claude Code hook, so the tool calls it matches
+wait in vigil's queue for an approve or deny. It edits the settings file of
+--scope (user: ~/.claude/settings.json, or under $CLAUDE_CONFIG_DIR; project:
+./.claude/settings.json), keeps the file as it was in settings.json.vigil-backup,
+leaves every other hook alone, and prints the change. Running it again changes
+nothing. --event PermissionRequest (the default) answers the permission prompts
+Claude Code would show; PreToolUse gates every matching call, allowed or not.`
+		f := c.Flags()
+		f.StringVar(&o.event, "event", "PermissionRequest", "the hook event: PermissionRequest or PreToolUse")
+		f.StringVar(&o.matcher, "matcher", "*", "the tools to gate (Claude Code's matcher: Bash, Edit|Write, *)")
+		f.DurationVar(&o.timeout, "timeout", defaultGateTimeout, "how long each request waits for a decision")
+	} else {
+		c.Short = "Remove vigil's gate hook from Claude Code's settings"
+		c.Long = `uninstall removes every 'vigil gate' hook from the settings file of --scope,
+keeps the file as it was in settings.json.vigil-backup, leaves the other hooks
+alone and prints the change.`
+	}
+	c.Flags().StringVar(&o.scope, "scope", "user", "whose settings: user or project")
+	return c
+}
+
+// claudeSettingsPath is the settings file of a scope, as Claude Code finds it.
+func (a *app) claudeSettingsPath(scope string) (string, error) {
+	switch scope {
+	case "user":
+		if d := a.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			return filepath.Join(d, "settings.json"), nil
+		}
+		home := a.getenv("HOME")
+		if home == "" {
+			return "", errors.New("cannot tell where Claude Code's settings are: $HOME is not set")
+		}
+		return filepath.Join(home, ".claude", "settings.json"), nil
+	case "project":
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(wd, ".claude", "settings.json"), nil
+	}
+	return "", usagef("--scope %q: give user or project", scope)
+}
+
+func (a *app) gateInstall(o gateInstallOpts, install bool) error {
+	if install && o.event != "PreToolUse" && o.event != "PermissionRequest" {
+		return usagef("--event %q: give PermissionRequest or PreToolUse", o.event)
+	}
+	if install && o.timeout <= 0 {
+		return usagef("--timeout %s: give a positive duration", o.timeout)
+	}
+	path, err := a.claudeSettingsPath(o.scope)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot tell where this vigil is: %w", err)
+	}
+	command := fmt.Sprintf("%s gate --agent claude --timeout %s", shellQuote(exe), o.timeout)
+	// Claude Code's own limit must outlast the gate's: a hook it times out
+	// counts as an error, and the call goes on as if there were no hook.
+	hookTimeout := int((o.timeout + time.Minute) / time.Second)
+	next, err := editClaudeSettings(old, install, o.event, o.matcher, command, hookTimeout)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if bytes.Equal(next, old) || bytes.Equal(next, canonicalJSON(old)) {
+		fmt.Fprintf(a.out(), "%s: nothing to change\n", path)
+		return nil
+	}
+	if install {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+	}
+	if old != nil {
+		if err := os.WriteFile(path+".vigil-backup", old, 0o600); err != nil {
+			return fmt.Errorf("keeping a backup: %w", err)
+		}
+	}
+	if err := writeAtomic(path, next); err != nil {
+		return err
+	}
+	fmt.Fprint(a.out(), udiff.Unified(path, path, string(old), string(next)))
+	if old != nil {
+		fmt.Fprintf(a.out(), "the file as it was: %s.vigil-backup\n", path)
+	}
+	return nil
+}
+
+// writeAtomic replaces path with b through a file beside it, keeping its mode.
+func writeAtomic(path string, b []byte) error {
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// shellQuote quotes p for sh when it needs it (Claude Code runs hooks
+// through sh -c).
+func shellQuote(p string) string {
+	if !strings.ContainsAny(p, " \t\n'\"\\$`;&|<>()*?[]#~") {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+// canonicalJSON is a settings file as vigil would write it unchanged (nil
+// when it cannot be read as an object).
+func canonicalJSON(b []byte) []byte {
+	o, err := parseObject(b)
+	if err != nil {
+		return nil
+	}
+	out, _ := indent(o)
+	return out
+}
