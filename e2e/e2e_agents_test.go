@@ -46,12 +46,14 @@ func TestExplorerFollowsTheAgentCLIsInTmux(t *testing.T) {
 			}
 			dir := t.TempDir()
 			env := []string{"HOME=" + run.Home, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}
-			// Something is a session: opencode creates its database, and
-			// its schema, before the first session is in it.
+			// Something is a session, as vigil runs lists it: opencode
+			// creates its database, and its schema, before the first
+			// session is in it.
 			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 				ls := exec.Command(vigilBinary(t), "runs")
 				ls.Dir, ls.Env = dir, append(os.Environ(), env...)
-				if ls.Run() == nil {
+				// A header and a run: "no runs in …" is a store with none yet.
+				if out, err := ls.Output(); err == nil && strings.Count(strings.TrimSpace(string(out)), "\n") >= 1 {
 					break
 				}
 				if time.Now().After(deadline) || run.Exited() {
