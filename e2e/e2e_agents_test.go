@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +26,7 @@ func TestExplorerFollowsTheAgentCLIsInTmux(t *testing.T) {
 		{"claude-code", modelserver.Call{Name: "Bash", Args: map[string]any{"command": "sleep 6; echo hi > out.txt", "description": "slow write"}}},
 		{"codex", modelserver.Call{Name: "exec_command", Args: map[string]any{"cmd": "sleep 6; echo hi > out.txt"}}},
 		{"gemini-cli", modelserver.Call{Name: "run_shell_command", Args: map[string]any{"command": "sleep 6 && echo hi > out.txt", "description": "slow write"}}},
+		{"opencode", modelserver.Call{Name: "bash", Args: map[string]any{"command": "sleep 6; echo hi > out.txt", "description": "slow write"}}},
 	} {
 		t.Run(c.cli, func(t *testing.T) {
 			a := agentcli.Need(t, c.cli)
@@ -42,15 +45,32 @@ func TestExplorerFollowsTheAgentCLIsInTmux(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
-			sh := startTmux(t, dir, "HOME="+run.Home, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
-				"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "sh", "-c", "cd "+dir+" && exec "+vigilBinary(t))
+			env := []string{"HOME=" + run.Home, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}
+			// Something is a session, as vigil runs lists it: opencode
+			// creates its database, and its schema, before the first
+			// session is in it.
+			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				ls := exec.Command(vigilBinary(t), "runs")
+				ls.Dir, ls.Env = dir, append(os.Environ(), env...)
+				// A header and a run: "no runs in …" is a store with none yet.
+				if out, err := ls.Output(); err == nil && strings.Count(strings.TrimSpace(string(out)), "\n") >= 1 {
+					break
+				}
+				if time.Now().After(deadline) || run.Exited() {
+					t.Fatalf("vigil found no %s session", c.cli)
+				}
+			}
+			sh := startTmux(t, dir, append(env, "sh", "-c", "cd "+dir+" && exec "+vigilBinary(t))...)
 			sh.waitFor("Watch me write a file", 60*time.Second)
 			// Live: the slow call is on screen, running, as the timeline's
 			// pending step (the CLIs that write a call only once it ran show
 			// the run running without it).
 			running := "… running · "
-			if c.cli == "gemini-cli" {
+			switch c.cli {
+			case "gemini-cli":
 				running = "running"
+			case "opencode": // its pending row names the tool whose state it gives
+				running = "… running bash · bash"
 			}
 			live := sh.waitFor(running, 30*time.Second)
 			if res := run.Wait(); res.Err != nil {

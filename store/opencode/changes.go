@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 type Cursor struct {
 	marks    map[string]int64
 	open     map[string]string // unfinished assistant message → its session
+	sent     map[string]int64  // unfinished assistant message → the row id last sent for it
 	sessions map[string]string // running session → its signature
 	ident    string
 }
@@ -27,7 +29,7 @@ type Cursor struct {
 func (c *Cursor) CursorFormat() string { return Format }
 
 func (c *Cursor) fork() *Cursor {
-	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sessions: maps.Clone(c.sessions), ident: c.ident}
+	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sent: maps.Clone(c.sent), sessions: maps.Clone(c.sessions), ident: c.ident}
 }
 
 func sig(r store.Run) string {
@@ -40,7 +42,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if err != nil {
 		return nil, sqlitex.MapErr(s.path, err)
 	}
-	c := &Cursor{marks: tops, open: map[string]string{}, sessions: map[string]string{}}
+	c := &Cursor{marks: tops, open: map[string]string{}, sent: map[string]int64{}, sessions: map[string]string{}}
 	if c.ident, err = s.ident(ctx, tops); err != nil {
 		return nil, err
 	}
@@ -143,7 +145,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			}
 		}
 	}
-	var ready []msgRow
+	var ready, flying []msgRow
 	readyRun := map[string]string{}
 	if tops["message"] > c.marks["message"] {
 		msgs, err := s.readMessages(ctx, fmt.Sprintf("WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT %d", sqlitex.ChangesPage), c.marks["message"], tops["message"])
@@ -164,6 +166,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 				ready, readyRun[m.id] = append(ready, m), runOf[m.id]
 			} else {
 				next.open[m.id] = runOf[m.id]
+				flying = append(flying, m)
 			}
 		}
 	}
@@ -182,14 +185,23 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if m := got[0]; m.ok && (m.m.Time.Completed != 0 || m.m.Error != nil) {
 			ready, readyRun[id] = append(ready, m), c.open[id]
 			touched[c.open[id]] = true
+		} else if m.ok {
+			flying = append(flying, m)
 		}
 	}
 	for _, m := range ready {
 		delete(next.open, m.id)
+		delete(next.sent, m.id)
 		if err := s.readyTurn(ctx, ch, readyRun[m.id], m); err != nil {
 			return nil, cur, err
 		}
 	}
+	if err := s.liveTurns(ctx, next, ch, flying); err != nil {
+		return nil, cur, err
+	}
+	// Row ids follow part rowids (steps.go, rowID): in their order a turn
+	// finished late (read again by its key) comes before a newer one.
+	slices.SortStableFunc(ch.Steps, func(a, b store.StepRow) int { return cmp.Compare(a.RowID, b.RowID) })
 	if err := s.changedRuns(ctx, next, ch, newRuns, touched); err != nil {
 		return nil, cur, err
 	}
@@ -227,6 +239,26 @@ func (s *Store) messageRuns(ctx context.Context, msgs []msgRow) (map[string]stri
 		return err
 	})
 	return out, err
+}
+
+// liveTurns hands out the pending row of each turn in flight when it is
+// newer than the one last sent for it: a new part or a tool's next state.
+// They come after the finished turns, whose rows are older.
+func (s *Store) liveTurns(ctx context.Context, next *Cursor, ch *store.Changes, flying []msgRow) error {
+	for _, m := range flying {
+		t, err := s.turnOf(ctx, next.open[m.id], m, true)
+		if err != nil {
+			return err
+		}
+		if t == nil || !t.live {
+			continue
+		}
+		if r := t.rows()[0]; r.RowID > next.sent[m.id] {
+			ch.Steps = append(ch.Steps, r)
+			next.sent[m.id] = r.RowID
+		}
+	}
+	return nil
 }
 
 // readyTurn hands out a finished assistant message's turn.

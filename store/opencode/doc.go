@@ -13,9 +13,17 @@
 //   - A run is a session row; a sub-agent (the task tool) is a child run by
 //     its parent_id. Goal is the title, Workspace the directory.
 //   - A step is an assistant message: opencode writes one per model call.
-//     Its row is the message's first part; each tool part is a row after
-//     it, joined to its call by callID, saying pending, running, result or
-//     error as the part's state says.
+//     Its row comes first; each tool part is a row after it, joined to its
+//     call by callID, saying result or error as the part's state says. A
+//     message opencode is still writing is one Pending row saying its last
+//     tool's state (pending bash, running bash).
+//   - Row ids (steps.go, rowID): the rowid of the message's newest part
+//     shifted left 16 bits, the low bits saying which row. In flight the
+//     low bits are below 1<<15 and grow as tools move on; finished, they
+//     are 1<<15 and up. opencode writes the step-finish part, then
+//     completes the message, then starts the next one, so a turn's
+//     finished rows have larger ids than any row of its flight and replace
+//     its pending row (store.AppendStepRows); StepDetail takes both.
 //   - Tokens: a step-finish part's usage is stored minus the cache reads
 //     and writes (input) and minus the reasoning (output), as getUsage in
 //     session/index.ts computes it for the cost; ProviderCalls put the
@@ -33,7 +41,8 @@
 //
 // Changes (changes.go) follows session and message by rowid and reads an
 // unfinished assistant message again by its primary key until opencode
-// finishes it; its turn then comes whole. Part rows change in place and
+// finishes it: meanwhile its pending row comes again whenever its id grew,
+// then its turn comes whole. Part rows change in place and
 // their time_updated has no index, so parts are only read through their
 // message (part_message_id_id_idx), never by scanning the table.
 package opencode

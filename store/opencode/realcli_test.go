@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,9 +58,10 @@ func deref(p *int64) any {
 // TestRealOpencodeLiveShellRun runs the real opencode with a shell call
 // that takes a while and a final turn the server holds back: while it
 // runs, vigil (a reader of a database another process writes) shows the
-// session running and the call running; a cursor taken then brings the
-// finished turns through Changes; at the end the figures equal the
-// server's.
+// session running and the call running (one pending step); a cursor
+// taken then brings the finished turns through Changes, which fold over
+// the timeline read then as the explorer folds them, leaving nothing
+// running; at the end the figures equal the server's.
 func TestRealOpencodeLiveShellRun(t *testing.T) {
 	a := agentcli.Need(t, "opencode")
 	srv := modelserver.Start(t, modelserver.Script{{Match: "[vigil:main]", Turns: []modelserver.Turn{
@@ -70,6 +72,7 @@ func TestRealOpencodeLiveShellRun(t *testing.T) {
 	ctx := context.Background()
 	var src store.Source
 	var cur store.Cursor
+	var live []store.Step
 	var sawRunning bool
 	for !run.Exited() && !sawRunning {
 		time.Sleep(100 * time.Millisecond)
@@ -89,16 +92,22 @@ func TestRealOpencodeLiveShellRun(t *testing.T) {
 		if err != nil || len(runs) != 1 {
 			continue
 		}
+		// The cursor before the timeline, as the explorer takes them:
+		// what finishes between the two comes through Changes.
+		head, err := src.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		steps, err := src.Steps(ctx, runs[0].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, st := range steps {
 			if st.Decision == "running bash" && runs[0].Status == store.StatusRunning && !runs[0].Ended() {
-				sawRunning = true
-				if cur, err = src.Head(ctx); err != nil {
-					t.Fatal(err)
+				if !st.Pending {
+					t.Errorf("the turn in flight is not pending: %+v", st)
 				}
+				sawRunning, cur, live = true, head, steps
 			}
 		}
 	}
@@ -128,6 +137,25 @@ func TestRealOpencodeLiveShellRun(t *testing.T) {
 	runs, err := src.Runs(ctx)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v %v", runs, err)
+	}
+	// The explorer's fold over the live timeline: the committed turns
+	// replace the pending one, nothing is left running.
+	folded, _ := fold(live, maxRow(live), runs[0].ID, ch.Steps)
+	if s := stillRunning(folded); s != "" {
+		t.Errorf("still running after the run finished: %s; rows %+v", s, ch.Steps)
+	}
+	var got []string
+	for _, st := range folded {
+		got = append(got, fmt.Sprintf("%d:%s", st.Number, st.Decision))
+		if st.Number == 1 && st.Decision == "calls bash" && st.Tokens != int64(toolUsage.Input+toolUsage.Output) {
+			t.Errorf("step 1 tokens %d", st.Tokens)
+		}
+		if _, err := src.StepDetail(ctx, runs[0].ID, st.RowID); err != nil {
+			t.Errorf("detail of %d:%s: %v", st.Number, st.Decision, err)
+		}
+	}
+	if strings.Join(got, "|") != "1:calls bash|1:result bash|2:Wrote out.txt." {
+		t.Errorf("the folded timeline: %q", got)
 	}
 	if runs[0].Outcome != store.OutcomeFinished || runs[0].Summary == nil || runs[0].Summary.Steps != 2 {
 		t.Errorf("finished run: %+v", runs[0])

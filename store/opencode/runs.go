@@ -149,9 +149,10 @@ func withDepth(rows []session) []store.Run {
 
 // RunStats counts the sessions' model calls and the tokens the provider
 // reported for them, from their step-finish parts (records.go: tokens).
-// Through is the last step-finish counted: a turn's row is its first part,
-// so the turns after it come through Changes with higher row ids, and one
-// already counted with a lower one.
+// Through is the last row id made from the last step-finish counted: a
+// turn's row ids are made from its newest part, so the turns after it come
+// through Changes with higher row ids, and one already counted with a
+// lower one.
 func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.RunStats, error) {
 	out := map[string]store.RunStats{}
 	for _, id := range ids {
@@ -167,6 +168,9 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 			return nil, err
 		}
 		if found {
+			if st.Through > 0 { // every row id made from that part or an older one
+				st.Through = rowID(st.Through, 1<<idShift-1)
+			}
 			out[id] = st
 		}
 	}

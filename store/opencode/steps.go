@@ -14,7 +14,9 @@ import (
 type turn struct {
 	run, msgID string
 	number     int
-	rowid      int64 // the message's first part: the turn's row
+	rowid      int64 // the message's first part
+	last       int64 // its newest part: the turn's row ids are made from it (rowID)
+	live       bool  // unfinished and its session's last message: in flight
 	msg        message
 	prompt     string // the user's text that led to it
 	text       strings.Builder
@@ -37,6 +39,43 @@ type finish struct {
 
 // complete reports whether opencode has finished writing the message.
 func (t *turn) complete() bool { return t.msg.Time.Completed != 0 || t.msg.Error != nil }
+
+// A timeline row id is a part rowid shifted left by idShift, the low bits
+// saying which row of the turn it is (doc.go: row ids). The part is the
+// message's newest: a turn in flight has one row, below committedRows; the
+// finished turn's rows are committedRows and up, the turn then its tools.
+// opencode writes the step-finish part and then completes the message, so
+// the finished turn's ids are above every id its flight showed, and a
+// later turn's parts are newer still.
+const (
+	idShift       = 16
+	committedRows = 1 << (idShift - 1)
+)
+
+func rowID(part int64, n int) int64 { return part<<idShift | int64(min(n, 1<<idShift-1)) }
+
+// partOf is the part a row id was made from.
+func partOf(id int64) int64 { return id >> idShift }
+
+// turnRow and toolRow are the finished turn's row ids.
+func (t *turn) turnRow() int64      { return rowID(t.last, committedRows) }
+func (t *turn) toolRow(i int) int64 { return rowID(t.last, committedRows+1+i) }
+
+// liveRow is the in-flight turn's row id: it grows with each new part,
+// and with each step a tool part takes in place (pending, running, done),
+// so a tail takes each new state of the turn as a newer row.
+func (t *turn) liveRow() int64 {
+	n := 0
+	for _, c := range t.tools {
+		switch c.p.State.Status {
+		case "running":
+			n++
+		case "completed", "error":
+			n += 2
+		}
+	}
+	return rowID(t.last, min(n, committedRows-1))
+}
 
 // msgRow and partRow are rows as read, before the turns are put together.
 type msgRow struct {
@@ -124,7 +163,7 @@ func turns(run string, msgs []msgRow, parts []partRow, first int) []*turn {
 	var out []*turn
 	prompt := ""
 	n := first
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if !m.ok {
 			continue
 		}
@@ -142,12 +181,16 @@ func turns(run string, msgs []msgRow, parts []partRow, first int) []*turn {
 			continue
 		}
 		t := &turn{run: run, msgID: m.id, number: n, msg: m.m, prompt: prompt}
+		// A message left unfinished under a later one (opencode stopped)
+		// will not be finished: it reads as it stands.
+		t.live = !t.complete() && i == len(msgs)-1
 		n++
 		prompt = ""
 		for _, p := range byMsg[m.id] {
 			if t.rowid == 0 {
 				t.rowid, t.startAt = p.rowid, p.created
 			}
+			t.last = max(t.last, p.rowid)
 			switch p.p.Type {
 			case "text":
 				t.text.WriteString(p.p.Text)
@@ -216,7 +259,14 @@ func (s *Store) turnOf(ctx context.Context, run string, m msgRow, heads bool) (*
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	return ts[len(ts)-1], nil
+	t := ts[len(ts)-1]
+	if t.live { // in flight only while it is the session's last message
+		later := false
+		err = s.eachRow(ctx, `SELECT EXISTS (SELECT 1 FROM message WHERE session_id = ? AND (time_created, id) > (SELECT time_created, id FROM message WHERE id = ?))`,
+			[]any{run, m.id}, func(r *sql.Rows) error { return r.Scan(&later) })
+		t.live = !later
+	}
+	return t, err
 }
 
 func (s *Store) hasSession(ctx context.Context, id string) (bool, error) {
@@ -232,7 +282,8 @@ func orNoRun(path, id string, err error) error {
 	return store.Errorf(path, store.ErrNoSuchRun, errNoRun, "%s", store.Because(store.ErrNoSuchRun, id))
 }
 
-// rows is the turn's timeline rows: the model turn, then each tool call.
+// rows is the turn's timeline rows: the model turn, then each tool call;
+// a turn in flight is one pending row saying what it is doing.
 func (t *turn) rows() []store.StepRow {
 	var tok int64
 	for _, f := range t.finishes {
@@ -240,22 +291,35 @@ func (t *turn) rows() []store.StepRow {
 			tok += f.p.Tokens.total()
 		}
 	}
-	out := []store.StepRow{{RowID: t.rowid, RunID: t.run, Number: t.number, Kind: store.StepTurn,
-		Decision: t.decision(), ToolCall: cut(t.calls(), 200), Tokens: tok}}
-	for _, c := range t.tools {
-		head := c.p.State.Output
-		if c.p.State.Status == "error" {
-			head = c.p.State.Error
+	if t.live {
+		r := store.StepRow{RowID: t.liveRow(), RunID: t.run, Number: t.number, Kind: store.StepTurn,
+			Decision: t.decision(), ToolCall: cut(t.calls(), 200), Tokens: tok, Pending: true}
+		if n := len(t.tools); n > 0 {
+			c := t.tools[n-1]
+			r.Decision, r.ResultHead = toolStatus(c.p.State.Status)+" "+c.p.Tool, firstLine(c.result(), 200)
 		}
+		return []store.StepRow{r}
+	}
+	out := []store.StepRow{{RowID: t.turnRow(), RunID: t.run, Number: t.number, Kind: store.StepTurn,
+		Decision: t.decision(), ToolCall: cut(t.calls(), 200), Tokens: tok}}
+	for i, c := range t.tools {
 		if c.rowid == t.rowid {
 			// The message starts with the call (no step-start): one row.
-			out[0].ResultHead = firstLine(head, 200)
+			out[0].ResultHead = firstLine(c.result(), 200)
 			continue
 		}
-		out = append(out, store.StepRow{RowID: c.rowid, RunID: t.run, Number: t.number, Kind: store.StepTurn,
-			Decision: toolStatus(c.p.State.Status) + " " + c.p.Tool, ResultHead: firstLine(head, 200)})
+		out = append(out, store.StepRow{RowID: t.toolRow(i), RunID: t.run, Number: t.number, Kind: store.StepTurn,
+			Decision: toolStatus(c.p.State.Status) + " " + c.p.Tool, ResultHead: firstLine(c.result(), 200)})
 	}
 	return out
+}
+
+// result is the tool's output, or its error.
+func (c toolPart) result() string {
+	if c.p.State.Status == "error" {
+		return c.p.State.Error
+	}
+	return c.p.State.Output
 }
 
 // toolStatus words a tool part's state: "result" once completed, else
@@ -300,7 +364,7 @@ func toSteps(ts []*turn) []store.Step {
 	for _, t := range ts {
 		for _, r := range t.rows() {
 			out = append(out, store.Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
-				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, At: millis(t.startAt)})
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, Pending: r.Pending, At: millis(t.startAt)})
 		}
 	}
 	return out
@@ -322,7 +386,7 @@ func (s *Store) Steps(ctx context.Context, runID string) ([]store.Step, error) {
 func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (store.StepDetail, error) {
 	// One read at a time: the browsing connection is the only one.
 	msgID := ""
-	err := s.eachRow(ctx, "SELECT message_id FROM part WHERE rowid = ? AND session_id = ?", []any{rowID, runID},
+	err := s.eachRow(ctx, "SELECT message_id FROM part WHERE rowid = ? AND session_id = ?", []any{partOf(rowID), runID},
 		func(r *sql.Rows) error { return r.Scan(&msgID) })
 	if err != nil {
 		return store.StepDetail{}, err
@@ -337,10 +401,16 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 			return store.StepDetail{}, err
 		}
 		if t != nil {
-			for _, st := range toSteps([]*turn{t}) {
+			steps := toSteps([]*turn{t})
+			for _, st := range steps {
 				if st.RowID == rowID {
 					return t.detail(st), nil
 				}
+			}
+			// The turn's row from when it was in flight, or from an
+			// earlier moment of its flight, names the turn as it is now.
+			if rowID&committedRows == 0 {
+				return t.detail(steps[0]), nil
 			}
 		}
 	}
@@ -359,17 +429,11 @@ func (t *turn) detail(st store.Step) store.StepDetail {
 		}
 		*dst = v
 	}
-	result := func(c toolPart) string {
-		if c.p.State.Status == "error" {
-			return c.p.State.Error
-		}
-		return c.p.State.Output
-	}
-	if st.RowID != t.rowid {
-		for _, c := range t.tools {
-			if c.rowid == st.RowID {
+	if !t.live && st.RowID != t.turnRow() {
+		for i, c := range t.tools {
+			if t.toolRow(i) == st.RowID {
 				set("tool call", &d.ToolCallFull, c.p.Tool+" "+c.p.input())
-				set("result", &d.Result, result(c))
+				set("result", &d.Result, c.result())
 				d.Tools = []store.ToolCall{{ID: c.p.CallID, Name: c.p.Tool, Arguments: c.p.input()}}
 			}
 		}
@@ -386,7 +450,7 @@ func (t *turn) detail(st store.Step) store.StepDetail {
 	var res []string
 	for _, c := range t.tools {
 		d.Tools = append(d.Tools, store.ToolCall{ID: c.p.CallID, Name: c.p.Tool, Arguments: c.p.input()})
-		res = append(res, fmt.Sprintf("%s %s: %s", toolStatus(c.p.State.Status), c.p.Tool, result(c)))
+		res = append(res, fmt.Sprintf("%s %s: %s", toolStatus(c.p.State.Status), c.p.Tool, c.result()))
 	}
 	set("result", &d.Result, strings.Join(res, "\n"))
 	d.ProviderCalls = t.providerCalls()

@@ -39,9 +39,9 @@ func decisions(rows []store.StepRow) string {
 }
 
 // TestForeignWriterReachesChanges: Python's sqlite3, another process,
-// writes a turn while vigil reads. The unfinished turn is not reported
-// (as a torn last line is not), its running call shows in Steps, and the
-// finished turn comes through Changes whole, with the provider's figures.
+// writes a turn while vigil reads. The unfinished turn is one pending row
+// (Changes and Steps), its running call saying so, and the finished turn
+// comes through Changes whole, with the provider's figures.
 func TestForeignWriterReachesChanges(t *testing.T) {
 	db := fixtureDB(t)
 	src, err := store.Open(db, store.Options{ReadOnly: true})
@@ -62,12 +62,12 @@ func TestForeignWriterReachesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Steps) != 0 || len(ch.Runs) != 1 || ch.Runs[0].ID != rootID || ch.Runs[0].Status != store.StatusRunning || ch.Runs[0].Ended() {
+	if decisions(ch.Steps) != "3:pending bash" || !ch.Steps[0].Pending || len(ch.Runs) != 1 || ch.Runs[0].ID != rootID || ch.Runs[0].Status != store.StatusRunning || ch.Runs[0].Ended() {
 		t.Fatalf("an unfinished turn: rows %q, runs %+v", decisions(ch.Steps), ch.Runs)
 	}
 	foreign(t, db, running, "exec")
 	steps, err := src.Steps(ctx, rootID)
-	if err != nil || len(steps) != 5 || steps[4].Decision != "running bash" || steps[3].Number != 3 {
+	if err != nil || len(steps) != 4 || steps[3].Decision != "running bash" || steps[3].Number != 3 || !steps[3].Pending {
 		t.Fatalf("the live timeline: %+v %v", steps, err)
 	}
 	// The unfinished session's counts are RunStats's, up to Through.
