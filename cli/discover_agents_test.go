@@ -20,9 +20,9 @@ func TestDiscoveryFindsTheAgentCLIsStores(t *testing.T) {
 	home := t.TempDir()
 	const session = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
 	project := filepath.Join(home, ".claude", "projects", "-home-dev-work")
-	copyInto(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(project, session+".jsonl"))
+	testkit.CopyFile(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(project, session+".jsonl"))
 	const rollout = "parent-rollout-2026-12-04T18-35-45-01a24257-4441-7b61-b0b0-d01415b98758.jsonl"
-	copyInto(t, filepath.Join(codex, rollout), filepath.Join(home, ".codex", "sessions", "2026", "12", "04", strings.TrimPrefix(rollout, "parent-")))
+	testkit.CopyFile(t, filepath.Join(codex, rollout), filepath.Join(home, ".codex", "sessions", "2026", "12", "04", strings.TrimPrefix(rollout, "parent-")))
 
 	h := newHarness(t)
 	h.env = []string{"HOME=" + home}
@@ -59,20 +59,6 @@ func TestDiscoveryNamesTheAgentCLIsPlaces(t *testing.T) {
 	}
 }
 
-func copyInto(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // trace and diff read a format with no canonical trace of its own through
 // vigil's steps trace (store.Complete): a Claude Code session and its
 // sub-agent, step by step, their calls by tool and arguments.
@@ -81,9 +67,9 @@ func TestTraceAndDiffOnAnAgentCLIStore(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), ".claude")
 	const session = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
 	project := filepath.Join(cfg, "projects", "-home-dev-work")
-	copyInto(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(project, session+".jsonl"))
+	testkit.CopyFile(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(project, session+".jsonl"))
 	for _, n := range []string{"agent-adacfd069ace754ac.jsonl", "agent-adacfd069ace754ac.meta.json"} {
-		copyInto(t, filepath.Join(claude, "subagents", n), filepath.Join(project, session, "subagents", n))
+		testkit.CopyFile(t, filepath.Join(claude, "subagents", n), filepath.Join(project, session, "subagents", n))
 	}
 	h := newHarness(t)
 	r := h.run("trace", "--store", cfg, session)

@@ -17,7 +17,7 @@ func TestDiscoveryIncludesTheGateStore(t *testing.T) {
 	t.Chdir(t.TempDir())
 	home := t.TempDir()
 	const session = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
-	copyInto(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(home, ".claude", "projects", "-home-dev-work", session+".jsonl"))
+	testkit.CopyFile(t, filepath.Join(claude, "main-session.jsonl"), filepath.Join(home, ".claude", "projects", "-home-dev-work", session+".jsonl"))
 	file := gate.Path(func(k string) string { return map[string]string{"HOME": home}[k] })
 	g, err := gate.OpenHook(file)
 	if err != nil {

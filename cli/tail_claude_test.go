@@ -20,7 +20,7 @@ func TestTailClaudeCodeTurnRunningThenDone(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), ".claude")
 	const sid = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
 	file := filepath.Join(cfg, "projects", "-home-dev-work", sid+".jsonl")
-	copyInto(t, filepath.Join(claude, "main-session.jsonl"), file)
+	testkit.CopyFile(t, filepath.Join(claude, "main-session.jsonl"), file)
 	// Live while this process lives: the registry names the session.
 	reg := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"startedAt":%d}`, os.Getpid(), sid, time.Now().UnixMilli())
 	if err := os.MkdirAll(filepath.Join(cfg, "sessions"), 0o755); err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -63,20 +62,20 @@ func TestWrappersOfferWhatTheSourceInsideOffers(t *testing.T) {
 		{"claude-code", func(t *testing.T, dir string) string {
 			src := testkit.Fixtures(t, "agents/claude-code/transcript")
 			cfg := filepath.Join(dir, ".claude")
-			copyFixture(t, filepath.Join(src, "main-session.jsonl"), filepath.Join(cfg, "projects", "-w", "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b.jsonl"))
+			testkit.CopyFile(t, filepath.Join(src, "main-session.jsonl"), filepath.Join(cfg, "projects", "-w", "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b.jsonl"))
 			return cfg
 		}},
 		{"codex", func(t *testing.T, dir string) string {
 			src := testkit.Fixtures(t, "agents/codex/rollout")
 			sessions := filepath.Join(dir, "sessions")
-			copyFixture(t, filepath.Join(src, "steps3-rollout-2026-12-04T18-35-49-01a24257-53d0-7901-84c8-7a183281d969.jsonl"),
+			testkit.CopyFile(t, filepath.Join(src, "steps3-rollout-2026-12-04T18-35-49-01a24257-53d0-7901-84c8-7a183281d969.jsonl"),
 				filepath.Join(sessions, "2026", "12", "04", "rollout-2026-12-04T18-35-49-01a24257-53d0-7901-84c8-7a183281d969.jsonl"))
 			return sessions
 		}},
 		{"gemini-cli", func(t *testing.T, dir string) string {
 			src := testkit.Fixtures(t, "agents/gemini-cli/chats")
 			chats := filepath.Join(dir, "tmp", "w", "chats")
-			copyFixture(t, filepath.Join(src, "steps3-gated-session-2026-12-04T18-39-52f24ebd.jsonl"), filepath.Join(chats, "session-2026-12-04T18-39-52f24ebd.jsonl"))
+			testkit.CopyFile(t, filepath.Join(src, "steps3-gated-session-2026-12-04T18-39-52f24ebd.jsonl"), filepath.Join(chats, "session-2026-12-04T18-39-52f24ebd.jsonl"))
 			return chats
 		}},
 		{"opencode", func(t *testing.T, dir string) string {
@@ -276,18 +275,4 @@ func observe(ctx context.Context, t *testing.T, inner, src store.Source, prefix 
 	}
 	say("HeadNewest", []any{whole, ch != nil && ch.Reset}, err)
 	return out
-}
-
-func copyFixture(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

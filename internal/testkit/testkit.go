@@ -185,3 +185,19 @@ func moduleRoot() (string, error) {
 		dir = up
 	}
 }
+
+// CopyFile copies a fixture file to to, making its directories: a test lays
+// out real files where a program would have written them.
+func CopyFile(t testing.TB, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
