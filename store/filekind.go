@@ -1,6 +1,9 @@
 package store
 
-import "io/fs"
+import (
+	"io/fs"
+	"syscall"
+)
 
 // FileKind names what a file that is not a regular file is, for a refusal
 // ("a named pipe (FIFO)"): vigil reads stores from regular files and
@@ -30,4 +33,14 @@ func FileKind(m fs.FileMode) string {
 // what the file is.
 func NotRegular(path string, m fs.FileMode) *Error {
 	return Errorf(path, ErrNotAStore, nil, "%s, not a store file: vigil reads regular files and directories only", FileKind(m))
+}
+
+// Inode is the file's inode number (0 where the system gives none): a
+// format that tails files by offset tells a file replaced under its name
+// from one appended to by it.
+func Inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

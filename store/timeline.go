@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // StepRow is one timeline row as a source stores it: a step, or a row its
 // format records under a step's number before (or instead of) the step —
@@ -78,4 +81,27 @@ func StampSteps(steps []Step, calls []ProviderCall) {
 			steps[i].At, steps[i].Latency = a.at, a.lat
 		}
 	}
+}
+
+// HeadLine is a result's head as a timeline row shows it (ResultHead): its
+// first line that is not blank, trimmed, cut to at most n bytes.
+func HeadLine(s string, n int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return CutBytes(l, n)
+		}
+	}
+	return ""
+}
+
+// CutBytes is s cut to at most n bytes on a character's boundary, with an
+// ellipsis where it was cut.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

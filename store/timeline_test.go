@@ -55,3 +55,23 @@ func TestAppendStepRowsPlaceholder(t *testing.T) {
 		t.Fatalf("after commit = %+v", steps)
 	}
 }
+
+// A result's head is its first line that is not blank, cut on a
+// character's boundary, never inside one.
+func TestHeadLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"\n  \n  ok done \nmore", 80, "ok done"},
+		{"", 10, ""},
+		{"héllo", 2, "h…"},
+		{"héllo", 3, "hé…"},
+		{"abc", 3, "abc"},
+	} {
+		if got := HeadLine(c.in, c.n); got != c.want {
+			t.Errorf("HeadLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

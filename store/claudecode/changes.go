@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vigil-run/vigil/store"
@@ -35,7 +34,7 @@ func (s *Store) head() *cursor {
 	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now()))}
 	for _, e := range s.scan() {
 		if fi, err := os.Stat(e.path); err == nil {
-			c.files[e.path] = fileCursor{ino: inode(fi), off: lastNewline(e.path, fi.Size())}
+			c.files[e.path] = fileCursor{ino: store.Inode(fi), off: lastNewline(e.path, fi.Size())}
 		}
 	}
 	return c
@@ -73,7 +72,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			continue
 		}
 		fc, known := c.files[e.path]
-		if known && (inode(fi) != fc.ino || fi.Size() < fc.off) {
+		if known && (store.Inode(fi) != fc.ino || fi.Size() < fc.off) {
 			ch = &store.Changes{Reset: true}
 			return ch, s.head(), nil
 		}
@@ -100,7 +99,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if t := f.open; t != nil && lineOf(t.row) > had {
 			emit(t) // a turn begun in what was read and still running: its placeholder
 		}
-		next.files[e.path] = fileCursor{ino: inode(fi), off: off, fold: &f}
+		next.files[e.path] = fileCursor{ino: store.Inode(fi), off: off, fold: &f}
 		if off != from || !known {
 			changed[e.id] = true
 		}
@@ -186,13 +185,6 @@ func liveKey(live map[string]store.Lease) string {
 	return strings.Join(ids, ",")
 }
 
-func inode(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino)
-	}
-	return 0
-}
-
 // Watch is the projects (or project) directory; the version probe covers
 // the transcripts one and two levels down and the live registry.
 func (s *Store) Watch() store.WatchSpec {
@@ -211,7 +203,7 @@ func (s *Store) version() (uint64, error) {
 		if fi, err := os.Stat(e.path); err == nil {
 			put(uint64(fi.Size()))
 			put(uint64(fi.ModTime().UnixNano()))
-			put(inode(fi))
+			put(store.Inode(fi))
 		}
 	}
 	if ents, err := os.ReadDir(s.lay.registry()); err == nil {

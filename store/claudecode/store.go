@@ -301,8 +301,8 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	s.mu.Lock()
 	c, ok := s.counted[path]
 	s.mu.Unlock()
-	if !ok || c.ino != inode(fi) || fi.Size() < c.off {
-		c = counted{ino: inode(fi), fold: fold{keep: cursorKeep}}
+	if !ok || c.ino != store.Inode(fi) || fi.Size() < c.off {
+		c = counted{ino: store.Inode(fi), fold: fold{keep: cursorKeep}}
 	}
 	c.fold = c.fold.clone()
 	add := func(t *turn) {

@@ -43,7 +43,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		}
 		fi, err := f.Stat()
 		if err == nil {
-			c.files[p] = fileCur{ino: inodeOf(fi), off: wholeEnd(f, fi.Size())}
+			c.files[p] = fileCur{ino: store.Inode(fi), off: wholeEnd(f, fi.Size())}
 		}
 		f.Close()
 	}
@@ -92,7 +92,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			f.Close()
 			continue
 		}
-		ino := inodeOf(fi)
+		ino := store.Inode(fi)
 		if known && (ino != fc.ino || fi.Size() < fc.off) {
 			f.Close()
 			return s.reset(ctx, p+" was replaced or cut short")
@@ -255,7 +255,7 @@ func (s *Store) version() (uint64, error) {
 		h.Write([]byte(p))
 		put(uint64(fi.Size()))
 		put(uint64(fi.ModTime().UnixNano()))
-		put(inodeOf(fi))
+		put(store.Inode(fi))
 	}
 	return h.Sum64(), nil
 }

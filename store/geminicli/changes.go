@@ -59,7 +59,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		if err != nil {
 			continue
 		}
-		cur.files[f.path] = filePos{ino: inodeOf(fi), off: completeEnd(f.path, fi.Size())}
+		cur.files[f.path] = filePos{ino: store.Inode(fi), off: completeEnd(f.path, fi.Size())}
 	}
 	return cur, nil
 }
@@ -108,7 +108,7 @@ func (s *Store) Changes(ctx context.Context, c store.Cursor) (*store.Changes, st
 			continue
 		}
 		pos, seen := cur.files[f.path]
-		ino := inodeOf(fi)
+		ino := store.Inode(fi)
 		if seen && (pos.ino != ino || fi.Size() < pos.off) {
 			next, err := s.Head(ctx)
 			return &store.Changes{Reset: true}, next, err
@@ -242,7 +242,7 @@ func (s *Store) version() (uint64, error) {
 			continue
 		}
 		h.Write([]byte(f.path))
-		for _, v := range []uint64{uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), inodeOf(fi)} {
+		for _, v := range []uint64{uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), store.Inode(fi)} {
 			binary.LittleEndian.PutUint64(b[:], v)
 			h.Write(b[:])
 		}

@@ -309,7 +309,7 @@ func (s *Store) turnsOf(id string) ([]*entry, error) {
 	if err != nil {
 		return nil, store.Errorf(f.path, store.ErrIO, err, "")
 	}
-	ino := inodeOf(fi)
+	ino := store.Inode(fi)
 	s.mu.Lock()
 	ix := s.whole
 	if ix == nil || ix.path != f.path || ix.ino != ino || fi.Size() < ix.upto {

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 )
 
@@ -107,21 +106,3 @@ func millis(ms int64) time.Time {
 }
 
 // firstLine is s's first non-empty line, cut to n bytes.
-func firstLine(s string, n int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return cut(l, n)
-		}
-	}
-	return ""
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}

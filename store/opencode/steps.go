@@ -293,23 +293,23 @@ func (t *turn) rows() []store.StepRow {
 	}
 	if t.live {
 		r := store.StepRow{RowID: t.liveRow(), RunID: t.run, Number: t.number, Kind: store.StepTurn,
-			Decision: t.decision(), ToolCall: cut(t.calls(), 200), Tokens: tok, Pending: true}
+			Decision: t.decision(), ToolCall: store.CutBytes(t.calls(), 200), Tokens: tok, Pending: true}
 		if n := len(t.tools); n > 0 {
 			c := t.tools[n-1]
-			r.Decision, r.ResultHead = toolStatus(c.p.State.Status)+" "+c.p.Tool, firstLine(c.result(), 200)
+			r.Decision, r.ResultHead = toolStatus(c.p.State.Status)+" "+c.p.Tool, store.HeadLine(c.result(), 200)
 		}
 		return []store.StepRow{r}
 	}
 	out := []store.StepRow{{RowID: t.turnRow(), RunID: t.run, Number: t.number, Kind: store.StepTurn,
-		Decision: t.decision(), ToolCall: cut(t.calls(), 200), Tokens: tok}}
+		Decision: t.decision(), ToolCall: store.CutBytes(t.calls(), 200), Tokens: tok}}
 	for i, c := range t.tools {
 		if c.rowid == t.rowid {
 			// The message starts with the call (no step-start): one row.
-			out[0].ResultHead = firstLine(c.result(), 200)
+			out[0].ResultHead = store.HeadLine(c.result(), 200)
 			continue
 		}
 		out = append(out, store.StepRow{RowID: t.toolRow(i), RunID: t.run, Number: t.number, Kind: store.StepTurn,
-			Decision: toolStatus(c.p.State.Status) + " " + c.p.Tool, ResultHead: firstLine(c.result(), 200)})
+			Decision: toolStatus(c.p.State.Status) + " " + c.p.Tool, ResultHead: store.HeadLine(c.result(), 200)})
 	}
 	return out
 }
@@ -335,7 +335,7 @@ func toolStatus(st string) string {
 }
 
 func (t *turn) decision() string {
-	if l := firstLine(t.text.String(), 160); l != "" {
+	if l := store.HeadLine(t.text.String(), 160); l != "" {
 		return l
 	}
 	if len(t.tools) > 0 {
@@ -346,7 +346,7 @@ func (t *turn) decision() string {
 		return "calls " + strings.Join(names, ", ")
 	}
 	if t.msg.Error != nil {
-		return "error: " + firstLine(t.msg.Error.Data.Message, 160)
+		return "error: " + store.HeadLine(t.msg.Error.Data.Message, 160)
 	}
 	return ""
 }
@@ -424,7 +424,7 @@ func (t *turn) detail(st store.Step) store.StepDetail {
 	d := store.StepDetail{Step: st}
 	set := func(name string, dst *string, v string) {
 		if len(v) > store.MaxDetailBytes {
-			v = cut(v, store.MaxDetailBytes)
+			v = store.CutBytes(v, store.MaxDetailBytes)
 			d.Truncated = append(d.Truncated, name)
 		}
 		*dst = v
@@ -475,7 +475,7 @@ func (t *turn) providerCalls() []store.ProviderCall {
 	}
 	if len(out) == 0 && t.msg.Error != nil {
 		out = append(out, store.ProviderCall{RowID: t.rowid, RunID: t.run, Step: t.number, Attempt: 1, Provider: t.msg.ProviderID,
-			Model: t.msg.ModelID, Failure: firstLine(t.msg.Error.Name+": "+t.msg.Error.Data.Message, 200), At: millis(t.msg.Time.Created)})
+			Model: t.msg.ModelID, Failure: store.HeadLine(t.msg.Error.Name+": "+t.msg.Error.Data.Message, 200), At: millis(t.msg.Time.Created)})
 	}
 	return out
 }

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package geminicli
-
-import "os"
-
-func inodeOf(os.FileInfo) uint64 { return 0 }
