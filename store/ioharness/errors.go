@@ -3,16 +3,12 @@ package ioharness
 import (
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/internal/schema"
 )
 
-// storeErr is a *store.Error in io-harness's wording: the sentinel's own
-// text, then what makes this case specific ("no such run: 7").
+// storeErr is a *store.Error in io-harness's wording (schema.Err).
 func storeErr(path string, kind error, detail string, err error) *store.Error {
-	e := &store.Error{Path: path, Kind: kind, Err: err}
-	if detail != "" {
-		e.Detail = store.Because(kind, detail)
-	}
-	return e
+	return schema.Err(path, kind, detail, err)
 }
 
 // mapDriverErr turns a driver error into a *store.Error; cancellation and

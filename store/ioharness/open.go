@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync/atomic"
 
@@ -71,7 +70,7 @@ func checkStoreFile(path string) (string, []byte, error) {
 		return "", nil, err
 	}
 	if v := sqlitex.UserVersion(head); v > FormatVersion {
-		return "", nil, storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+		return "", nil, storeErr(abs, store.ErrNewerFormat, schema.NewerDetail(v), nil)
 	}
 	return abs, head, nil
 }
@@ -89,13 +88,9 @@ func checkStoreFileSeen(path string, seen any) (string, []byte, error) {
 		return checkStoreFile(path)
 	}
 	if v := sqlitex.UserVersion(s.Head); v > FormatVersion {
-		return "", nil, storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+		return "", nil, storeErr(abs, store.ErrNewerFormat, schema.NewerDetail(v), nil)
 	}
 	return abs, s.Head, nil
-}
-
-func newerDetail(v int64) string {
-	return fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, FormatVersion)
 }
 
 // openRead opens the read connection: read-only, it can never write,
@@ -115,43 +110,14 @@ func (s *Store) openRead(head []byte) error {
 	return nil
 }
 
-// check refuses a newer format or a file without the io-harness tables, and
-// learns which tables and columns this store has (0.22 and 0.29 stores lack
-// later ones).
+// check refuses a newer format or a file without the io-harness tables,
+// and learns which tables and columns this store has (schema.Check).
 func (s *Store) check(ctx context.Context) error {
-	var v int64
-	if err := s.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	if v > FormatVersion {
-		return storeErr(s.path, store.ErrNewerFormat, newerDetail(v), nil)
-	}
-	si, err := loadSchema(ctx, s.read)
+	si, err := schema.Check(ctx, s.read, s.path)
 	if err != nil {
-		return mapDriverErr(s.path, err)
+		return err
 	}
-	if !si.has("runs") || !si.has("steps") {
-		return storeErr(s.path, store.ErrNotAStore, "SQLite, but without io-harness's runs and steps tables", nil)
-	}
-	// Corruption inside the file shows only when a query touches it: touch
-	// the tables every view needs now, so a damaged store fails at open.
-	for _, q := range []string{
-		"SELECT id FROM runs ORDER BY id DESC LIMIT 1",
-		"SELECT id FROM steps ORDER BY id DESC LIMIT 1",
-	} {
-		rows, err := s.read.QueryContext(ctx, q)
-		if err != nil {
-			return mapDriverErr(s.path, err)
-		}
-		for rows.Next() {
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return mapDriverErr(s.path, err)
-		}
-	}
-	s.setSchema(si)
+	s.setSchema(&schemaInfo{si})
 	return nil
 }
 

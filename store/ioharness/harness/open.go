@@ -211,50 +211,17 @@ func checkStoreFile(path string) (string, error) {
 		return "", err
 	}
 	if v := sqlitex.UserVersion(head); v > schema.FormatVersion {
-		return "", storeErr(abs, store.ErrNewerFormat, newerDetail(v), nil)
+		return "", storeErr(abs, store.ErrNewerFormat, schema.NewerDetail(v), nil)
 	}
 	return abs, nil
 }
 
-func newerDetail(v int64) string {
-	return fmt.Sprintf("io-harness store format %d, vigil reads up to %d; upgrade vigil", v, schema.FormatVersion)
-}
-
-// check refuses a newer format or a file without the io-harness tables, and
-// learns which tables and columns this store has (0.22 and 0.29 stores lack
-// later ones).
+// check refuses a newer format or a file without the io-harness tables,
+// and learns which tables and columns this store has (schema.Check).
 func (s *Store) check(ctx context.Context) error {
-	var v int64
-	if err := s.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	if v > schema.FormatVersion {
-		return storeErr(s.path, store.ErrNewerFormat, newerDetail(v), nil)
-	}
-	si, err := schema.Load(ctx, s.read)
+	si, err := schema.Check(ctx, s.read, s.path)
 	if err != nil {
-		return mapDriverErr(s.path, err)
-	}
-	if !si.Has("runs") || !si.Has("steps") {
-		return storeErr(s.path, store.ErrNotAStore, "SQLite, but without io-harness's runs and steps tables", nil)
-	}
-	// Corruption inside the file shows only when a query touches it: touch
-	// the tables every write needs now, so a damaged store fails at open.
-	for _, q := range []string{
-		"SELECT id FROM runs ORDER BY id DESC LIMIT 1",
-		"SELECT id FROM steps ORDER BY id DESC LIMIT 1",
-	} {
-		rows, err := s.read.QueryContext(ctx, q)
-		if err != nil {
-			return mapDriverErr(s.path, err)
-		}
-		for rows.Next() {
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return mapDriverErr(s.path, err)
-		}
+		return err
 	}
 	s.setSchema(si)
 	return nil
