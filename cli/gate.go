@@ -199,7 +199,7 @@ func (a *app) gateDecided(h *gate.Hook, id int64) (hookAnswer, error) {
 	if err != nil {
 		return hookAnswer{}, fmt.Errorf("reading approval %d: %w", id, err)
 	}
-	by := strings.TrimSpace(r.DecidedBy)
+	by := sanitize.Line(strings.TrimSpace(r.DecidedBy))
 	switch r.State {
 	case gate.StateWaiting:
 		return hookAnswer{}, nil

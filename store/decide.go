@@ -5,6 +5,9 @@ type Decision struct {
 	Key     RequestKey
 	Verdict Verdict // approval: approve | deny; plan: approve | revise | cancel; question: none
 	Text    string  // a question's answer; a revise verdict's correction
+	// By names who decides and how, for a store that keeps its decider
+	// (vigil's gate store); internal/decision fills it from its Maker.
+	By string `json:",omitempty"`
 }
 
 // DecideResult says whether this decider's write landed. When it did not,

@@ -57,6 +57,9 @@ func (m *Maker) Make(ctx context.Context, src store.Source, a Ask) (store.Decide
 	now := m.now()
 	d := a.Decision
 	where, key := placeOf(src, d.Key)
+	if d.By == "" {
+		d.By = m.by(where)
+	}
 	rec := func(res store.DecideResult, err error) audit.Record {
 		return audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text}, "", m.Who, m.channel(where), res, err, now())
 	}
@@ -135,6 +138,16 @@ func (m *Maker) now() func() time.Time {
 		return m.Now
 	}
 	return time.Now
+}
+
+// by is the decider as a store that keeps one records it: the person and
+// the channel, as the audit line has them.
+func (m *Maker) by(where string) string {
+	who := orText(m.Who.Name, "unknown user")
+	if ch := m.channel(where); ch != "" {
+		return who + " via " + ch
+	}
+	return who
 }
 
 func (m *Maker) channel(where string) string {

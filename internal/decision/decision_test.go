@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/gate"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/store/union"
 )
@@ -278,4 +279,43 @@ func TestSetMemberNamed(t *testing.T) {
 		t.Errorf("lines %+v", recs)
 	}
 	undecided(t, sa, approval2)
+}
+
+// A store that keeps its decider (vigil's gate store) records the person
+// and channel the Maker decides for: a colleague deciding through serve is
+// named in the row the hook answers from, and a loser is told that name.
+func TestTheStoreKeepsWhoDecided(t *testing.T) {
+	p := filepath.Join(t.TempDir(), gate.FileName)
+	h, err := gate.OpenHook(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	id, err := h.Ask(ctx, gate.Request{Agent: gate.AgentClaudeCode, Event: "PreToolUse", SessionID: "s1",
+		Tool: "Bash", Input: `{"command":"git push"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := gate.Open(p, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	key := store.RequestKey{Kind: store.Approval, ID: fmt.Sprint(id)}
+	log, _ := openLog(t)
+	bob := &Maker{Who: audit.Who{Name: "bob@desk"}, Via: "ssh 10.0.0.5:51234 (vigil serve)", Log: log}
+	res, err := bob.Make(ctx, store.Complete(src), Ask{Decision: store.Decision{Key: key, Verdict: store.VerdictApprove}})
+	if err != nil || !res.Won {
+		t.Fatalf("bob: %+v %v", res, err)
+	}
+	row, err := h.Get(ctx, id)
+	if want := "bob@desk via ssh 10.0.0.5:51234 (vigil serve)"; err != nil || row.DecidedBy != want {
+		t.Fatalf("the row says decided by %q (%v), want %q", row.DecidedBy, err, want)
+	}
+	late, err := (&Maker{Who: ann, Via: "vigil deny", Log: log}).Make(ctx, store.Complete(src),
+		Ask{Decision: store.Decision{Key: key, Verdict: store.VerdictDeny}})
+	if err != nil || late.Won || !strings.HasPrefix(late.DecidedBy, "bob@desk") {
+		t.Fatalf("ann was told %+v %v", late, err)
+	}
 }

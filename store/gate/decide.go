@@ -66,7 +66,10 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (res store.DecideR
 	if d.Verdict == store.VerdictDeny {
 		reason = d.Text
 	}
-	by := decidedBy()
+	by := d.By
+	if by == "" {
+		by = decidedBy()
+	}
 	r, err := tx.ExecContext(ctx, `UPDATE gate_requests SET state = ?, reason = ?, decided_by = ?, decided_at = ?
 		WHERE id = ? AND state = 'waiting'`, state, reason, by, time.Now().UnixMilli(), id)
 	if err != nil {
