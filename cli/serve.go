@@ -66,11 +66,25 @@ vigil serve --listen 0.0.0.0:2222 --store runs.sqlite3 --authorized-keys team.ke
 func (a *app) serve(ctx context.Context, o serveOpts) error {
 	var stores []string
 	if len(o.stores) == 0 {
-		p, err := a.resolveStore("")
+		// Nothing named: the team sees what a bare vigil here shows, every
+		// store found, the gate's questions among them.
+		named, err := a.named(nil)
 		if err != nil {
 			return err
 		}
-		stores = append(stores, abs(p))
+		found := []string{}
+		if named {
+			p, err := a.resolveStore("")
+			if err != nil {
+				return err
+			}
+			found = append(found, p)
+		} else if found, err = a.discover(); err != nil {
+			return err
+		}
+		for _, p := range found {
+			stores = append(stores, abs(p))
+		}
 	}
 	for _, p := range o.stores {
 		p, err := a.resolveStore(p)
