@@ -277,7 +277,10 @@ func (a *app) decideCmd(verb string) *cobra.Command {
 	}
 	if verb == verbApprove {
 		c.Short = "Approve an approval or a plan"
-		c.Long = "approve approves what a run waits on: an approval (the action goes ahead) or a plan.\n" + requestHelp + decideTail
+		c.Long = "approve approves what a run waits on: an approval (the action goes ahead) or a plan.\n" + requestHelp +
+			"\n\n--always also takes what the agent offers to allow from now on without asking\n" +
+			"(Claude Code's \"yes, and don't ask again\"; 'vigil show' names it)." + decideTail
+		c.Flags().BoolVar(&o.always, "always", false, "approve, and let the agent allow what the request offers from now on")
 	} else {
 		c.Short = "Deny an approval, or cancel a plan"
 		c.Long = "deny denies an approval (the action does not happen) or cancels a plan.\n" + requestHelp +
@@ -315,6 +318,7 @@ type decideOpts struct {
 	stores   []string
 	readOnly bool
 	reason   string // deny: the reason, where the format carries one
+	always   bool   // approve: with the request's always-allow
 }
 
 func (o *decideOpts) flags(c *cobra.Command) {

@@ -114,6 +114,12 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 		}
 		d.Text = r
 	}
+	if o.always {
+		if q.AlwaysAllow == "" {
+			return &decisionError{fmt.Sprintf("%s not decided: its agent offers no always-allow (approve it without --always)", key)}
+		}
+		d.Always = true
+	}
 	// Recorded in this user's audit log; the store's compare-and-set
 	// judges whether the run would read it (nothing here holds its lease).
 	res, err := decisions.Local(a.getenv, "vigil "+verb).Make(ctx, src, decisions.Ask{Decision: d, Request: &q})
@@ -158,7 +164,11 @@ func decidedLine(d store.Decision, q store.Request) string {
 	switch d.Key.Kind {
 	case store.Approval:
 		verb := map[store.Verdict]string{store.VerdictApprove: "approved", store.VerdictDeny: "denied"}[d.Verdict]
-		return fmt.Sprintf("%s %s: %s %s (%s)", verb, key, clean(q.Act), cleanCut(q.Target, 80), where)
+		line := fmt.Sprintf("%s %s: %s %s (%s)", verb, key, clean(q.Act), cleanCut(q.Target, 80), where)
+		if d.Always {
+			line += "; from now on: " + cleanCut(q.AlwaysAllow, 160)
+		}
+		return line
 	case store.Question:
 		return fmt.Sprintf("answered %s (%s): %s", key, where, cleanCut(d.Text, 80))
 	}

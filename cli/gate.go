@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,9 @@ const (
 type hookAnswer struct {
 	verdict hookVerdict
 	reason  string
+	// always is what the person allowed from now on with the approval
+	// (the request's own suggestions, as the agent offered them).
+	always json.RawMessage
 }
 
 // hookDialect is one agent CLI's hook protocol: what its request says and
@@ -204,7 +208,11 @@ func (a *app) gateDecided(h *gate.Hook, id int64) (hookAnswer, error) {
 	case gate.StateWaiting:
 		return hookAnswer{}, nil
 	case gate.StateApproved:
-		return hookAnswer{verdict: answerAllow, reason: "approved in vigil by " + by}, nil
+		a := hookAnswer{verdict: answerAllow, reason: "approved in vigil by " + by}
+		if r.Always && json.Valid([]byte(r.Suggestions)) {
+			a.always = json.RawMessage(r.Suggestions)
+		}
+		return a, nil
 	case gate.StateDenied:
 		reason := r.Reason
 		if reason == "" {

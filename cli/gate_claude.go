@@ -21,6 +21,9 @@ var claudeHook = hookDialect{
 			Tool      string          `json:"tool_name"`
 			Input     json.RawMessage `json:"tool_input"`
 			ToolUseID string          `json:"tool_use_id"`
+			// What Claude Code's own prompt would offer to allow from now
+			// on (PermissionRequest only).
+			Suggestions json.RawMessage `json:"permission_suggestions"`
 		}
 		if err := json.Unmarshal(body, &in); err != nil {
 			return gate.Request{}, fmt.Errorf("the hook input is not Claude Code's JSON: %v", err)
@@ -35,8 +38,13 @@ var claudeHook = hookDialect{
 		if input == "" {
 			input = "{}"
 		}
-		return gate.Request{Agent: gate.AgentClaudeCode, Event: in.Event, SessionID: in.SessionID, AgentID: in.AgentID,
-			Cwd: in.Cwd, Tool: in.Tool, Input: input, ToolUseID: in.ToolUseID}, nil
+		r := gate.Request{Agent: gate.AgentClaudeCode, Event: in.Event, SessionID: in.SessionID, AgentID: in.AgentID,
+			Cwd: in.Cwd, Tool: in.Tool, Input: input, ToolUseID: in.ToolUseID}
+		// Only a PermissionRequest answer can carry them back.
+		if in.Event == "PermissionRequest" && len(in.Suggestions) > 0 && string(in.Suggestions) != "null" && string(in.Suggestions) != "[]" {
+			r.Suggestions = string(in.Suggestions)
+		}
+		return r, nil
 	},
 	answer: func(event string, a hookAnswer) []byte {
 		var out any
@@ -51,6 +59,11 @@ var claudeHook = hookDialect{
 			d := map[string]any{"behavior": string(a.verdict)}
 			if a.reason != "" {
 				d["message"] = a.reason
+			}
+			if a.verdict == answerAllow && a.always != nil {
+				// As Claude Code's "don't ask again" would: its own
+				// suggestions, applied as it offered them.
+				d["updatedPermissions"] = a.always
 			}
 			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "decision": d}}
 		default:

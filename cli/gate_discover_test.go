@@ -39,7 +39,7 @@ func TestDiscoveryIncludesTheGateStore(t *testing.T) {
 	r = h.run("approve", "gate/1")
 	r.wantCode(t, 0)
 	contains(t, r.stdout, "approved approval:gate/1: exec Bash: git push")
-	if row, err := g.Get(context.Background(), 1); err != nil || row.State != gate.StateApproved || !strings.HasPrefix(row.DecidedBy, "vigil") {
+	if row, err := g.Get(context.Background(), 1); err != nil || row.State != gate.StateApproved || !strings.HasSuffix(row.DecidedBy, " via vigil approve") {
 		t.Errorf("row %+v %v", row, err)
 	}
 	r = h.run("deny", "gate/1")

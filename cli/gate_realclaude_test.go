@@ -254,7 +254,11 @@ func TestGateRealClaudeDeny(t *testing.T) {
 // installForTest installs the PreToolUse hook into HOME's Claude Code
 // settings with `vigil gate install`, the built binary.
 func installForTest(bin, home string, hookArgs []string) error {
-	cmd := exec.Command(bin, append([]string{"gate", "install", "claude", "--event", "PreToolUse", "--matcher", "Bash"}, hookArgs...)...)
+	return installForTestEvent(bin, home, "PreToolUse", hookArgs...)
+}
+
+func installForTestEvent(bin, home, event string, hookArgs ...string) error {
+	cmd := exec.Command(bin, append([]string{"gate", "install", "claude", "--event", event, "--matcher", "Bash"}, hookArgs...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -205,6 +205,7 @@ type jsonRequest struct {
 	AskedAt          *string         `json:"asked_at"`
 	Act              *string         `json:"act"`
 	Target           *string         `json:"target"`
+	AlwaysAllow      *string         `json:"always_allow,omitempty"`
 	Content          *string         `json:"content"`
 	ContentBytes     *int64          `json:"content_bytes"`
 	ContentTruncated *bool           `json:"content_truncated"`
@@ -610,6 +611,9 @@ func (rd *reading) requestJSON(q store.Request) jsonRequest {
 	switch q.Kind {
 	case store.Approval:
 		j.Act, j.Target = ptr(q.Act), ptr(q.Target)
+		if q.AlwaysAllow != "" {
+			j.AlwaysAllow = ptr(q.AlwaysAllow)
+		}
 		if q.HasContent {
 			j.Content, j.ContentBytes = ptr(q.Content), ptr(q.ContentBytes)
 			j.ContentTruncated = ptr(int64(len(q.Content)) < q.ContentBytes)

@@ -359,6 +359,9 @@ func (a *app) requestBody(w io.Writer, q store.Request) {
 			size = fmt.Sprintf(" (%s bytes)", textfmt.Thousands(q.ContentBytes))
 		}
 		fmt.Fprintf(w, "    %s %s%s\n", clean(q.Act), clean(q.Target), size)
+		if q.AlwaysAllow != "" {
+			fmt.Fprintf(w, "    always-allow offered (vigil approve --always): %s\n", clean(q.AlwaysAllow))
+		}
 	case store.Question:
 		fmt.Fprintf(w, "    %s\n", clean(q.Question))
 		if q.Context != "" {

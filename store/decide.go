@@ -8,6 +8,9 @@ type Decision struct {
 	// By names who decides and how, for a store that keeps its decider
 	// (vigil's gate store); internal/decision fills it from its Maker.
 	By string `json:",omitempty"`
+	// Always approves and lets the agent keep allowing what the request
+	// offers to (Request.AlwaysAllow); refused where nothing is offered.
+	Always bool `json:",omitempty"`
 }
 
 // DecideResult says whether this decider's write landed. When it did not,

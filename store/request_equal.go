@@ -9,7 +9,7 @@ import "slices"
 func (r Request) Equal(o Request) bool {
 	return r.Kind == o.Kind && r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step &&
 		r.Act == o.Act && r.Target == o.Target && r.Content == o.Content && r.HasContent == o.HasContent &&
-		r.ContentBytes == o.ContentBytes && r.Question == o.Question && r.Context == o.Context &&
+		r.ContentBytes == o.ContentBytes && r.AlwaysAllow == o.AlwaysAllow && r.Question == o.Question && r.Context == o.Context &&
 		slices.Equal(r.Choices, o.Choices) && slices.Equal(r.PlanSteps, o.PlanSteps) && r.Correction == o.Correction &&
 		r.Resolved == o.Resolved && r.Standing == o.Standing && r.StandingReason == o.StandingReason &&
 		r.Decision == o.Decision && r.DecidedBy == o.DecidedBy && r.DecidedAt == o.DecidedAt &&

@@ -291,6 +291,10 @@ type Request struct {
 	Content      string // capped at MaxContentBytes
 	HasContent   bool
 	ContentBytes int64 // the payload's whole size
+	// AlwaysAllow says, in words, what approving with Decision.Always
+	// also lets the agent do from then on without asking (Claude Code's
+	// permission suggestions); empty when the request offers nothing.
+	AlwaysAllow string
 
 	// Question
 	Question string

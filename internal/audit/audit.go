@@ -58,6 +58,7 @@ type Record struct {
 	Run     string    `json:"run,omitempty"`
 	Verdict string    `json:"verdict,omitempty"`
 	Text    string    `json:"text,omitempty"`
+	Always  bool      `json:"always,omitempty"` // approved with the request's always-allow
 	Who     Who       `json:"who"`
 	Channel string    `json:"channel"` // "ssh 10.0.0.5:51234 (vigil serve)", …
 	Outcome string    `json:"outcome"`
@@ -152,7 +153,7 @@ func (r Record) Describe() string {
 // Of makes the record of a decision and its result.
 func Of(storePath string, d store.Decision, run string, who Who, channel string, res store.DecideResult, err error, now time.Time) Record {
 	r := Record{Time: now.UTC(), Store: storePath, Request: d.Key.String(), Run: run, Verdict: string(d.Verdict),
-		Text: d.Text, Who: who, Channel: channel}
+		Text: d.Text, Always: d.Always, Who: who, Channel: channel}
 	var refused *store.RefusedError
 	switch {
 	case err == nil && res.Won:

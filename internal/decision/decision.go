@@ -61,7 +61,7 @@ func (m *Maker) Make(ctx context.Context, src store.Source, a Ask) (store.Decide
 		d.By = m.by(where)
 	}
 	rec := func(res store.DecideResult, err error) audit.Record {
-		return audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text}, "", m.Who, m.channel(where), res, err, now())
+		return audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text, Always: d.Always}, "", m.Who, m.channel(where), res, err, now())
 	}
 	if err := m.classify(src, a, now()); err != nil {
 		m.refused(rec(store.DecideResult{}, err))

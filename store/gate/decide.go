@@ -37,7 +37,11 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (res store.DecideR
 		return res, sqlitex.MapErr(s.path, err)
 	}
 	defer tx.Rollback()
-	row, err := scanRow(tx.QueryRowContext(ctx, "SELECT "+columns+" FROM gate_requests WHERE id = ?", id))
+	cols, err := s.columns(ctx, tx)
+	if err != nil {
+		return res, err
+	}
+	row, err := scanRow(tx.QueryRowContext(ctx, "SELECT "+cols+" FROM gate_requests WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return res, store.Errorf(s.path, store.ErrNoSuchReq, nil, "no %s in the gate store", d.Key)
 	}
@@ -62,6 +66,9 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (res store.DecideR
 	default:
 		return res, &store.RefusedError{Key: d.Key, Delivery: store.NotLive, Reason: row.State + ": " + row.Reason}
 	}
+	if d.Always && (d.Verdict != store.VerdictApprove || row.Suggestions == "") {
+		return res, store.Errorf(s.path, store.ErrUnsupported, nil, "%s: its agent offers no always-allow; approve it once", d.Key)
+	}
 	reason := ""
 	if d.Verdict == store.VerdictDeny {
 		reason = d.Text
@@ -70,8 +77,11 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (res store.DecideR
 	if by == "" {
 		by = decidedBy()
 	}
-	r, err := tx.ExecContext(ctx, `UPDATE gate_requests SET state = ?, reason = ?, decided_by = ?, decided_at = ?
-		WHERE id = ? AND state = 'waiting'`, state, reason, by, time.Now().UnixMilli(), id)
+	q, args := `UPDATE gate_requests SET state = ?, reason = ?, decided_by = ?, decided_at = ?`, []any{state, reason, by, time.Now().UnixMilli()}
+	if d.Always {
+		q += `, always = 1`
+	}
+	r, err := tx.ExecContext(ctx, q+` WHERE id = ? AND state = 'waiting'`, append(args, id)...)
 	if err != nil {
 		return res, sqlitex.MapErr(s.path, err)
 	}

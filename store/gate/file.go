@@ -47,8 +47,17 @@ const schema = `CREATE TABLE IF NOT EXISTS gate_requests (
 	state TEXT NOT NULL DEFAULT 'waiting',
 	reason TEXT NOT NULL DEFAULT '',
 	decided_by TEXT NOT NULL DEFAULT '',
-	decided_at INTEGER NOT NULL DEFAULT 0
+	decided_at INTEGER NOT NULL DEFAULT 0,
+	suggestions TEXT NOT NULL DEFAULT '',
+	always INTEGER NOT NULL DEFAULT 0
 )`
+
+// added are the columns a gate store made by an earlier vigil lacks: the
+// hook adds them, a reader reads such a file without them.
+var added = []struct{ name, def string }{
+	{"suggestions", "TEXT NOT NULL DEFAULT ''"},
+	{"always", "INTEGER NOT NULL DEFAULT 0"},
+}
 
 // Path is where the gate store lives for the environment getenv reads:
 // $XDG_STATE_HOME/vigil/gate.db, else ~/.local/state/vigil/gate.db.
@@ -70,6 +79,9 @@ type Request struct {
 	Tool      string
 	Input     string // the tool's input, JSON, whole
 	ToolUseID string
+	// Suggestions is what the agent offers to allow from now on if the
+	// person says so (Claude Code's permission_suggestions, JSON), or "".
+	Suggestions string
 	// AgentPID and AgentStart name the agent CLI's process (0: unknown):
 	// a request whose agent is gone is withdrawn, whatever its hook does.
 	AgentPID   int
@@ -87,6 +99,7 @@ type Row struct {
 	Reason    string
 	DecidedBy string
 	DecidedAt time.Time
+	Always    bool // approved with the request's suggestions
 }
 
 // Gone reports whether a waiting row's hook process has gone away.
@@ -106,13 +119,26 @@ func (r Row) Effective() (state, reason string) {
 	return r.State, r.Reason
 }
 
-const columns = `id, agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start, state, reason, decided_by, decided_at`
+const columns = `id, agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start, state, reason, decided_by, decided_at, suggestions, always`
+
+// columnsBefore reads a file made before suggestions and always were.
+const columnsBefore = `id, agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start, state, reason, decided_by, decided_at, '', 0`
+
+// hasAdded reports whether the file has the columns added since the first
+// gate stores were made.
+func hasAdded(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info('gate_requests') WHERE name = 'always'").Scan(&n)
+	return n > 0, err
+}
 
 func scanRow(sc interface{ Scan(...any) error }) (Row, error) {
 	var r Row
 	var asked, decided int64
 	err := sc.Scan(&r.ID, &r.Agent, &r.Event, &r.SessionID, &r.AgentID, &r.Cwd, &r.Tool, &r.Input, &r.ToolUseID,
-		&asked, &r.PID, &r.PIDStart, &r.AgentPID, &r.AgentStart, &r.State, &r.Reason, &r.DecidedBy, &decided)
+		&asked, &r.PID, &r.PIDStart, &r.AgentPID, &r.AgentStart, &r.State, &r.Reason, &r.DecidedBy, &decided, &r.Suggestions, &r.Always)
 	r.AskedAt = time.UnixMilli(asked)
 	if decided != 0 {
 		r.DecidedAt = time.UnixMilli(decided)
@@ -153,7 +179,36 @@ func OpenHook(path string) (*Hook, error) {
 		db.Close()
 		return nil, sqlitex.MapErr(abs, err)
 	}
+	if err := addColumns(db); err != nil {
+		db.Close()
+		return nil, sqlitex.MapErr(abs, err)
+	}
 	return &Hook{abs: abs, db: db}, nil
+}
+
+// addColumns brings a gate store made by an earlier vigil up to date.
+func addColumns(db *sql.DB) error {
+	ok, err := hasAdded(context.Background(), db)
+	if err != nil || ok {
+		return err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, c := range added {
+		var n int
+		if err := tx.QueryRow("SELECT count(*) FROM pragma_table_info('gate_requests') WHERE name = ?", c.name).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := tx.Exec("ALTER TABLE gate_requests ADD COLUMN " + c.name + " " + c.def); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
 }
 
 // Path is the store's absolute path.
@@ -163,10 +218,10 @@ func (h *Hook) Path() string { return h.abs }
 func (h *Hook) Ask(ctx context.Context, r Request) (int64, error) {
 	pid := os.Getpid()
 	res, err := h.db.ExecContext(ctx, `INSERT INTO gate_requests
-		(agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(agent, event, session_id, agent_id, cwd, tool, input, tool_use_id, asked_at, pid, pid_start, agent_pid, agent_start, suggestions)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Agent, r.Event, r.SessionID, r.AgentID, r.Cwd, r.Tool, r.Input, r.ToolUseID,
-		time.Now().UnixMilli(), pid, procStart(pid), r.AgentPID, r.AgentStart)
+		time.Now().UnixMilli(), pid, procStart(pid), r.AgentPID, r.AgentStart, r.Suggestions)
 	if err != nil {
 		return 0, sqlitex.MapErr(h.abs, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
@@ -66,6 +67,26 @@ type Store struct {
 	read     *sql.DB
 	reading  *sqlitex.Reading
 	write    sqlitex.Writer
+	upToDate atomic.Bool // the file has the columns added since the first gate stores
+}
+
+// columns is what to select: a file an earlier vigil made lacks the added
+// columns until a newer hook adds them, which is then seen for good.
+func (s *Store) columns(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (string, error) {
+	if s.upToDate.Load() {
+		return columns, nil
+	}
+	ok, err := hasAdded(ctx, q)
+	if err != nil {
+		return "", sqlitex.MapErr(s.path, err)
+	}
+	if !ok {
+		return columnsBefore, nil
+	}
+	s.upToDate.Store(true)
+	return columns, nil
 }
 
 // Open opens the gate store at path for reading (and, unless opts says
@@ -101,7 +122,11 @@ func (s *Store) CarriesReason(kind store.RequestKind, v store.Verdict) bool {
 
 // rows reads the requests matching where (a short read).
 func (s *Store) rows(ctx context.Context, where string, args ...any) ([]Row, error) {
-	q := "SELECT " + columns + " FROM gate_requests"
+	cols, err := s.columns(ctx, s.read)
+	if err != nil {
+		return nil, err
+	}
+	q := "SELECT " + cols + " FROM gate_requests"
 	if where != "" {
 		q += " WHERE " + where
 	}
@@ -262,7 +287,7 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 func requestOf(r Row) store.Request {
 	q := store.Request{Kind: store.Approval, ID: strconv.FormatInt(r.ID, 10), RunID: runID(r),
 		Act: actOf(r.Tool), Target: targetOf(r.Tool, r.Input), AskedAt: r.AskedAt,
-		Content: r.Input, HasContent: true, ContentBytes: int64(len(r.Input))}
+		Content: r.Input, HasContent: true, ContentBytes: int64(len(r.Input)), AlwaysAllow: alwaysAllow(r.Suggestions)}
 	if len(q.Content) > store.MaxContentBytes {
 		q.Content = q.Content[:store.MaxContentBytes]
 	}

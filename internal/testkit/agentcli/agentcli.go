@@ -34,6 +34,9 @@ type Agent struct {
 	// Prepare, when set, runs after the CLI's own files are written under
 	// a run's new HOME and before the CLI starts (a test installs a hook).
 	Prepare func(home, work string) error
+	// Args, when set, rewrites the CLI's command line (a test that needs a
+	// tool the rig allows up front to be asked for instead).
+	Args func(args []string) []string
 }
 
 // Need is the installed CLI called name (one of agentclis.Pinned), or
@@ -124,6 +127,9 @@ func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duratio
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if a.Args != nil {
+		args = a.Args(args)
 	}
 	if a.Prepare != nil {
 		if err := a.Prepare(home, work); err != nil {
