@@ -35,6 +35,15 @@ func TestDiscoveryIncludesTheGateStore(t *testing.T) {
 	r.wantCode(t, 0)
 	contains(t, r.stderr, "reading the 2 found: "+filepath.Join(home, ".claude")+", "+file)
 	contains(t, r.stdout, "gate requests")
+	// The request links to the session's run in the Claude Code store and
+	// to the call it gates.
+	contains(t, r.stdout, `"for": {
+        "format": "claude-code",
+        "run_id": "s1/`+session+`",
+        "call_id": "toolu_x",
+        "in_set": true`)
+	r = h.run("show", "gate/"+session)
+	contains(t, r.stdout, "for: claude-code run s1/"+session+", tool call toolu_x\n")
 
 	r = h.run("approve", "gate/1")
 	r.wantCode(t, 0)

@@ -195,6 +195,14 @@ type jsonPlanStep struct {
 	Agent  *string `json:"agent"`
 }
 
+// jsonRunLink is the agent run and tool call a gate request acts on.
+type jsonRunLink struct {
+	Format string  `json:"format"`
+	RunID  string  `json:"run_id"`
+	CallID *string `json:"call_id"`
+	InSet  bool    `json:"in_set"` // run_id is a run of what was read
+}
+
 type jsonRequest struct {
 	Key              string          `json:"key"`
 	Kind             string          `json:"kind"`
@@ -206,6 +214,7 @@ type jsonRequest struct {
 	Act              *string         `json:"act"`
 	Target           *string         `json:"target"`
 	AlwaysAllow      *string         `json:"always_allow,omitempty"`
+	For              *jsonRunLink    `json:"for,omitempty"`
 	Content          *string         `json:"content"`
 	ContentBytes     *int64          `json:"content_bytes"`
 	ContentTruncated *bool           `json:"content_truncated"`
@@ -613,6 +622,9 @@ func (rd *reading) requestJSON(q store.Request) jsonRequest {
 		j.Act, j.Target = ptr(q.Act), ptr(q.Target)
 		if q.AlwaysAllow != "" {
 			j.AlwaysAllow = ptr(q.AlwaysAllow)
+		}
+		if f := q.For; f.RunID != "" {
+			j.For = &jsonRunLink{Format: f.Format, RunID: f.RunID, CallID: str(f.CallID), InSet: f.InSet}
 		}
 		if q.HasContent {
 			j.Content, j.ContentBytes = ptr(q.Content), ptr(q.ContentBytes)

@@ -362,6 +362,16 @@ func (a *app) requestBody(w io.Writer, q store.Request) {
 		if q.AlwaysAllow != "" {
 			fmt.Fprintf(w, "    always-allow offered (vigil approve --always): %s\n", clean(q.AlwaysAllow))
 		}
+		if f := q.For; f.RunID != "" {
+			line := "    for: " + clean(f.Format) + " run " + clean(f.RunID)
+			if f.CallID != "" {
+				line += ", tool call " + clean(f.CallID)
+			}
+			if !f.InSet {
+				line += " (its store is not among those read)"
+			}
+			fmt.Fprintln(w, line)
+		}
 	case store.Question:
 		fmt.Fprintf(w, "    %s\n", clean(q.Question))
 		if q.Context != "" {

@@ -13,5 +13,5 @@ func (r Request) Equal(o Request) bool {
 		slices.Equal(r.Choices, o.Choices) && slices.Equal(r.PlanSteps, o.PlanSteps) && r.Correction == o.Correction &&
 		r.Resolved == o.Resolved && r.Standing == o.Standing && r.StandingReason == o.StandingReason &&
 		r.Decision == o.Decision && r.DecidedBy == o.DecidedBy && r.DecidedAt == o.DecidedAt &&
-		r.Reason == o.Reason && r.AskedAt == o.AskedAt && slices.Equal(r.Ancestry, o.Ancestry)
+		r.Reason == o.Reason && r.AskedAt == o.AskedAt && r.For == o.For && slices.Equal(r.Ancestry, o.Ancestry)
 }

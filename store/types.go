@@ -279,6 +279,16 @@ type ContextSample struct {
 }
 
 // Request is something a run waits on a human for.
+// RunLink names a run of another store and a tool call in its timeline.
+type RunLink struct {
+	Format string // the format of the store that holds the run
+	RunID  string // the run's id in that store; in a set that holds it, the set's id
+	CallID string // the tool call's id, "" when the request names none
+	// InSet: RunID is a run of the source being read (a set holding that
+	// store); otherwise it is only that store's own id.
+	InSet bool
+}
+
 type Request struct {
 	Kind  RequestKind
 	ID    string // the format's own id, unique within its kind
@@ -322,6 +332,10 @@ type Request struct {
 	// one (Starweaver's approval record); a plan's correction is Correction.
 	Reason  string
 	AskedAt time.Time
+
+	// For is the agent's run and tool call the request acts on, for a
+	// store that keeps requests apart from the runs (vigil's gate store).
+	For RunLink
 
 	// Ancestry is the chain of run ids from the root down to RunID.
 	Ancestry []string

@@ -154,6 +154,15 @@ func runID(r Row) string {
 	return r.SessionID
 }
 
+// agentRun is the id the agent's own store gives the run a request acts
+// for (agent names are the formats' names).
+func agentRun(r Row) string {
+	if r.AgentID != "" && r.Agent == AgentClaudeCode {
+		return "agent-" + r.AgentID // its transcript is subagents/agent-<id>.jsonl
+	}
+	return runID(r)
+}
+
 // runsOf groups rows into runs: one per session, one per sub-agent under it.
 func runsOf(rows []Row) []sessionRun {
 	byID := map[string]*sessionRun{}
@@ -287,7 +296,8 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 func requestOf(r Row) store.Request {
 	q := store.Request{Kind: store.Approval, ID: strconv.FormatInt(r.ID, 10), RunID: runID(r),
 		Act: actOf(r.Tool), Target: targetOf(r.Tool, r.Input), AskedAt: r.AskedAt,
-		Content: r.Input, HasContent: true, ContentBytes: int64(len(r.Input)), AlwaysAllow: alwaysAllow(r.Suggestions)}
+		Content: r.Input, HasContent: true, ContentBytes: int64(len(r.Input)), AlwaysAllow: alwaysAllow(r.Suggestions),
+		For: store.RunLink{Format: r.Agent, RunID: agentRun(r), CallID: r.ToolUseID}}
 	if len(q.Content) > store.MaxContentBytes {
 		q.Content = q.Content[:store.MaxContentBytes]
 	}

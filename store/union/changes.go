@@ -111,6 +111,9 @@ func (u *Source) Changes(ctx context.Context, cur store.Cursor) (*store.Changes,
 		u.s.merge(out, m, ch)
 		unwritten = unwritten && (ch.Unwritten || ch.Empty())
 	}
+	linked := u.s.learn(out.Runs)
+	u.s.link(out.Requests)
+	out.Requests = appendNew(out.Requests, linked)
 	out.Unwritten = unwritten && !out.Empty()
 	if out.LeasesChanged {
 		out.Leases = u.s.allLeases()

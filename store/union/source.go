@@ -128,6 +128,7 @@ func (u *Source) Runs(ctx context.Context) ([]store.Run, error) {
 	for _, p := range parts {
 		out = append(out, p...)
 	}
+	u.s.learn(out)
 	return out, nil
 }
 
@@ -267,6 +268,7 @@ func (u *Source) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...st
 	for _, p := range parts {
 		out = append(out, p...)
 	}
+	u.s.link(out)
 	return out, nil
 }
 
@@ -405,7 +407,12 @@ func (u *Source) Request(ctx context.Context, key store.RequestKey) (store.Reque
 	src, _ := m.source()
 	k := store.RequestKey{Kind: key.Kind, ID: own}
 	q, err := src.Request(ctx, k)
-	return outRequest(m.prefix, q), m.named(err)
+	if err != nil {
+		return q, m.named(err)
+	}
+	one := []store.Request{outRequest(m.prefix, q)}
+	u.s.link(one)
+	return one[0], nil
 }
 
 func (u *Source) PolicyEvents(ctx context.Context, runID string) ([]store.PolicyEvent, error) {

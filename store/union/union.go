@@ -50,7 +50,8 @@ type Member struct {
 
 // Set is the stores; Source hands out the set as a store.Source.
 type Set struct {
-	ms []*member
+	ms    []*member
+	links links
 }
 
 type member struct {
