@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,9 +156,17 @@ func TestGateRealGeminiApprove(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(res.Work, "out.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
 		t.Fatalf("out.txt after approve: %q %v", b, err)
 	}
+	// The link, as far as the format has one: the request's session is
+	// the chat file's, and its tool and arguments are the call's.
 	call, session := chatCall(t, g)
-	if session != r.SessionID || !strings.Contains(call, `"status":"success"`) {
-		t.Errorf("the chat file's session %q (the request's %q), call %s", session, r.SessionID, call)
+	var c struct {
+		Name   string          `json:"name"`
+		Args   json.RawMessage `json:"args"`
+		Status string          `json:"status"`
+	}
+	json.Unmarshal([]byte(call), &c)
+	if session != r.SessionID || c.Name != r.Tool || !sameJSON(c.Args, []byte(r.Input)) || c.Status != "success" {
+		t.Errorf("the chat file's session %q (the request's %q), call %s, request input %s", session, r.SessionID, call, r.Input)
 	}
 	recs := auditRecords(t, g)
 	if last := recs[len(recs)-1]; last.Outcome != audit.Won || last.Verdict != "approve" || !strings.HasPrefix(last.Who.Name, "vigil-test@") {
@@ -346,4 +355,12 @@ func TestGateRealGeminiAgentExited(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(g.Work, "out.txt")); err == nil {
 		t.Error("out.txt exists after the agent was killed")
 	}
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
