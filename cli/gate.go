@@ -48,7 +48,7 @@ type hookDialect struct {
 	failCode int
 }
 
-var hookDialects = map[string]hookDialect{"claude": claudeHook}
+var hookDialects = map[string]hookDialect{"claude": claudeHook, "gemini": geminiHook}
 
 // defaultGateTimeout is how long a hook waits for a person by default.
 const defaultGateTimeout = 10 * time.Minute
@@ -110,7 +110,9 @@ func (a *app) gate(ctx context.Context, d hookDialect, timeout time.Duration) er
 	if err != nil {
 		return a.gateFail(d, err)
 	}
-	req.AgentPID, req.AgentStart = gate.AgentProcess()
+	if req.AgentPID == 0 { // a dialect that knows its agent better has named it
+		req.AgentPID, req.AgentStart = gate.AgentProcess()
+	}
 	ans, err := a.gateWait(ctx, req, timeout)
 	if err != nil {
 		ans = hookAnswer{verdict: answerDeny, reason: "vigil gate: " + sanitize.Line(err.Error())}
