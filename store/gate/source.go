@@ -322,26 +322,28 @@ func requestOf(r Row) store.Request {
 	return q
 }
 
-// actOf maps Claude Code's tool names onto the approval acts.
+// actOf maps the agents' tool names (Claude Code's, Gemini CLI's, Codex's,
+// opencode's) onto the approval acts.
 func actOf(tool string) string {
-	switch tool {
-	case "Bash", "BashOutput", "KillShell":
+	switch t := strings.ToLower(tool); t {
+	case "bash", "bashoutput", "killshell", "run_shell_command", "shell", "exec_command", "local_shell":
 		return "exec"
-	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+	case "write", "edit", "multiedit", "notebookedit", "write_file", "replace", "apply_patch", "patch":
 		return "write"
-	case "Read", "Glob", "Grep", "LS":
+	case "read", "glob", "grep", "ls", "list", "read_file", "read_many_files", "list_directory", "search_file_content":
 		return "read"
-	case "WebFetch", "WebSearch":
+	case "webfetch", "websearch", "web_fetch", "google_web_search":
 		return "net"
+	default:
+		return t
 	}
-	return strings.ToLower(tool)
 }
 
 // targetOf is what a request acts on: a command, a file, else the input.
 func targetOf(tool, input string) string {
 	var in map[string]any
 	if json.Unmarshal([]byte(input), &in) == nil {
-		for _, k := range []string{"command", "file_path", "notebook_path", "url", "pattern", "path"} {
+		for _, k := range []string{"command", "cmd", "file_path", "filePath", "absolute_path", "notebook_path", "url", "pattern", "path", "dir_path"} {
 			if v, ok := in[k].(string); ok && v != "" {
 				return tool + ": " + v
 			}
