@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func (a *app) gateCmd() *cobra.Command {
 		Use:   "gate",
 		Short: "The hook an agent CLI runs: wait for an approve or deny in vigil",
 		Long: `gate is the command an agent CLI's permission hook runs (install it with
-'vigil gate install claude'). It reads the hook's request on standard input,
+'vigil gate install claude', 'gemini', …). It reads the hook's request on standard input,
 records it in vigil's gate store, where the explorer and 'vigil approve/deny'
 see it as an approval, waits for a decision and answers the agent in its own
 format. It never approves on its own: with no decision within --timeout (or
@@ -74,7 +75,7 @@ where its protocol allows, and any failure denies. See docs/gate.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, ok := hookDialects[agent]
 			if !ok {
-				return usagef("--agent %q: vigil gate speaks claude", agent)
+				return usagef("--agent %q: vigil gate speaks %s", agent, dialectNames())
 			}
 			if !cmd.Flags().Changed("timeout") {
 				c, err := a.config()
@@ -100,7 +101,7 @@ where its protocol allows, and any failure denies. See docs/gate.md.`,
 // gate runs one hook request to its answer.
 func (a *app) gate(ctx context.Context, d hookDialect, timeout time.Duration) error {
 	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
-		return usagef("vigil gate is run by an agent's hook with its request on standard input; install it with: vigil gate install claude [--scope user|project]")
+		return usagef("vigil gate is run by an agent's hook with its request on standard input; install it with: vigil gate install %s [--scope user|project]", strings.ReplaceAll(dialectNames(), ", ", "|"))
 	}
 	body, err := io.ReadAll(io.LimitReader(a.stdin, maxHookInput))
 	if err != nil {
@@ -223,4 +224,14 @@ func (a *app) gateDecided(h *gate.Hook, id int64) (hookAnswer, error) {
 		return hookAnswer{verdict: answerDeny, reason: reason}, nil
 	}
 	return hookAnswer{}, errors.New("approval " + fmt.Sprint(id) + " is " + r.State + ": " + r.Reason)
+}
+
+// dialectNames lists the CLIs vigil gate speaks, sorted.
+func dialectNames() string {
+	names := make([]string, 0, len(hookDialects))
+	for n := range hookDialects {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
