@@ -28,6 +28,8 @@ func TestGateDecidedWithKeysInTmux(t *testing.T) {
 	}{
 		{"claude-code", []string{"claude", "--event", "PreToolUse", "--matcher", "Bash", "--timeout", "3m"},
 			modelserver.Call{Name: "Bash", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}},
+		{"gemini-cli", []string{"gemini", "--matcher", "run_shell_command", "--timeout", "3m"},
+			modelserver.Call{Name: "run_shell_command", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}},
 	} {
 		t.Run(c.cli, func(t *testing.T) {
 			a := agentcli.Need(t, c.cli)
