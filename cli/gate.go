@@ -44,7 +44,7 @@ type hookDialect struct {
 	failCode int
 }
 
-var hookDialects = map[string]hookDialect{"claude": claudeHook}
+var hookDialects = map[string]hookDialect{"claude": claudeHook, "codex": codexHook}
 
 // defaultGateTimeout is how long a hook waits for a person by default.
 const defaultGateTimeout = 10 * time.Minute
