@@ -29,6 +29,9 @@ func (a *app) gateInstallCmd(install bool) *cobra.Command {
 		Use:  verb + " claude",
 		Args: usageArgs(exactArgs("AGENT")),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "codex" {
+				return a.gateInstallCodex(o, install)
+			}
 			if args[0] != "claude" && args[0] != "claude-code" {
 				return usagef("%q: vigil gate %s knows claude", args[0], verb)
 			}
