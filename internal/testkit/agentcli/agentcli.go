@@ -34,6 +34,9 @@ type Agent struct {
 	// Prepare, when set, runs after the CLI's own files are written under
 	// a run's new HOME and before the CLI starts (a test installs a hook).
 	Prepare func(home, work string) error
+	// Args, when set, rewrites the CLI's arguments before it starts (a
+	// test adds a flag).
+	Args func(args []string) []string
 }
 
 // Need is the installed CLI called name (one of agentclis.Pinned), or
@@ -129,6 +132,9 @@ func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duratio
 		if err := a.Prepare(home, work); err != nil {
 			t.Fatalf("preparing %s's HOME: %v", a.Name, err)
 		}
+	}
+	if a.Args != nil {
+		args = a.Args(args)
 	}
 	r := &Running{Home: home, Work: work, agent: a, done: make(chan struct{}), t: t}
 	r.ctx, r.cancel = context.WithTimeout(context.Background(), timeout)
