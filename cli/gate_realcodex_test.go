@@ -30,6 +30,11 @@ import (
 // `echo hi > out.txt` through exec_command.
 func startCodexGated(t *testing.T, hookArgs ...string) *gateRun {
 	t.Helper()
+	return startCodex(t, true, hookArgs...)
+}
+
+func startCodex(t *testing.T, bypassTrust bool, hookArgs ...string) *gateRun {
+	t.Helper()
 	a := agentcli.Need(t, "codex")
 	bin := vigilBinary(t)
 	srv := modelserver.Start(t, modelserver.Script{{Match: "[vigil:main]", Turns: []modelserver.Turn{
@@ -39,8 +44,10 @@ func startCodexGated(t *testing.T, hookArgs ...string) *gateRun {
 	a.Prepare = func(home, work string) error {
 		return installCodexForTest(bin, home, hookArgs)
 	}
-	a.Args = func(args []string) []string {
-		return append([]string{args[0], "--dangerously-bypass-hook-trust"}, args[1:]...)
+	if bypassTrust {
+		a.Args = func(args []string) []string {
+			return append([]string{args[0], "--dangerously-bypass-hook-trust"}, args[1:]...)
+		}
 	}
 	r := a.Start(t, srv.URL, "Write hi to out.txt. [vigil:main]", 180*time.Second)
 	return &gateRun{Running: r, bin: bin, srv: srv, gateFile: filepath.Join(r.Home, ".local", "state", "vigil", gate.FileName)}
@@ -251,5 +258,21 @@ func TestGateRealCodexTimeout(t *testing.T) {
 	out, code := g.vigil(t, "approve", "1")
 	if code != ExitDecision || !strings.Contains(out, "not decided: expired: no decision within 3s") {
 		t.Fatalf("late approve: exit %d: %s", code, out)
+	}
+}
+
+// What install says of trust is so: a hook install wrote and nobody
+// trusted is not run, and the call goes ahead as if there were no gate.
+func TestGateRealCodexUntrustedHookDoesNotRun(t *testing.T) {
+	g := startCodex(t, false, "--timeout", "3m")
+	res := g.Wait()
+	if res.Err != nil {
+		t.Fatalf("codex: %v\n%s", res.Err, tailOf(res.Stderr))
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Work, "out.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
+		t.Fatalf("out.txt: %q %v", b, err)
+	}
+	if _, err := os.Stat(g.gateFile); err == nil {
+		t.Error("an untrusted hook recorded a request")
 	}
 }
