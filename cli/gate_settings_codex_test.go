@@ -49,6 +49,26 @@ func mustEdit(t *testing.T, old string, add bool, event, matcher string, timeout
 	return string(b)
 }
 
+// The config.toml of the recorded Codex runs (other PreToolUse and
+// PermissionRequest groups, Codex's trust state, OTel inline tables):
+// install and uninstall leave it as it was.
+func TestCodexConfigFixtureRoundTrip(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", "agents", "codex", "config.toml"))
+	if err != nil {
+		t.Skipf("fixture: %v", err)
+	}
+	for _, ev := range []string{"PreToolUse", "PermissionRequest"} {
+		got := mustEdit(t, string(b), true, ev, "*", 660)
+		m, _ := decodeTOML([]byte(got))
+		if gs := hookGroups(m)[ev]; !strings.HasPrefix(got, string(b)) || len(gs) != 2 || !isGateGroup(gs[1]) || isGateGroup(gs[0]) {
+			t.Errorf("%s: %v\n%s", ev, gs, got)
+		}
+		if back := mustEdit(t, got, false, "", "", 0); back != string(b) {
+			t.Errorf("%s: uninstall did not give the file back:\n%s", ev, back)
+		}
+	}
+}
+
 // Install appends vigil's group and changes no other byte; installing
 // again changes nothing; uninstall gives back the file exactly.
 func TestCodexConfigInstallKeepsTheFile(t *testing.T) {
@@ -149,5 +169,22 @@ func TestGateInstallCodexCommand(t *testing.T) {
 	h.run("gate", "uninstall", "codex").wantCode(t, 0)
 	if b, _ := os.ReadFile(path); string(b) != userCodexConfig {
 		t.Errorf("after uninstall:\n%s", b)
+	}
+}
+
+// --scope project is ./.codex/config.toml, and CODEX_HOME does not move it.
+func TestGateInstallCodexProjectScope(t *testing.T) {
+	h := newHarness(t)
+	h.env = append(h.env, "CODEX_HOME="+t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir)
+	h.run("gate", "install", "codex", "--scope", "project").wantCode(t, 0)
+	b, err := os.ReadFile(filepath.Join(dir, ".codex", "config.toml"))
+	if err != nil || !strings.Contains(string(b), "[[hooks.PermissionRequest]]") || !strings.Contains(string(b), "matcher = \"*\"") {
+		t.Fatalf("project config: %q %v", b, err)
+	}
+	h.run("gate", "uninstall", "codex", "--scope", "project").wantCode(t, 0)
+	if b, _ := os.ReadFile(filepath.Join(dir, ".codex", "config.toml")); len(b) != 0 {
+		t.Errorf("after uninstall: %q", b)
 	}
 }
