@@ -136,3 +136,32 @@ func TestGateCodexBadInput(t *testing.T) {
 		t.Errorf("exit %v, stderr %q", err, stderr.String())
 	}
 }
+
+// A gate store that cannot be opened never lets the call through:
+// PreToolUse is denied with the reason (Codex's deny needs one), and
+// PermissionRequest goes back to Codex's own approval.
+func TestGateCodexBrokenStoreFailsClosed(t *testing.T) {
+	for _, c := range []struct{ fixture, want string }{
+		{"deny/call_mock0013.PreToolUse.request.json", `"permissionDecision":"deny","permissionDecisionReason":"vigil gate: the gate store`},
+		{"permission-request-via-appserver/noid-1796409428869462832.PermissionRequest.request.json", ""},
+	} {
+		state := t.TempDir()
+		notADir := filepath.Join(state, "state")
+		writeFile(t, notADir, "a file where the state directory should be")
+		cmd := exec.Command(vigilBinary(t), "gate", "--agent", "codex", "--timeout", "1m")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + notADir}
+		cmd.Stdin = bytes.NewReader(codexFixture(t, c.fixture))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v: %s", c.fixture, err, stderr.String())
+		}
+		got := strings.TrimSpace(stdout.String())
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: answered %q", c.fixture, got)
+		}
+		if !strings.Contains(stderr.String(), "not approved") {
+			t.Errorf("%s: stderr %q", c.fixture, stderr.String())
+		}
+	}
+}
