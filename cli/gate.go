@@ -49,7 +49,7 @@ type hookDialect struct {
 	failCode int
 }
 
-var hookDialects = map[string]hookDialect{"claude": claudeHook, "gemini": geminiHook}
+var hookDialects = map[string]hookDialect{"claude": claudeHook, "gemini": geminiHook, "codex": codexHook}
 
 // defaultGateTimeout is how long a hook waits for a person by default.
 const defaultGateTimeout = 10 * time.Minute

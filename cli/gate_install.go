@@ -26,20 +26,23 @@ func (a *app) gateInstallCmd(install bool) *cobra.Command {
 	var o gateInstallOpts
 	verb := map[bool]string{true: "install", false: "uninstall"}[install]
 	c := &cobra.Command{
-		Use:  verb + " claude",
+		Use:  verb + " claude|gemini|codex",
 		Args: usageArgs(exactArgs("AGENT")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "gemini" || args[0] == "gemini-cli" {
 				return a.gateInstallGemini(cmd, o, install)
 			}
+			if args[0] == "codex" {
+				return a.gateInstallCodex(o, install)
+			}
 			if args[0] != "claude" && args[0] != "claude-code" {
-				return usagef("%q: vigil gate %s knows claude", args[0], verb)
+				return usagef("%q: vigil gate %s knows %s", args[0], verb, dialectNames())
 			}
 			return a.gateInstall(o, install)
 		},
 	}
 	if install {
-		c.Short = "Add vigil's gate hook to Claude Code's settings"
+		c.Short = "Add vigil's gate hook to an agent CLI's settings (Claude Code, Gemini CLI, Codex)"
 		c.Long = `install adds 'vigil gate' as a Claude Code hook, so the tool calls it matches
 wait in vigil's queue for an approve or deny. It edits the settings file of
 --scope (user: ~/.claude/settings.json, or under $CLAUDE_CONFIG_DIR; project:
@@ -52,7 +55,7 @@ Claude Code would show; PreToolUse gates every matching call, allowed or not.`
 		f.StringVar(&o.matcher, "matcher", "*", "the tools to gate (Claude Code's matcher: Bash, Edit|Write, *)")
 		f.DurationVar(&o.timeout, "timeout", defaultGateTimeout, "how long each request waits for a decision")
 	} else {
-		c.Short = "Remove vigil's gate hook from Claude Code's settings"
+		c.Short = "Remove vigil's gate hook from an agent CLI's settings"
 		c.Long = `uninstall removes every 'vigil gate' hook from the settings file of --scope,
 keeps the file as it was in settings.json.vigil-backup, leaves the other hooks
 alone and prints the change.`

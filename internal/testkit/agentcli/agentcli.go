@@ -128,13 +128,13 @@ func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duratio
 			t.Fatal(err)
 		}
 	}
-	if a.Args != nil {
-		args = a.Args(args)
-	}
 	if a.Prepare != nil {
 		if err := a.Prepare(home, work); err != nil {
 			t.Fatalf("preparing %s's HOME: %v", a.Name, err)
 		}
+	}
+	if a.Args != nil {
+		args = a.Args(args)
 	}
 	r := &Running{Home: home, Work: work, agent: a, done: make(chan struct{}), t: t}
 	r.ctx, r.cancel = context.WithTimeout(context.Background(), timeout)
