@@ -25,14 +25,23 @@ func TestGateDecidedWithKeysInTmux(t *testing.T) {
 		cli     string
 		install []string
 		call    modelserver.Call
+		args    func([]string) []string
 	}{
 		{"claude-code", []string{"claude", "--event", "PreToolUse", "--matcher", "Bash", "--timeout", "3m"},
-			modelserver.Call{Name: "Bash", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}},
+			modelserver.Call{Name: "Bash", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}, nil},
 		{"gemini-cli", []string{"gemini", "--matcher", "run_shell_command", "--timeout", "3m"},
-			modelserver.Call{Name: "run_shell_command", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}},
+			modelserver.Call{Name: "run_shell_command", Args: map[string]any{"command": "echo hi > out.txt", "description": "write out.txt"}}, nil},
+		// Codex runs a hook only once trusted (docs/gate.md#codex): this
+		// run trusts it with the flag Codex has for that.
+		{"codex", []string{"codex", "--event", "PreToolUse", "--matcher", "Bash", "--timeout", "3m"},
+			modelserver.Call{Name: "exec_command", Args: map[string]any{"cmd": "echo hi > out.txt"}},
+			func(args []string) []string {
+				return append([]string{args[0], "--dangerously-bypass-hook-trust"}, args[1:]...)
+			}},
 	} {
 		t.Run(c.cli, func(t *testing.T) {
 			a := agentcli.Need(t, c.cli)
+			a.Args = c.args
 			bin := vigilBinary(t)
 			srv := modelserver.Start(t, modelserver.Script{{Match: "[vigil:gate-keys]", Turns: []modelserver.Turn{
 				{Calls: []modelserver.Call{c.call}},
