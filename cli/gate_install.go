@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/vigil-run/vigil/store/gate"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,16 +30,21 @@ func (a *app) gateInstallCmd(install bool) *cobra.Command {
 		Use:  verb + " claude|gemini|codex",
 		Args: usageArgs(exactArgs("AGENT")),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] == "gemini" || args[0] == "gemini-cli" {
-				return a.gateInstallGemini(cmd, o, install)
-			}
-			if args[0] == "codex" {
-				return a.gateInstallCodex(o, install)
-			}
-			if args[0] != "claude" && args[0] != "claude-code" {
+			var err error
+			switch args[0] {
+			case "gemini", "gemini-cli":
+				err = a.gateInstallGemini(cmd, o, install)
+			case "codex":
+				err = a.gateInstallCodex(o, install)
+			case "claude", "claude-code":
+				err = a.gateInstall(o, install)
+			default:
 				return usagef("%q: vigil gate %s knows %s", args[0], verb, dialectNames())
 			}
-			return a.gateInstall(o, install)
+			if err != nil || !install {
+				return err
+			}
+			return a.makeGateStore()
 		},
 	}
 	if install {
@@ -180,4 +186,21 @@ func canonicalJSON(b []byte) []byte {
 	}
 	out, _ := indent(o)
 	return out
+}
+
+// makeGateStore creates the gate store when it is not there yet, so that
+// an explorer started before the first question already reads it (a store
+// that appears later is not added to a running explorer).
+func (a *app) makeGateStore() error {
+	path := gate.Path(a.getenv)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	h, err := gate.OpenHook(path)
+	if err != nil {
+		return fmt.Errorf("the hook is installed, but its store could not be made: %w", err)
+	}
+	h.Close()
+	fmt.Fprintf(a.out(), "questions will wait in %s\n", path)
+	return nil
 }

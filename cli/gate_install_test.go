@@ -122,3 +122,26 @@ func TestGateInstallBadSettings(t *testing.T) {
 		t.Error("--scope team accepted")
 	}
 }
+
+// Install makes the gate store when there is none, so an explorer started
+// before the agent's first question already reads it: a bare `vigil runs`
+// right after install finds it.
+func TestGateInstallMakesTheGateStore(t *testing.T) {
+	h := newHarness(t)
+	home := t.TempDir()
+	h.env = []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")}
+	t.Chdir(t.TempDir())
+	file := filepath.Join(home, ".local", "state", "vigil", "gate.db")
+	r := h.run("gate", "install", "claude")
+	r.wantCode(t, 0)
+	contains(t, r.stdout, "questions will wait in "+file+"\n")
+	r = h.run("runs")
+	r.wantCode(t, 0)
+	contains(t, r.stdout+r.stderr, file)
+	// Once there, install leaves it be.
+	r = h.run("gate", "install", "claude", "--event", "PreToolUse")
+	r.wantCode(t, 0)
+	if strings.Contains(r.stdout, "questions will wait") {
+		t.Errorf("install made the store again: %s", r.stdout)
+	}
+}
