@@ -160,7 +160,7 @@ func New(opt Options) *Model {
 		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
-		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
+		opt: opt, src: source{Source: opt.Source, reading: newReadProgress(now())}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
 		focus: paneRuns, right: paneTimeline,
 	}
 	if dark, fixed := m.fixedBackground(); fixed {
@@ -373,7 +373,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.retryLater()
 		}
 		m.src.Close()
-		m.src = source{Source: msg.src, gen: m.src.gen + 1}
+		m.src = source{Source: msg.src, gen: m.src.gen + 1, reading: newReadProgress(m.now())}
 		m.st = newState(m.src.Source)
 		m.live, m.summaryRead = live{}, summaryRead{}
 		m.loaded, m.cursor, m.first = false, nil, firstPageState{}
