@@ -58,6 +58,10 @@ type Options struct {
 	Colors colorprofile.Profile
 	// Look is the user's theme and keys (config.go).
 	Look Look
+	// Trouble, when set, is asked at each frame for a problem outside the
+	// store to keep in the status bar ("" when none): the demo's export
+	// failing (cli's demo --otel).
+	Trouble func() string
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
 	// wakes every session from one shared tail of the store.
 	Wakeups func() (watch.Wakeup, error)
