@@ -151,6 +151,7 @@ type Model struct {
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
+	auditPath string // the per-user decision log, which names who decided here (decided_by.go)
 }
 
 // New builds the model around an open source.
@@ -159,13 +160,15 @@ func New(opt Options) *Model {
 	if now == nil {
 		now = time.Now
 	}
+	auditPath := ""
 	if opt.Decisions == nil {
+		auditPath = localAuditPath()
 		opt.Decisions = decision.Local(os.Getenv, "the explorer")
 		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
 		opt: opt, src: source{Source: opt.Source, reading: newReadProgress(now())}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
-		focus: paneRuns, right: paneTimeline,
+		focus: paneRuns, right: paneTimeline, auditPath: auditPath,
 	}
 	if dark, fixed := m.fixedBackground(); fixed {
 		m.dark = dark
