@@ -152,7 +152,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		}
 		// Removing the directory removes the store with its -wal and -shm.
 		defer os.RemoveAll(dir)
-		path, label = filepath.Join(dir, "demo.sqlite3"), "demo (temporary store)"
+		path, label = filepath.Join(dir, "demo.sqlite3"), demo.TemporaryLabel
 	} else {
 		path = a.expandHome(path)
 	}
