@@ -24,7 +24,7 @@ type readProgress struct {
 
 func newReadProgress(now time.Time) *readProgress {
 	p := &readProgress{since: now}
-	p.set("opening the store")
+	p.set("opening it")
 	return p
 }
 
@@ -65,7 +65,8 @@ func (m *Model) readingLines() []string {
 	}
 	if took := m.now().Sub(m.src.reading.since); took >= readingMoment {
 		stage := m.src.reading.now()
-		lines = append(lines, "  "+t.Muted.Render(fmt.Sprintf("%s · %s so far", stage, textfmt.Duration(took))))
+		// Two short lines: they fit the narrowest pane.
+		lines = append(lines, "  "+t.Muted.Render(stage), "  "+t.Muted.Render(fmt.Sprintf("for %s so far", textfmt.Duration(took))))
 	}
 	return lines
 }
