@@ -99,7 +99,9 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		a.decideCmd(verbApprove), a.decideCmd(verbDeny),
 		a.textDecideCmd(verbAnswer, "QUESTION", "Answer a question a run asks",
 			"answer answers a question (4 or question:4). TEXT is the answer; several words\n"+
-				"are joined with spaces, and - reads it from standard input."),
+				"are joined with spaces, and - reads it from standard input. A number that names\n"+
+				"one of the question's choices sends that choice's text, as the explorer does;\n"+
+				"--raw sends TEXT as typed."),
 		a.textDecideCmd(verbRevise, "PLAN", "Send a plan back with a correction",
 			"revise sends a proposed plan (3 or plan:3) back to its run with TEXT as the\n"+
 				"correction; several words are joined with spaces, and - reads it from standard input."),
@@ -231,6 +233,7 @@ func (a *app) tailCmd() *cobra.Command {
 		stores  []string
 		poll    time.Duration
 		forever bool
+		json    bool
 	}
 	c := &cobra.Command{
 		Use:   "tail RUN",
@@ -240,8 +243,13 @@ prefixed with the agent's run id:
 
   #RUN step N  decision  →  first line of the result  (tokens)
 
+A request in the tree prints a line when it is asked and when it is decided:
+
+  #RUN waits on a human: approval:2 write CHANGELOG.md
+  #RUN approval:2 decided: approve
+
 It prints the steps already committed, then follows the store (file events,
-or --poll). When the run stops it prints a last line saying how, and exits:
+or --poll); --json prints each line as a JSON object. When the run stops it prints a last line saying how, and exits:
 
   0  finished and succeeded (and on Ctrl-C)
   4  finished without succeeding (the outcome says how)
@@ -254,13 +262,14 @@ that may be resumed. Output is written a line at a time.`,
 		Args: usageArgs(exactArgs("RUN")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withNamed(cmd.Context(), o.stores, true, "vigil tail", func(s *session) error {
-				return a.tail(cmd.Context(), s, args[0], o.poll, o.forever)
+				return a.tail(cmd.Context(), s, args[0], o.poll, o.forever, o.json)
 			})
 		},
 	}
 	c.Flags().StringArrayVar(&o.stores, "store", nil, storesHelp)
 	c.Flags().DurationVar(&o.poll, "poll", 0, "poll the store at this interval instead of using file events")
 	c.Flags().BoolVar(&o.forever, "forever", false, "keep following after the run finishes, pauses or crashes")
+	c.Flags().BoolVar(&o.json, "json", false, "print one JSON object a line: steps, requests asked and decided, the stop")
 	return c
 }
 
@@ -311,6 +320,9 @@ func (a *app) textDecideCmd(verb, req, short, long string) *cobra.Command {
 		},
 	}
 	o.flags(c)
+	if verb == verbAnswer {
+		c.Flags().BoolVar(&o.raw, "raw", false, "send TEXT as typed, a number too (else a number naming a choice sends that choice)")
+	}
 	return c
 }
 
@@ -319,6 +331,7 @@ type decideOpts struct {
 	readOnly bool
 	reason   string // deny: the reason, where the format carries one
 	always   bool   // approve: with the request's always-allow
+	raw      bool   // answer: send the text as typed, a number too (store.ChoiceAnswer)
 }
 
 func (o *decideOpts) flags(c *cobra.Command) {

@@ -107,6 +107,9 @@ func (a *app) decide(ctx context.Context, o decideOpts, verb, req, text string) 
 	if err != nil {
 		return err
 	}
+	if verb == verbAnswer && !o.raw {
+		d.Text = store.ChoiceAnswer(d.Text, q.Choices) // the explorer's rule
+	}
 	if r := strings.TrimSpace(o.reason); r != "" {
 		if !src.CarriesReason(d.Key.Kind, d.Verdict) {
 			return &decisionError{fmt.Sprintf("%s not decided: %s keeps no reason with a %s, so it would not reach the agent (leave out --reason)",

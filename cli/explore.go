@@ -152,7 +152,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		}
 		// Removing the directory removes the store with its -wal and -shm.
 		defer os.RemoveAll(dir)
-		path, label = filepath.Join(dir, "demo.sqlite3"), "demo (temporary store)"
+		path, label = filepath.Join(dir, "demo.sqlite3"), demo.TemporaryLabel
 	} else {
 		path = a.expandHome(path)
 	}
@@ -181,9 +181,10 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 	// it quits.
 	held := &heldLines{}
 	var endOtel func() error
+	health := &exportHealth{}
 	if o.otel != "" {
 		var err error
-		if endOtel, err = a.demoOtel(ctx, path, otelEP, held, false); err != nil {
+		if endOtel, err = a.demoOtel(ctx, path, otelEP, held, false, health.set); err != nil {
 			h.stop()
 			return err
 		}
@@ -205,6 +206,9 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 		return finish(err)
 	}
 	opt := tui.Options{Source: src, Reopen: ss.open, Poll: o.poll, StoreLabel: label, NoColor: a.getenv("NO_COLOR") != ""}
+	if o.otel != "" {
+		opt.Trouble = health.problem
+	}
 	if err := a.tuiConfig(&opt); err != nil {
 		h.stop()
 		return finish(err)
@@ -230,7 +234,7 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) (err error) {
 // demoOtel exports the demo store to ep as it is written, content and all
 // (the demo's text is made up), and returns what ends the export: it lets
 // the last spans out, then stops.
-func (a *app) demoOtel(ctx context.Context, path string, ep otelexport.Endpoint, log io.Writer, tell bool) (func() error, error) {
+func (a *app) demoOtel(ctx context.Context, path string, ep otelexport.Endpoint, log io.Writer, tell bool, health func(error)) (func() error, error) {
 	src, err := openSource(path, true)
 	if err != nil {
 		return nil, err
@@ -249,7 +253,7 @@ func (a *app) demoOtel(ctx context.Context, path string, ep otelexport.Endpoint,
 	done := make(chan error, 1)
 	go func() {
 		_, err := otelexport.Run(ectx, otelexport.Options{Source: src, StoreID: defaultStoreID(src), Exporter: exp,
-			Endpoint: shown, Service: "vigil-demo", Content: true, Follow: true, Log: log, Now: a.now})
+			Endpoint: shown, Service: "vigil-demo", Content: true, Follow: true, Log: log, Now: a.now, Health: health})
 		done <- err
 	}()
 	return func() error {
@@ -351,7 +355,7 @@ func (a *app) runDemoLog(ctx context.Context, path string, o demoOpts, otelEP ot
 	var endOtel func() error
 	if o.otel != "" {
 		var err error
-		if endOtel, err = a.demoOtel(ctx, path, otelEP, &lineWriter{w: a.stderr}, true); err != nil {
+		if endOtel, err = a.demoOtel(ctx, path, otelEP, &lineWriter{w: a.stderr}, true, nil); err != nil {
 			stop()
 			return err
 		}

@@ -88,7 +88,7 @@ type jsonStep struct {
 	Number    int         `json:"number"`
 	Decision  string      `json:"decision"`
 	ToolCall  string      `json:"tool_call"`
-	Tokens    int64       `json:"tokens"`
+	Tokens    *int64      `json:"tokens"` // null: not reported
 	Retries   []jsonRetry `json:"retries"`
 	Pending   bool        `json:"pending"`
 	At        *string     `json:"at"`
@@ -516,7 +516,7 @@ func (rd *reading) fillRunJSON(out *jsonRun, id string, sc *runScratch) {
 }
 
 func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
-	j := jsonStep{RunID: st.RunID, Number: st.Number, Decision: st.Decision, ToolCall: st.ToolCall, Tokens: st.Tokens,
+	j := jsonStep{RunID: st.RunID, Number: st.Number, Decision: st.Decision, ToolCall: st.ToolCall, Tokens: knownTokens(st.Tokens, st.TokensUnknown),
 		Retries: []jsonRetry{}, Pending: st.Pending, At: timePtr(st.At),
 		Observations: []jsonObservation{}, Edits: []jsonEdit{}, PolicyEvents: []jsonPolicyEvent{}, ProviderCalls: []jsonProviderCall{},
 		Citations: []jsonCitation{}, ServerTools: []jsonServerTool{}}

@@ -55,6 +55,7 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 	if sh.decided, err = store.Decisions(ctx, src, sh.tree...); err != nil {
 		return nil, err
 	}
+	a.nameDeciders(src, sh.decided)
 	return sh, nil
 }
 

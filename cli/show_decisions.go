@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -79,4 +80,14 @@ func (a *app) decisionsMarkdown(w io.Writer, sh *shown) {
 			mdCell(store.DecisionWords(d.Request)), by, at})
 	}
 	mdTable(w, []string{"Request", "Run", "Step", "Asked", "Decided", "By", "At"}, rows)
+}
+
+// nameDeciders names who decided what vigil decided (the explorer, vigil
+// approve …, vigil serve run by this user), from this user's audit log:
+// the store often records nobody, or only "attached". A log that cannot
+// be read leaves the store's record as it is.
+func (a *app) nameDeciders(src store.Source, recs []store.DecisionRecord) {
+	if p, err := audit.LocalPath(a.getenv); err == nil {
+		_ = audit.NameDeciders(p, src.Path(), recs)
+	}
 }

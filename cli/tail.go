@@ -23,13 +23,16 @@ type tailer struct {
 	seen map[int64]bool  // step rows printed
 	ctx  context.Context
 
-	forever   bool      // follow on after the run stops
-	told      ending    // the stop last told (--forever tells each once)
-	crashedAt time.Time // when the run first read crashed, for the settle
+	forever   bool                      // follow on after the run stops
+	json      bool                      // one JSON object a line (tail_requests.go)
+	asked     map[store.RequestKey]bool // requests told asked
+	decided   map[store.RequestKey]bool // and decided
+	told      ending                    // the stop last told (--forever tells each once)
+	crashedAt time.Time                 // when the run first read crashed, for the settle
 }
 
-func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duration, forever bool) error {
-	t := &tailer{a: a, src: s.src, root: id, seen: map[int64]bool{}, ctx: ctx, forever: forever}
+func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duration, forever, asJSON bool) error {
+	t := &tailer{a: a, src: s.src, root: id, seen: map[int64]bool{}, ctx: ctx, forever: forever, json: asJSON}
 	// Watch first, then take the cursor, then read what is there: anything
 	// committed in between comes again through Changes and is skipped by
 	// row id.
@@ -170,7 +173,7 @@ type tailRow struct {
 	number   int
 	decision string
 	result   string // the result's first line
-	tokens   int64
+	tokens   *int64 // nil: the store recorded no count
 	aux      bool   // a retry, escalation or compaction row
 	pending  bool   // a step in flight: its committed row follows
 	toolCall string // what a step in flight is doing
@@ -189,14 +192,24 @@ func (t *tailer) printExisting() error {
 			}
 			switch {
 			case !st.Pending:
-				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, result: st.ResultHead, tokens: st.Tokens})
+				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, result: st.ResultHead, tokens: knownTokens(st.Tokens, st.TokensUnknown)})
 			case len(st.Retries) == 0: // a step in flight the format shows as it stands
 				rows = append(rows, tailRow{rowID: st.RowID, runID: id, number: st.Number, decision: st.Decision, pending: true, toolCall: st.ToolCall})
 			}
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].rowID < rows[j].rowID })
-	return t.print(rows)
+	if err := t.print(rows); err != nil {
+		return err
+	}
+	// What waits now is told; what was decided before tail started is not news.
+	var waiting []store.Request
+	for _, q := range t.md.Requests() {
+		if q.Waits() {
+			waiting = append(waiting, q.Request)
+		}
+	}
+	return t.tailRequests(waiting)
 }
 
 // refresh reads what changed (page by page), prints the new steps, and
@@ -220,10 +233,13 @@ func (t *tailer) refresh(cur store.Cursor) (bool, store.Cursor, error) {
 		for _, s := range ch.Steps {
 			if t.md.Within(s.RunID, t.root) {
 				rows = append(rows, tailRow{rowID: s.RowID, runID: s.RunID, number: s.Number, decision: s.Decision, result: s.ResultHead,
-					tokens: s.Tokens, aux: s.IsAux(), pending: s.Pending, toolCall: s.ToolCall})
+					tokens: knownTokens(s.Tokens, s.TokensUnknown), aux: s.IsAux(), pending: s.Pending, toolCall: s.ToolCall})
 			}
 		}
 		if err := t.print(rows); err != nil {
+			return found, cur, err
+		}
+		if err := t.tailRequests(ch.Requests); err != nil {
 			return found, cur, err
 		}
 		if !ch.More {
@@ -242,8 +258,12 @@ func (t *tailer) print(rows []tailRow) error {
 		// A step committed is a driver at work, whatever the lease says (a
 		// harness that takes none): a crashed reading starts its settle again.
 		t.crashedAt = time.Time{}
+		ev := tailStepEvent{Event: "step", RunID: r.runID, Step: r.number, Decision: r.decision, Tokens: r.tokens}
 		if r.aux {
-			fmt.Fprintf(t.a.out(), "#%s step %d  %s\n", clean(r.runID), r.number, cleanCut(r.decision, 160))
+			ev.Event, ev.Tokens = "retry", nil
+			if err := t.emit(fmt.Sprintf("#%s step %d  %s", clean(r.runID), r.number, cleanCut(r.decision, 160)), ev); err != nil {
+				return err
+			}
 			continue
 		}
 		if r.pending { // its committed row prints its result and tokens when it comes
@@ -251,19 +271,25 @@ func (t *tailer) print(rows []tailRow) error {
 			if call := strings.TrimSpace(r.toolCall); call != "" {
 				line += "  " + cleanCut(call, 160)
 			}
-			if _, err := fmt.Fprintln(t.a.out(), line); err != nil {
+			ev.Event, ev.Tokens = "pending", nil
+			if err := t.emit(line, ev); err != nil {
 				return err
 			}
 			continue
 		}
 		result := strings.TrimSpace(r.result)
+		ev.Result = str(result)
 		line := fmt.Sprintf("#%s step %d  %s", clean(r.runID), r.number, cleanCut(r.decision, 160))
 		if result != "" {
 			line += "  →  " + cleanCut(result, 160)
 		}
-		line += fmt.Sprintf("  (%d tokens)", r.tokens)
+		if r.tokens != nil {
+			line += fmt.Sprintf("  (%d tokens)", *r.tokens)
+		} else {
+			line += "  (tokens not reported)"
+		}
 		// One write per line: a pipe or a log file gets whole lines as they come.
-		if _, err := fmt.Fprintln(t.a.out(), line); err != nil {
+		if err := t.emit(line, ev); err != nil {
 			return err
 		}
 	}
@@ -328,7 +354,7 @@ func (t *tailer) last(e ending) (int, error) {
 		}
 		line += ")"
 	}
-	_, err := fmt.Fprintln(t.a.out(), line)
+	err := t.emit(line, tailStopEvent{Event: "stopped", RunID: r.ID, Line: line, Exit: code})
 	return code, err
 }
 

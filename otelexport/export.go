@@ -66,6 +66,10 @@ type Options struct {
 	// Now is the clock run states are judged by (default time.Now);
 	// waits and retries use the wall clock.
 	Now func() time.Time
+	// Health, when set, hears how sending goes as it goes: the error each
+	// time a batch comes back untaken, nil each time one is taken (the
+	// demo's status bar says an export is failing while it is).
+	Health func(err error)
 }
 
 // Stats counts what an export sent.
@@ -626,6 +630,9 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 				}
 			}
 			if waiting = left; len(waiting) == 0 {
+				if e.o.Health != nil {
+					e.o.Health(nil)
+				}
 				if attempt > 1 {
 					fmt.Fprintf(e.o.Log, "vigil: otel: %s took the batch after %d attempts (%s)\n", e.o.Endpoint, attempt,
 						time.Since(start).Round(100*time.Millisecond))
@@ -647,6 +654,9 @@ func (e *exporter) send(ctx context.Context, p *pending) error {
 					time.Since(start).Round(time.Second), oneLine(err))
 			}
 			e.stats.Retries++
+			if e.o.Health != nil {
+				e.o.Health(err)
+			}
 			fmt.Fprintf(e.o.Log, "vigil: otel: %s: %s; retrying in %s (attempt %d, %d spans waiting)\n",
 				e.o.Endpoint, oneLine(err), wait, attempt, len(waiting))
 			t := time.NewTimer(wait)

@@ -17,6 +17,9 @@ type StepRow struct {
 	ToolCall   string
 	ResultHead string
 	Tokens     int64
+	// TokensUnknown: the store recorded no count for the step (Tokens is
+	// 0 then, not a count).
+	TokensUnknown bool
 	// Pending: the step is not committed yet (a turn in flight). The row is
 	// its placeholder, shown as it stands; the step's own row, later with a
 	// larger row id, replaces it. Counts skip it.
@@ -45,16 +48,16 @@ func AppendStepRows(steps []Step, rows []StepRow) []Step {
 				Pending: true, Retries: []Retry{folded}})
 		case r.Pending && same && steps[last].Pending:
 			s := &steps[last]
-			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens
+			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.TokensUnknown = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, r.TokensUnknown
 		case r.Pending:
 			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
-				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, Pending: true})
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, TokensUnknown: r.TokensUnknown, Pending: true})
 		case same && steps[last].Pending:
 			s := &steps[last]
-			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.Pending = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, false
+			s.RowID, s.Kind, s.Decision, s.ToolCall, s.ResultHead, s.Tokens, s.TokensUnknown, s.Pending = r.RowID, r.Kind, r.Decision, r.ToolCall, r.ResultHead, r.Tokens, r.TokensUnknown, false
 		default:
 			steps = append(steps, Step{RowID: r.RowID, RunID: r.RunID, Number: r.Number, Kind: r.Kind, Decision: r.Decision,
-				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens})
+				ToolCall: r.ToolCall, ResultHead: r.ResultHead, Tokens: r.Tokens, TokensUnknown: r.TokensUnknown})
 		}
 	}
 	return steps

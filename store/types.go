@@ -152,7 +152,9 @@ type Step struct {
 	// detail has the whole result): enough for a one-line log.
 	ResultHead string
 	Tokens     int64
-	Retries    []Retry
+	// TokensUnknown: no count was recorded (Tokens is 0 then, not a count).
+	TokensUnknown bool
+	Retries       []Retry
 	// Pending is true while only folded rows exist for the step: the step
 	// itself has not been committed yet.
 	Pending bool

@@ -166,6 +166,9 @@ func (a *agentView) apply(ch *store.Changes) (steps bool, g grown, samples bool)
 			a.rev.Bump()
 		}
 	}()
+	// Calls alone re-time steps held: nothing grew (a zero grown would say
+	// every step is new).
+	g = grown{had: a.index.Len(), from: a.index.Len()}
 	rows := a.newRows(ch.Steps)
 	timed := map[int]bool{}
 	for _, pc := range ch.Calls {

@@ -24,7 +24,8 @@ import (
 // starts a new one.
 type source struct {
 	store.Source
-	gen int
+	gen     int
+	reading *readProgress // how far its first read got (reading.go)
 }
 
 // from stamps a reply with the generation of the source it was read from.
@@ -77,8 +78,10 @@ func loadAll(src source) tea.Cmd {
 		if caps.Has(store.CapQuickHead) && paged {
 			// The page's runs are followed from here; the rest with the
 			// rest of the runs (loadRest), before they are read.
+			src.reading.set("finding its newest changes")
 			cur, whole, err = src.HeadNewest(ctx, firstPage)
 		} else {
+			src.reading.set("finding where it ends")
 			cur, err = src.Head(ctx)
 		}
 		if err != nil {
@@ -88,18 +91,21 @@ func loadAll(src source) tea.Cmd {
 		var runs []store.Run
 		if paged {
 			var all bool
+			src.reading.set("the newest runs")
 			runs, all, err = src.RecentRuns(ctx, firstPage)
 			// A page that holds every run still needs the rest's pass when
 			// the cursor did not follow them all (runs deleted in between):
 			// Changes refuses such a cursor.
 			msg.partial = !all || !whole
 		} else {
+			src.reading.set("every run")
 			runs, err = src.Runs(ctx)
 		}
 		if err != nil {
 			msg.err = err
 			return msg
 		}
+		src.reading.set("what waits on a human")
 		reqs, err := src.Requests(ctx, true)
 		msg.cursor, msg.runs, msg.requests, msg.err = cur, runs, reqs, err
 		msg.lastWrite = lastWrite(src)

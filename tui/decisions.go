@@ -77,11 +77,14 @@ func (m *Model) wantHistory() tea.Cmd {
 		return nil
 	}
 	ids := m.st.model.Subtree(root)
-	src := m.src
+	src, path := m.src, m.auditPath
 	return func() tea.Msg {
 		ctx, cancel := ioCtx()
 		defer cancel()
 		recs, err := store.Decisions(ctx, src, ids...)
+		if err == nil {
+			nameDeciders(path, src.Path(), recs)
+		}
 		return historyMsg{from: from{src.gen}, root: root, recs: recs, err: err}
 	}
 }

@@ -58,6 +58,10 @@ type Options struct {
 	Colors colorprofile.Profile
 	// Look is the user's theme and keys (config.go).
 	Look Look
+	// Trouble, when set, is asked at each frame for a problem outside the
+	// store to keep in the status bar ("" when none): the demo's export
+	// failing (cli's demo --otel).
+	Trouble func() string
 	// Wakeups, when set, replaces the model's own file watcher: vigil serve
 	// wakes every session from one shared tail of the store.
 	Wakeups func() (watch.Wakeup, error)
@@ -147,6 +151,7 @@ type Model struct {
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
+	auditPath string // the per-user decision log, which names who decided here (decided_by.go)
 }
 
 // New builds the model around an open source.
@@ -155,13 +160,15 @@ func New(opt Options) *Model {
 	if now == nil {
 		now = time.Now
 	}
+	auditPath := ""
 	if opt.Decisions == nil {
+		auditPath = localAuditPath()
 		opt.Decisions = decision.Local(os.Getenv, "the explorer")
 		opt.Decisions.Now = now // it judges on the clock the panes showed
 	}
 	m := &Model{
-		opt: opt, src: source{Source: opt.Source}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
-		focus: paneRuns, right: paneTimeline,
+		opt: opt, src: source{Source: opt.Source, reading: newReadProgress(now())}, now: now, dark: true, stepsFailed: [2]int{-1, -1},
+		focus: paneRuns, right: paneTimeline, auditPath: auditPath,
 	}
 	if dark, fixed := m.fixedBackground(); fixed {
 		m.dark = dark
@@ -373,7 +380,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.retryLater()
 		}
 		m.src.Close()
-		m.src = source{Source: msg.src, gen: m.src.gen + 1}
+		m.src = source{Source: msg.src, gen: m.src.gen + 1, reading: newReadProgress(m.now())}
 		m.st = newState(m.src.Source)
 		m.live, m.summaryRead = live{}, summaryRead{}
 		m.loaded, m.cursor, m.first = false, nil, firstPageState{}

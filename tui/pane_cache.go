@@ -40,6 +40,10 @@ type paneKey struct {
 // paneLines is pane p's drawing: the last one if nothing it is drawn from
 // changed since.
 func (m *Model) paneLines(p pane) []string {
+	if m.reading() {
+		m.drawn[p] = paneDrawn{} // drawn again once read
+		return m.readingPane(p)
+	}
 	r, pn := m.rects[p], m.panes[p]
 	key := paneKey{rev: pn.Rev(), w: r.w, h: r.h, focused: p == m.focus, theme: m.env.Theme, clock: pn.Clock(m.env.Now())}
 	d := &m.drawn[p]

@@ -104,5 +104,5 @@ func TestSeveralStoresOneReplacedIsReloadedAlone(t *testing.T) {
 	}
 	// beta's new approval is in the one queue, alpha's is still there.
 	d.press("6")
-	d.contains("approval beta/1  wri… #beta/2 deploy gamma", "approval alpha/1", "Timeline · #beta/2 deploy gamma")
+	d.contains("approval beta/1  wri… #beta/2 deploy gam", "approval alpha/1", "Timeline · #beta/2 deploy gamma")
 }

@@ -219,6 +219,11 @@ func (m *Model) barParts() *bar {
 	if m.problem != "" {
 		add(1, t.Bad.Render(sanitize.Line(m.problem)))
 	}
+	if m.opt.Trouble != nil {
+		if tr := m.opt.Trouble(); tr != "" {
+			add(1, t.Bad.Render(sanitize.Line(tr)))
+		}
+	}
 	if m.zoomed {
 		add(4, t.Warning.Render("zoomed ("+km.Zoom.Help().Key+" restores)"))
 	}

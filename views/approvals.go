@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -303,9 +302,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 			}
 			if p.mode == answering {
 				verdict = "" // a question has no verdict: its answer is the text
-				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(it.Req.Choices) {
-					text = it.Req.Choices[n-1]
-				}
+				text = store.ChoiceAnswer(text, it.Req.Choices)
 			}
 			p.mode = browsing
 			p.input.Blur()

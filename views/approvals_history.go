@@ -173,11 +173,10 @@ func (p *Approvals) historyView(focused bool) string {
 func (p *Approvals) historyRow(t *Theme, it HistoryItem, selected, focused bool, w int) string {
 	r := it.Rec
 	what := requestLine(r.Request)
-	right := fmt.Sprintf("%s · step %d", sanitize.Line(it.Asker), r.Step)
-	rightW := min(textfmt.Width(right), w/4)
+	right, rightW := askerRight(sanitize.Line(it.Asker), fmt.Sprintf(" · step %d", r.Step), "", w/4)
 	midW := min(26, w/4)
 	leftW := max(w-rightW-midW-2, 8)
-	line := textfmt.PadRight("✓ "+what, leftW) + " " + textfmt.PadRight(DecisionWords(r.Request), midW) + " " +
+	line := textfmt.PadRight(decidedGlyph(r.Request)+" "+what, leftW) + " " + textfmt.PadRight(DecisionWords(r.Request), midW) + " " +
 		textfmt.PadLeft(textfmt.Cut(right, rightW), rightW)
 	if selected {
 		return selectStyle(t, focused).Render(textfmt.Fit(line, w))

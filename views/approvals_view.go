@@ -101,14 +101,13 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 		glyph = "‖"
 	}
 	if it.Decided != nil {
-		glyph = "✓"
+		glyph = decidedGlyph(it.Decided.Req)
 	}
 	age := ""
 	if !it.FirstSeen.IsZero() {
 		age = " · " + strings.TrimSuffix(textfmt.Ago(it.FirstSeen, now), " ago")
 	}
-	right := fmt.Sprintf("%s · step %d%s", sanitize.Line(it.Asker), r.Step, age)
-	rightW := min(textfmt.Width(right), w/2)
+	right, rightW := askerRight(sanitize.Line(it.Asker), fmt.Sprintf(" · step %d", r.Step), age, w/2)
 	left := textfmt.Cut(glyph+" "+what, max(w-rightW-1, 8))
 	line := textfmt.PadRight(left, w-rightW) + textfmt.PadLeft(textfmt.Cut(right, rightW), rightW)
 	if selected {
@@ -124,7 +123,7 @@ func (p *Approvals) row(t *Theme, it ApprovalItem, selected, focused bool, w int
 // describe lays the selected request out: a head and its content lines.
 func describe(it ApprovalItem, w int) (head, content []styledLine) {
 	r := it.Req
-	asker := fmt.Sprintf("asked by %s at step %d", sanitize.Line(it.Asker), r.Step)
+	asker := askedBy(sanitize.Line(it.Asker), r.Step, w)
 	switch r.Kind {
 	case store.Approval:
 		head = append(head, one(roleBold, textfmt.Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))

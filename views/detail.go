@@ -262,6 +262,9 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 	}
 
 	head := fmt.Sprintf("step %d · %s tokens", d.Number, textfmt.Thousands(d.Tokens))
+	if d.TokensUnknown {
+		head = fmt.Sprintf("step %d · tokens not reported", d.Number)
+	}
 	if d.Pending {
 		head = fmt.Sprintf("step %d · not committed yet", d.Number)
 	}

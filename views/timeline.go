@@ -528,7 +528,7 @@ func (p *Timeline) View(focused bool) string {
 
 func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) string {
 	num := textfmt.PadLeft(fmt.Sprint(st.Number), 4)
-	tokens := textfmt.PadLeft(textfmt.Tokens(st.Tokens), 6)
+	tokens := textfmt.PadLeft(stepTokens(st), 6)
 	lat := textfmt.PadLeft(latency(st.Latency), 6)
 	retry := ""
 	if n := len(st.Retries); n > 0 && !st.Pending {

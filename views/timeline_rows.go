@@ -21,6 +21,7 @@ type timelineRowKey struct {
 	selected, focused  bool
 	number, retries    int
 	tokens             int64
+	tokensUnknown      bool
 	latency            time.Duration
 	pending            bool
 	decision, toolCall string
@@ -43,7 +44,7 @@ type timelineRows = keptDrawings[timelineRowKey]
 
 func (p *Timeline) memoRow(t *Theme, st store.Step, selected, focused bool, w int) string {
 	k := timelineRowKey{theme: t, w: w, selected: selected, focused: focused, number: st.Number,
-		retries: len(st.Retries), tokens: st.Tokens, latency: st.Latency, pending: st.Pending,
+		retries: len(st.Retries), tokens: st.Tokens, tokensUnknown: st.TokensUnknown, latency: st.Latency, pending: st.Pending,
 		decision: st.Decision, toolCall: st.ToolCall}
 	return p.memo.get(k, &sharedTimelineRows, CheckTimelineRows, "timeline row", func() string {
 		return p.row(t, st, selected, focused, w)

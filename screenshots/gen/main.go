@@ -5,11 +5,13 @@
 //
 //	go run ./screenshots/gen
 //
-// Frames are rendered by vigil's own model (no terminal involved) and
-// turned into PNGs by freeze (github.com/charmbracelet/freeze), run through
-// `go run` in a scratch module so it stays out of vigil's go.mod. freeze
-// v0.2.2 pins a wazero that crashes on Go 1.26; the scratch module lifts it
-// to v1.12.0.
+// Frames are rendered by vigil's own model (no terminal involved) on the
+// demo's own clock and label, turned into SVG by freeze
+// (github.com/charmbracelet/freeze) and into PNG by resvg with JetBrains
+// Mono and, for the glyphs it lacks (⇄), DejaVu Sans Mono (tools.go). Each
+// PNG carries the SHA-256 of the frame it was drawn from (stamp.go):
+// TestScreenshotsAreCurrent fails when a frame the code draws now is not
+// the one a PNG shows.
 package main
 
 import (
@@ -31,11 +33,7 @@ import (
 	"github.com/vigil-run/vigil/tui"
 )
 
-const (
-	freezeVersion = "v0.2.2"
-	wazeroVersion = "v1.12.0"
-	background    = "#0D1117" // the dark palette's page colour
-)
+const background = "#0D1117" // the dark palette's page colour
 
 var base = time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC)
 
@@ -61,18 +59,69 @@ func run(out string, keep bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	path := filepath.Join(tmp, "runs.sqlite3")
-	if err := demo.Snapshot(context.Background(), path, demo.DefaultSeed, base); err != nil {
-		return fmt.Errorf("demo store: %w", err)
-	}
-	src, err := ioharness.Open(path)
+	frames, err := drawFrames(tmp)
 	if err != nil {
 		return err
 	}
+	tools, err := buildTools(tmp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, f := range frames {
+		ansi := filepath.Join(tmp, f.name+".ansi")
+		if err := os.WriteFile(ansi, []byte(f.text+"\n"), 0o644); err != nil {
+			return err
+		}
+		svg := filepath.Join(tmp, f.name+".svg")
+		cmd := exec.Command(tools.freeze, ansi, "--language", "ansi", "--output", svg, "--window=false",
+			"--background", background, "--padding", "16", "--margin", "0", "--border.radius", "0",
+			"--font.size", "14", "--line-height", "1.2")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("freeze %s: %v\n%s", f.name, err, b)
+		}
+		png := filepath.Join(out, f.name+".png")
+		if b, err := exec.Command(tools.svg2png, svg, png).CombinedOutput(); err != nil {
+			return fmt.Errorf("svg2png %s: %v\n%s", f.name, err, b)
+		}
+		if err := stampPNG(png, f.sum()); err != nil {
+			return err
+		}
+		if keep {
+			os.WriteFile(filepath.Join(out, f.name+".ansi"), []byte(f.text), 0o644)
+		}
+		fmt.Println("wrote", png)
+	}
+	return nil
+}
+
+// frame is one screenshot's frame as the model drew it.
+type frame struct{ name, text string }
+
+// drawFrames plays the demo (demo.Snapshot at demo.DefaultSeed) and draws
+// each screenshot's frame with vigil's own model, on the demo's clock: the
+// store is named as vigil demo names it and read at its last write, so
+// the screenshots show what the demo shows.
+func drawFrames(tmp string) ([]frame, error) {
+	path := filepath.Join(tmp, "runs.sqlite3")
+	if err := demo.Snapshot(context.Background(), path, demo.DefaultSeed, base); err != nil {
+		return nil, fmt.Errorf("demo store: %w", err)
+	}
+	raw, err := ioharness.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	src := store.Complete(raw)
 	defer src.Close()
-	now := base.Add(25 * time.Minute)
-	m := tui.New(tui.Options{Source: store.Complete(src), NoWatch: true, NoTick: true, StoreLabel: "~/shop/runs.sqlite3",
+	now, err := src.LastWrite(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	m := tui.New(tui.Options{Source: src, NoWatch: true, NoTick: true, StoreLabel: demo.TemporaryLabel,
 		Now: func() time.Time { return now }})
+	defer m.Close()
 	const wait = 2 * time.Second
 	m.Settle(tea.WindowSizeMsg{Width: 160, Height: 46}, wait)
 	m.RunCmd(m.Init(), wait)
@@ -94,13 +143,7 @@ func run(out string, keep bool) error {
 			return m.Render()
 		}},
 	}
-	freeze, err := buildFreeze(tmp)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
+	var frames []frame
 	for _, s := range shots {
 		if s.name == "approvals" {
 			// The queue on a write (the text it would put on disk), after
@@ -112,50 +155,9 @@ func run(out string, keep bool) error {
 			now = now.Add(2 * time.Second) // a new request in view arms the guard again
 		}
 		m.Settle(tea.WindowSizeMsg{Width: s.w, Height: s.h}, wait) // panes drawn alone are sized by RenderPane
-		frame := s.draw(m)
-		ansi := filepath.Join(tmp, s.name+".ansi")
-		if err := os.WriteFile(ansi, []byte(frame+"\n"), 0o644); err != nil {
-			return err
-		}
-		png := filepath.Join(out, s.name+".png")
-		cmd := exec.Command(freeze, ansi, "--language", "ansi", "--output", png, "--window=false",
-			"--background", background, "--padding", "16", "--margin", "0", "--border.radius", "0",
-			"--font.size", "14", "--line-height", "1.2")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("freeze %s: %v\n%s", s.name, err, b)
-		}
-		if keep {
-			os.WriteFile(filepath.Join(out, s.name+".ansi"), []byte(frame), 0o644)
-		}
-		fmt.Println("wrote", png)
+		frames = append(frames, frame{s.name, s.draw(m)})
 	}
-	return nil
-}
-
-// buildFreeze builds freeze in a scratch module (go build with the module
-// proxy, like go run) and returns the binary's path.
-func buildFreeze(dir string) (string, error) {
-	mod := filepath.Join(dir, "freeze-mod")
-	if err := os.MkdirAll(mod, 0o755); err != nil {
-		return "", err
-	}
-	gomod := "module freezebuild\n\ngo 1.26\n"
-	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(gomod), 0o644); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "freeze")
-	for _, args := range [][]string{
-		{"get", "github.com/charmbracelet/freeze@" + freezeVersion, "github.com/tetratelabs/wazero@" + wazeroVersion},
-		{"build", "-o", bin, "github.com/charmbracelet/freeze"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s: %v\n%s", args[0], err, b)
-		}
-	}
-	return bin, nil
+	return frames, nil
 }
 
 func key(k string) tea.KeyPressMsg {

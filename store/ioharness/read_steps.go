@@ -145,6 +145,9 @@ func cellsStepRow(x cells) (scannedStep, error) {
 	st.row.Decision = cellStr(x, &c, 3)
 	tool, result := x.nullStr(&c, 4), x.peekStr(&c, 5)
 	st.row.Tokens = cellInt(x, &c, 6)
+	// io-harness writes a step's usage total or 0 when the provider reported
+	// none (run_from in src/run/step.rs: usage.map(total_tokens).unwrap_or(0)).
+	st.row.TokensUnknown = st.row.Tokens == 0
 	if c.err != nil {
 		return scannedStep{}, c.err
 	}
@@ -217,6 +220,7 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 		return store.StepDetail{}, mapDriverErr(s.path, err)
 	}
 	d.RowID, d.RunID, d.Kind = rowID, runID, stepKind(d.Decision)
+	d.TokensUnknown = d.Tokens == 0 // as cellsStepRow says
 	for _, f := range []struct {
 		name, col string
 		c         cappedText
