@@ -56,6 +56,10 @@ func change(t *testing.T, name string, f reflect.Value) {
 	case reflect.Pointer:
 		f.Set(reflect.New(f.Type().Elem()))
 	case reflect.Struct:
+		if f.Type() == reflect.TypeOf(store.RunLink{}) {
+			f.Set(reflect.ValueOf(store.RunLink{CallID: "x"}))
+			return
+		}
 		if f.Type() != reflect.TypeOf(time.Time{}) {
 			t.Fatalf("%s: no way to change a %s", name, f.Type())
 		}
