@@ -57,8 +57,11 @@ func (m *Maker) Make(ctx context.Context, src store.Source, a Ask) (store.Decide
 	now := m.now()
 	d := a.Decision
 	where, key := placeOf(src, d.Key)
+	id := audit.StoreID(where)
 	rec := func(res store.DecideResult, err error) audit.Record {
-		return audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text}, "", m.Who, m.channel(where), res, err, now())
+		r := audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text}, "", m.Who, m.channel(where), res, err, now())
+		r.StoreID = id
+		return r
 	}
 	if err := m.classify(src, a, now()); err != nil {
 		m.refused(rec(store.DecideResult{}, err))
