@@ -569,7 +569,6 @@ func name(s string) string { return strings.TrimSpace(sanitize.Line(s)) }
 
 func text(s string) string { return sanitize.Line(s) }
 
-
 func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
