@@ -119,6 +119,9 @@ func (a *app) agentCmd() *cobra.Command {
 					aopt.Audit = l
 				}
 			}
+			if dir, err := audit.StateDir(a.getenv); err == nil {
+				aopt.DecideLock = remote.DecideLock(dir, aopt.Path)
+			}
 			err := remote.Agent(cmd.Context(), a.stdin, a.stdout, aopt)
 			if err != nil {
 				// Said on the first line already, for the client to report.

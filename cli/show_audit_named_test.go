@@ -29,8 +29,10 @@ func TestShowNamesTheApproverFromTheAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	deny := store.Decision{Key: store.RequestKey{Kind: store.Approval, ID: "3"}, Verdict: store.VerdictDeny}
-	if err := log.Append(audit.Of(p, deny, "4", audit.Who{Name: "alice", Fingerprint: "SHA256:abc"}, "ssh 10.0.0.5:51234 (vigil serve)",
-		store.DecideResult{Won: true}, nil, fixture.Now)); err != nil {
+	line := audit.Of(p, deny, "4", audit.Who{Name: "alice", Fingerprint: "SHA256:abc"}, "ssh 10.0.0.5:51234 (vigil serve)",
+		store.DecideResult{Won: true}, nil, fixture.Now)
+	line.StoreID = audit.StoreID(p) // as the decision service writes it
+	if err := log.Append(line); err != nil {
 		t.Fatal(err)
 	}
 	log.Close()

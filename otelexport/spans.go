@@ -536,7 +536,9 @@ func messages(role, txt string, tools []store.ToolCall, finish string) string {
 	}
 	m := message{Role: role, FinishReason: name(finish)}
 	if txt != "" {
-		m.Parts = append(m.Parts, part{Type: "text", Content: content(txt)})
+		// Raw in the JSON: encoding/json escapes its C0 controls and
+		// escapeJSONHazards the rest, each once.
+		m.Parts = append(m.Parts, part{Type: "text", Content: strings.ToValidUTF8(txt, "\uFFFD")})
 	}
 	for _, t := range tools {
 		p := part{Type: "tool_call", ID: text(t.ID), Name: name(t.Name)}
@@ -544,7 +546,7 @@ func messages(role, txt string, tools []store.ToolCall, finish string) string {
 			if json.Valid([]byte(t.Arguments)) {
 				p.Arguments = json.RawMessage(t.Arguments)
 			} else {
-				p.Arguments = content(t.Arguments)
+				p.Arguments = strings.ToValidUTF8(t.Arguments, "\uFFFD")
 			}
 		}
 		m.Parts = append(m.Parts, p)
@@ -556,18 +558,16 @@ func messages(role, txt string, tools []store.ToolCall, finish string) string {
 	if err != nil {
 		return "[]"
 	}
-	return string(out)
+	return escapeJSONHazards(out)
 }
 
 // Strings from a store are untrusted. A name or an id (span names, short
 // attributes) is made one printable line; content is sent as the store
-// holds it, made valid UTF-8 (OTLP carries only UTF-8 strings).
+// holds it with its controls escaped (escape.go).
 
 func name(s string) string { return strings.TrimSpace(sanitize.Line(s)) }
 
 func text(s string) string { return sanitize.Line(s) }
-
-func content(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

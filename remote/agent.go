@@ -33,6 +33,9 @@ type AgentOptions struct {
 	Audit   *audit.Log
 	Who     audit.Who
 	Channel string
+	// DecideLock is the file decisions and request reads are ordered by
+	// (decide_lock.go; "": none).
+	DecideLock string
 }
 
 // Agent serves the store at opt.Path on in/out until in ends or ctx is
@@ -200,6 +203,8 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// After any decision another agent of this store has in flight.
+		defer lockDecisions(a.opt.DecideLock, false)()
 		return src.Requests(ctx, p.Unresolved, p.Runs...)
 	case "AgentEvents":
 		p, err := decode[idsParams](req.Params)
@@ -226,6 +231,7 @@ func (a *agent) call(ctx context.Context, req request) (any, error) {
 		// Without a log of its own, the agent decides on: the caller's
 		// audit line, written before the decision was sent, records it.
 		mk := decision.Maker{Who: a.opt.Who, Via: ch, Log: a.opt.Audit, Unlogged: true}
+		defer lockDecisions(a.opt.DecideLock, true)()
 		res, err := mk.Make(ctx, src, decision.Ask{Decision: p.Decision})
 		if err == nil {
 			a.hub.Poke()

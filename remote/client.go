@@ -353,13 +353,24 @@ func stop(cmd *exec.Cmd, in io.Closer) {
 // startError is why the agent did not start, from ssh's exit and what it
 // or the far shell said.
 func (c *Client) startError(werr error, stderr string) error {
-	code := -1
+	code, how := 0, "" // a nil werr: the command exited 0
 	var ee *exec.ExitError
-	if errors.As(werr, &ee) {
+	switch {
+	case errors.As(werr, &ee):
 		code = ee.ExitCode()
+		if code < 0 {
+			how = ee.String() // ended by a signal: "signal: killed"
+		}
+	case werr != nil:
+		code, how = -1, werr.Error()
 	}
 	said := lastLine(stderr)
 	switch {
+	case code == 0:
+		return fmt.Errorf("%s: the far side's %q exited 0 without answering: it is not vigil agent (set VIGIL_REMOTE_VIGIL to vigil's path there)",
+			c.t, c.opt.RemoteVigil)
+	case how != "":
+		return fmt.Errorf("%s: the far side's vigil agent ended before answering (%s): %s", c.t, sanitize.Line(how), orText(said, "no message"))
 	case code == 127:
 		return fmt.Errorf("%s: vigil is not installed on %s (%q not found on the PATH of a non-interactive shell; set VIGIL_REMOTE_VIGIL to its path)",
 			c.t, c.t.Host, c.opt.RemoteVigil)

@@ -73,11 +73,23 @@ func TestDialRefusals(t *testing.T) {
 		{script(t, `echo '{"hello":{"proto":3,"vigil":"v9.0.0","instance":"x"}}'; cat >/dev/null`), "runs vigil v9.0.0, which speaks protocol 3; this vigil speaks 1–2"},
 		{script(t, `echo '{"error":"/x.sqlite3: no such file"}'; exit 1`), "ssh://far/x.sqlite3: /x.sqlite3: no such file"},
 		{script(t, `echo hello there`), "did not answer as vigil agent"},
+		// A command that exits 0 at once is not an agent that "ended
+		// before answering (exit -1)".
+		{"/bin/true", `"/bin/true" exited 0 without answering: it is not vigil agent`},
 	} {
 		_, err := Dial(context.Background(), tg, Options{SSH: ssh, RemoteVigil: c.vigil})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.vigil, err, c.want)
 		}
+	}
+}
+
+// An ssh that a signal ends says so, rather than "exit -1".
+func TestDialSSHKilled(t *testing.T) {
+	_, err := Dial(context.Background(), Target{Host: "far", Path: "/x.sqlite3"},
+		Options{SSH: []string{script(t, `kill -9 $$`)}, RemoteVigil: "vigil"})
+	if err == nil || !strings.Contains(err.Error(), "ended before answering (signal: killed)") {
+		t.Errorf("%v; want the signal named", err)
 	}
 }
 

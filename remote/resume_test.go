@@ -30,6 +30,14 @@ func TestMain(m *testing.M) {
 		opt := AgentOptions{Path: path, Vigil: "test",
 			Open: func(p string, ro bool) (store.Source, error) { return store.Open(p, store.Options{ReadOnly: ro}) },
 			Poll: 50 * time.Millisecond, Who: audit.Who{Name: "far-account@far"}, Channel: "vigil agent over ssh from 10.9.8.7 port 5555"}
+		opt.DecideLock = os.Getenv("VIGIL_TEST_FAR_LOCK")
+		if d, err := time.ParseDuration(os.Getenv("VIGIL_TEST_SLOW_DECIDE")); err == nil {
+			open := opt.Open
+			opt.Open = func(p string, ro bool) (store.Source, error) {
+				src, err := open(p, ro)
+				return slowDecide{Source: src, by: d}, err
+			}
+		}
 		if p := os.Getenv("VIGIL_TEST_FAR_AUDIT"); p != "" {
 			l, err := audit.Open(p)
 			if err != nil {

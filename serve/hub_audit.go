@@ -18,6 +18,11 @@ type Hub struct {
 	audit   *audit.Log
 	mu      sync.Mutex
 	winners map[string]audit.Record // request → the audit line of the decision that won
+	// of and id are the store handle the winners were read for and that
+	// store's identity (audit.StoreID): a store replaced at the path is
+	// another store, whose decisions were made by others.
+	of store.Source
+	id string
 }
 
 // HubOptions tune a hub.
@@ -36,12 +41,40 @@ func NewHub(open func() (store.Source, error), opt HubOptions) (*Hub, error) {
 	}
 	h := &Hub{Hub: tail, audit: opt.Audit}
 	if opt.Audit != nil {
-		w, err := audit.Winners(opt.Audit.Path(), tail.Source().Path())
+		h.mu.Lock()
+		err := h.loadWinnersLocked(tail.Source())
+		h.mu.Unlock()
 		if err != nil {
 			tail.Close()
 			return nil, err
 		}
-		h.winners = w
 	}
 	return h, nil
+}
+
+// loadWinnersLocked reads, for the store src is open on, who won each
+// decision logged against it (by its identity, not its path).
+func (h *Hub) loadWinnersLocked(src store.Source) error {
+	id := audit.StoreID(src.Path())
+	w, err := audit.Winners(h.audit.Path(), src.Path(), id)
+	if err != nil {
+		return err
+	}
+	h.winners, h.of, h.id = w, src, id
+	return nil
+}
+
+// currentLocked makes the winners those of the store the tail reads now:
+// after the tail opened the store again (it was replaced, or its cursor
+// could not be followed) they are read again for that store's identity.
+func (h *Hub) currentLocked() {
+	src := h.Hub.Source()
+	if src == h.of {
+		return
+	}
+	if h.audit == nil || h.loadWinnersLocked(src) != nil {
+		// No log, or one that cannot be read: nobody is named, rather
+		// than the old store's deciders.
+		h.winners, h.of, h.id = nil, src, audit.StoreID(src.Path())
+	}
 }

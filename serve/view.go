@@ -151,7 +151,7 @@ func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult
 	res, err := v.src.Decide(ctx, d)
 	if err == nil && res.Won {
 		// Named before the sessions are woken: their refresh says who.
-		v.hub.addWinner(audit.Record{Time: v.now().UTC(), Store: v.src.Path(), Request: d.Key.String(), Verdict: string(d.Verdict),
+		v.hub.addWinner(v.src, audit.Record{Time: v.now().UTC(), Store: v.src.Path(), Request: d.Key.String(), Verdict: string(d.Verdict),
 			Who: v.sess.Who, Channel: v.sess.Channel, Outcome: audit.Won})
 	}
 	v.hub.Poke()
@@ -165,6 +165,7 @@ func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult
 // audit log knows; the store's column keeps what the format writes).
 func (h *Hub) decorate(reqs []store.Request) {
 	h.mu.Lock()
+	h.currentLocked()
 	n := len(h.winners)
 	h.mu.Unlock()
 	if n == 0 {
@@ -179,6 +180,7 @@ func (h *Hub) decorate(reqs []store.Request) {
 
 func (h *Hub) describe(k store.RequestKey, inStore string) string {
 	h.mu.Lock()
+	h.currentLocked()
 	rec, ok := h.winners[k.String()]
 	h.mu.Unlock()
 	if !ok {
@@ -191,9 +193,16 @@ func (h *Hub) describe(k store.RequestKey, inStore string) string {
 	return s
 }
 
-func (h *Hub) addWinner(r audit.Record) {
+// addWinner names who won a decision made on src; a decision made on a
+// handle of a store since replaced names nobody in the new one.
+func (h *Hub) addWinner(src store.Source, r audit.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.currentLocked()
+	if src != h.of {
+		return
+	}
+	r.StoreID = h.id
 	if h.winners == nil {
 		h.winners = map[string]audit.Record{}
 	}

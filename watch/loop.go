@@ -470,6 +470,7 @@ func (w *Watcher) tryReadd(now time.Time) {
 	}
 	w.lost = false
 	if w.dirMode {
+		w.listedAt = time.Time{} // the watches may have gone with it: list again
 		w.rescan(now)
 	}
 	w.checkIdentity(now, "")
@@ -503,10 +504,22 @@ func (w *Watcher) addSub(now time.Time, p string) {
 }
 
 // rescan adds every subdirectory that has no watch (missed Create events).
+//
+// A new entry moves the directory's mtime, so a directory whose mtime is
+// the one the last whole rescan saw, and older than that rescan by more
+// than a timestamp's granularity, has nothing to add: it is not listed.
+// The safety tick rescans every second, and listing a runs directory of
+// ten thousand runs each time was most of an idle explorer's cost.
 func (w *Watcher) rescan(now time.Time) {
 	if w.fw == nil {
 		return
 	}
+	fi, serr := os.Stat(w.dir)
+	if serr == nil && fi.ModTime().Equal(w.listedMtime) && w.listedAt.Sub(fi.ModTime()) > 2*time.Second {
+		return
+	}
+	began := time.Now()
+	w.nListings.Add(1)
 	watched := map[string]bool{}
 	for _, p := range w.fw.WatchList() {
 		watched[p] = true
@@ -529,6 +542,9 @@ func (w *Watcher) rescan(now time.Time) {
 			return
 		}
 		added = true
+	}
+	if serr == nil {
+		w.listedMtime, w.listedAt = fi.ModTime(), began
 	}
 	if added {
 		w.markDirty(now, causeProbe, 0)

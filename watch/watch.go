@@ -150,6 +150,7 @@ type Stats struct {
 	ProbeHits  uint64 // Version calls that saw a change
 	Overflows  uint64 // fsnotify.ErrEventOverflow seen
 	Held       uint64 // write events held back: Version showed nothing new
+	Listings   uint64 // directory mode: listings of the directory for subdirectories to watch
 }
 
 // Watcher watches one source. Create it with New; stop it with Close.
@@ -173,7 +174,7 @@ type Watcher struct {
 
 	mode atomic.Int32
 
-	nEventsRead, nEventsKept, nChanged, nRechecks, nProbes, nProbeHits, nOverflows, nHeld atomic.Uint64
+	nEventsRead, nEventsKept, nChanged, nRechecks, nProbes, nProbeHits, nOverflows, nHeld, nListings atomic.Uint64
 
 	hooks    hooks
 	closeErr error
@@ -208,6 +209,9 @@ type Watcher struct {
 	gateSet     bool       // a Changed has been sent since the start: gate holds a value
 	dirtyMust   bool       // what is pending is more than writes Version vouches for
 	heldAt      time.Time  // the last write events held back (held): none read for Coalesce
+	// listedMtime is the directory's mtime at the last whole rescan, and
+	// listedAt when that rescan began (rescan).
+	listedMtime, listedAt time.Time
 }
 
 type cause int
@@ -392,6 +396,7 @@ func (w *Watcher) Stats() Stats {
 		ProbeHits:  w.nProbeHits.Load(),
 		Overflows:  w.nOverflows.Load(),
 		Held:       w.nHeld.Load(),
+		Listings:   w.nListings.Load(),
 	}
 }
 

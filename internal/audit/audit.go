@@ -52,16 +52,19 @@ const (
 
 // Record is one line of the log.
 type Record struct {
-	Time    time.Time `json:"time"`
-	Store   string    `json:"store"`
-	Request string    `json:"request"` // approval:7, question:3, plan:2
-	Run     string    `json:"run,omitempty"`
-	Verdict string    `json:"verdict,omitempty"`
-	Text    string    `json:"text,omitempty"`
-	Always  bool      `json:"always,omitempty"` // approved with the request's always-allow
-	Who     Who       `json:"who"`
-	Channel string    `json:"channel"` // "ssh 10.0.0.5:51234 (vigil serve)", …
-	Outcome string    `json:"outcome"`
+	Time  time.Time `json:"time"`
+	Store string    `json:"store"`
+	// StoreID is the identity of the store at Store when the line was
+	// written (StoreID): a decision is shown as made in that store only.
+	StoreID string `json:"store_id,omitempty"`
+	Request string `json:"request"` // approval:7, question:3, plan:2
+	Run     string `json:"run,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Always  bool   `json:"always,omitempty"` // approved with the request's always-allow
+	Who     Who    `json:"who"`
+	Channel string `json:"channel"` // "ssh 10.0.0.5:51234 (vigil serve)", …
+	Outcome string `json:"outcome"`
 	// Held is what the store holds when the decision was lost, or why it
 	// was refused.
 	Held string `json:"held,omitempty"`
@@ -110,10 +113,12 @@ func (l *Log) Append(r Record) error {
 // Close closes the file.
 func (l *Log) Close() error { return l.f.Close() }
 
-// Winners reads the log at path and returns, for the store at storePath,
-// who made each decision that won, by request key (the newest line wins).
-// A missing log is empty; a torn last line is skipped.
-func Winners(path, storePath string) (map[string]Record, error) {
+// Winners reads the log at path and returns, for the store at storePath
+// whose identity is storeID (StoreID), who made each decision that won, by
+// request key (the newest line wins). A line of another store once at
+// that path, or one written without an identity, names nobody here. A
+// missing log is empty; a torn last line is skipped.
+func Winners(path, storePath, storeID string) (map[string]Record, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]Record{}, nil
@@ -130,7 +135,7 @@ func Winners(path, storePath string) (map[string]Record, error) {
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue
 		}
-		if r.Outcome == Won && r.Store == storePath {
+		if r.Outcome == Won && r.Store == storePath && storeID != "" && r.StoreID == storeID {
 			out[r.Request] = r
 		}
 	}

@@ -22,7 +22,7 @@ func LocalPath(getenv func(string) string) (string, error) {
 // record only when it won in this store and decided what the store holds;
 // what the store records follows it in brackets.
 func NameDeciders(path, storePath string, recs []store.DecisionRecord) error {
-	won, err := Winners(path, storePath)
+	won, err := Winners(path, storePath, StoreID(storePath))
 	if err != nil || len(won) == 0 {
 		return err
 	}

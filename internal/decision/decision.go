@@ -60,8 +60,11 @@ func (m *Maker) Make(ctx context.Context, src store.Source, a Ask) (store.Decide
 	if d.By == "" {
 		d.By = m.by(where)
 	}
+	id := audit.StoreID(where)
 	rec := func(res store.DecideResult, err error) audit.Record {
-		return audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text, Always: d.Always}, "", m.Who, m.channel(where), res, err, now())
+		r := audit.Of(where, store.Decision{Key: key, Verdict: d.Verdict, Text: d.Text, Always: d.Always}, "", m.Who, m.channel(where), res, err, now())
+		r.StoreID = id
+		return r
 	}
 	if err := m.classify(src, a, now()); err != nil {
 		m.refused(rec(store.DecideResult{}, err))

@@ -131,9 +131,16 @@ func cellsOutcome(x cells) (int64, *store.Summary, error) {
 // summarize gives a run its run_outcomes row. The row is the summary only
 // while the run is really finished: a resumed run keeps its earlier row
 // until it ends again (and one a resume drives again with its status left
-// completed loses it in dress, once its lease is known).
+// completed loses it in dress, once its lease is known). A run parked on a
+// question has one too, though it has not ended: finish_run
+// (src/state/runs.rs) pauses only awaiting_approval and awaiting_plan and
+// completes, with a summary, everything else, while io-harness's own
+// RunOutcome::AwaitingAnswer (src/run.rs) is "paused, not finished" and
+// resume_with_answer drives it on. Its row's finished time, duration and
+// success 0 would say it ended, and failed: it is read as a paused run's,
+// with none.
 func summarize(r *store.Run, sum *store.Summary) {
-	if r.Status == "running" || r.Status == "paused" || r.Summary != nil {
+	if r.Status == "running" || r.Status == "paused" || r.Outcome == store.OutcomeAwaitingAnswer || r.Summary != nil {
 		return
 	}
 	r.Summary = sum

@@ -150,6 +150,10 @@ type runState struct {
 	tornAt                 int64 // where an incomplete or damaged frame starts (-1: none)
 	scanFrom               int64 // restart-marker search resumes here
 	badNoted               bool  // a row says the frame at tornAt is damaged
+	// tornNotedAt is where a row says a frame is torn for good, its writer
+	// gone (-1: none). Per process: the row is added after a read saves
+	// its fold, and a later save has read past the tear.
+	tornNotedAt int64
 
 	// journal fold
 	ident      runIdentity
@@ -198,7 +202,7 @@ type runState struct {
 }
 
 func newRunState(id, dir string) *runState {
-	return &runState{id: id, dir: dir, tornAt: -1, callTurn: map[string]int{}, timing: map[string]*toolTiming{}}
+	return &runState{id: id, dir: dir, tornAt: -1, tornNotedAt: -1, callTurn: map[string]int{}, timing: map[string]*toolTiming{}}
 }
 
 // meta is the run's RunMeta as it stands: the journal's, unless meta.json

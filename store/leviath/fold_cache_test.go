@@ -396,7 +396,7 @@ func TestFoldStateCoversTheRun(t *testing.T) {
 	cached := "off version tornAt scanFrom badNoted ident jmeta hasJMeta win rows samples calls turns attributed " +
 		"rowTokens callTurn timing owners ckpts ownerAt restart jstatus paired records lastAt skipped episodes ordRows"
 	perProcess := "id dir lvr metaSig interSig jerr fmeta hasFMeta fmetaErr inter loggedSig pending done foldTo " +
-		"prefix printOff print readPrint born"
+		"prefix printOff print readPrint born tornNotedAt"
 	known := map[string]bool{}
 	for _, f := range strings.Fields(cached + " " + perProcess) {
 		known[f] = true

@@ -24,6 +24,7 @@ const rowSlots = 4
 const (
 	slotDamaged = 1 // "the frame at byte N is damaged"
 	slotResumed = 2 // "bytes N to M are a frame a crash tore; reading resumes"
+	slotTorn    = 3 // "the last frame is torn and its writer is gone"
 )
 
 func (rs *runState) id64(local int64) int64 { return rs.prefix<<32 | local&(1<<32-1) }

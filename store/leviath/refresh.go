@@ -56,6 +56,7 @@ func (s *Store) refreshLocked() error {
 			s.dropRun(rs)
 		}
 	}
+	s.publishEnded()
 	return nil
 }
 
@@ -167,6 +168,7 @@ func (s *Store) syncRun(rs *runState) {
 	s.readMeta(rs)
 	rs = s.readJournal(&s.ledger, rs, !s.logging)
 	s.readInteractions(rs)
+	s.noteTornTail(rs)
 	if rs.state() == before && rs.loggedSig != "" {
 		return // nothing new: skip rebuilding the run's signature
 	}

@@ -55,6 +55,10 @@ type Store struct {
 	frames      frameMemo // the frame a step detail was last read from (detail_memo.go)
 
 	journalBytes atomic.Int64 // bytes read from run.lvr files (tests assert on it)
+	// ended are the run directories whose run is in a terminal status
+	// (publishEnded), for version.
+	ended   atomic.Pointer[map[string]bool]
+	listing atomic.Pointer[dirListing] // the runs directory as version last listed it
 }
 
 var (
@@ -337,6 +341,9 @@ func (s *Store) Problems() []error {
 		case rs.tornAt >= 0 && rs.badNoted:
 			out = append(out, newErr(filepath.Join(rs.dir, "run.lvr"), store.ErrCorrupt,
 				fmt.Sprintf("damaged frame at byte %d: later records are not shown", rs.tornAt), nil))
+		case rs.tornAt >= 0 && rs.tornNotedAt == rs.tornAt:
+			out = append(out, newErr(filepath.Join(rs.dir, "run.lvr"), store.ErrCorrupt,
+				fmt.Sprintf("torn last frame at byte %d, and the writer is gone: what it held is not shown", rs.tornAt), nil))
 		}
 	}
 	return out
