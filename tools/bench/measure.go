@@ -16,22 +16,32 @@ import (
 	"time"
 )
 
+// emptyStore is what the runs pane says of a store with no runs: on a
+// store that has runs, a frame saying it is a false one.
+const emptyStore = "no runs in this store"
+
 // firstFrame starts the real binary in tmux, rounds times, each a fresh
 // process, and times it from the moment tmux is asked to start it to the
 // first screen that shows the runs list (the newest root's goal in its
-// row). rssGoalKB, when set, adds the peak RSS over the first three
+// row), and notes a false empty frame on the way. rssGoalKB, when set, adds the peak RSS over the first three
 // seconds (the counts arrive after the first frame): the highest of the
 // rounds in the figure, each round's in the detail.
 func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rssGoalKB int64) (row, error) {
 	marker := fmt.Sprintf("task %d: refactor", newestRoot(s))
 	var ds []time.Duration
 	var peaks []int64 // each round's, kB
+	falseEmpty := ""  // a screen that said the store has no runs
 	for i := 0; i < c.rounds; i++ {
 		at, err := t.start(c.vigil, "--store", path)
 		if err != nil {
 			return row{}, err
 		}
-		seen, ok := t.waitFor(func(sc string) bool { return strings.Contains(sc, marker) }, 30*time.Second)
+		seen, ok := t.waitFor(func(sc string) bool {
+			if strings.Contains(sc, emptyStore) && falseEmpty == "" {
+				falseEmpty = sc
+			}
+			return strings.Contains(sc, marker)
+		}, 30*time.Second)
 		if !ok {
 			sc := t.screen()
 			t.stop()
@@ -50,6 +60,12 @@ func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rs
 	best, med := quantile(ds, 0), quantile(ds, 0.5)
 	r := row{figure: "first frame, " + s.String(), now: fmt.Sprintf("%s (median %s)", ms(best), ms(med)),
 		goal: "≤ " + ms(goal), ratio: float64(best) / float64(goal)}
+	if falseEmpty != "" {
+		r.flaw = "a frame said the store has no runs"
+		if c.verbose {
+			fmt.Fprintln(os.Stderr, falseEmpty)
+		}
+	}
 	if rssGoalKB > 0 {
 		// The bound holds in every run, so the figure is the highest.
 		peak := slices.Max(peaks)
