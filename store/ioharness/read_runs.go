@@ -3,6 +3,7 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -206,6 +207,7 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 		page = page[:limit]
 	}
 	if !all {
+		bound := runNum(page[len(page)-1].ID)
 		// Oldest first, so a parent is judged before its children.
 		kept := map[string]bool{}
 		out := make([]store.Run, 0, len(page))
@@ -217,6 +219,25 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 		}
 		slices.Reverse(out)
 		page = out
+		// Ids that do not follow start times (recent_order.go): the page
+		// is read again in the list's order.
+		newest, err := s.pageIsNewest(ctx, page, bound)
+		if err != nil {
+			return nil, false, err
+		}
+		if !newest {
+			ids, err := s.newestByStart(ctx, limit)
+			if errors.Is(err, errNoForest) {
+				runs, err := s.Runs(ctx)
+				return runs, true, err
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if page, err = s.runsByID(ctx, ids); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	leases, err := s.leases(ctx)
 	if err != nil {
