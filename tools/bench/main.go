@@ -28,6 +28,7 @@ type config struct {
 	dir     string // the cache of stores
 	work    string // this run's scratch directory
 	vigil   string // the binary measured
+	before  string // another build measured in turn with it (-before)
 	rounds  int
 	commits int
 	appendN int
@@ -72,6 +73,7 @@ func main() {
 	var only, bin string
 	flag.StringVar(&c.dir, "cache", filepath.Join(os.TempDir(), "vigil-bench"), "where built stores are kept")
 	flag.StringVar(&bin, "vigil", "", "the vigil binary to measure (default: build this checkout)")
+	flag.StringVar(&c.before, "before", "", "another vigil binary whose first frames and runs --json are measured in turn with this one's, round by round")
 	flag.IntVar(&c.rounds, "rounds", 5, "fresh processes per first-frame and runs --json figure (the best and the median are shown)")
 	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
