@@ -98,6 +98,29 @@ func TestRecentRunsReadsTheNewestSessions(t *testing.T) {
 	if got := []string{newest[1].ID, newest[0].ID}; !slices.Equal(got, roots) {
 		t.Errorf("the list's top two roots are %v, the page's %v", got, roots)
 	}
+	// The first cursor follows the page's transcripts alone, and Changes
+	// refuses it until it is made whole: from then on a turn appended to an
+	// old session comes through, from where its file ended at WholeHead.
+	cur, whole, err := src.HeadNewest(ctx, 6)
+	must(t, err)
+	if whole {
+		t.Fatal("HeadNewest(6) says its cursor follows every session")
+	}
+	if _, _, err := src.Changes(ctx, cur); err == nil {
+		t.Fatal("Changes read from a cursor that follows the newest sessions alone")
+	}
+	cur, err = src.WholeHead(ctx, cur)
+	must(t, err)
+	appendTo(t, filepath.Join(proj, ids[0]+".jsonl"), toolTurn)
+	ch, _, err := src.Changes(ctx, cur)
+	must(t, err)
+	got := map[string]int{}
+	for _, row := range ch.Steps {
+		got[row.RunID]++
+	}
+	if len(got) != 1 || got[ids[0]] == 0 {
+		t.Errorf("after a turn appended to day 1's session, Changes has steps of %v, want that session's alone", got)
+	}
 	// A page that would hold every session is every run.
 	if page, all, err := src.RecentRuns(ctx, 100); err != nil || !all || len(page) != len(every) {
 		t.Errorf("RecentRuns(100) = %d runs, all %v, %v: want all %d", len(page), all, err, len(every))

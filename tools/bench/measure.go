@@ -30,20 +30,30 @@ const emptyStore = "no runs in this store"
 // in the detail. With -before, the other build runs in turn with it, round
 // by round, and the detail compares the two.
 func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rssGoalKB int64) (row, error) {
-	marker := fmt.Sprintf("task %d: refactor", newestRoot(s))
+	return firstRows(c, t, path, target{s.String(), fmt.Sprintf("task %d: refactor", newestRoot(s)), anyGoal}, goal, rssGoalKB)
+}
+
+// target is what a first frame waits for: the newest root's goal (marker);
+// a screen showing another goal (any) without it listed other runs first.
+type target struct {
+	label, marker string
+	any           *regexp.Regexp
+}
+
+func firstRows(c *config, t *term, path string, tg target, goal time.Duration, rssGoalKB int64) (row, error) {
 	now, before := &frames{}, &frames{}
 	for i := 0; i < c.rounds; i++ {
-		if err := now.round(c, t, c.vigil, path, s, marker, rssGoalKB > 0, i == 0); err != nil {
+		if err := now.round(c, t, c.vigil, path, tg, rssGoalKB > 0, i == 0); err != nil {
 			return row{}, err
 		}
 		if c.before != "" {
-			if err := before.round(c, t, c.before, path, s, marker, rssGoalKB > 0, false); err != nil {
+			if err := before.round(c, t, c.before, path, tg, rssGoalKB > 0, false); err != nil {
 				return row{}, fmt.Errorf("-before: %w", err)
 			}
 		}
 	}
 	best := quantile(now.ds, 0)
-	r := row{figure: "first frame, " + s.String(), now: now.String(),
+	r := row{figure: "first frame, " + tg.label, now: now.String(),
 		goal: "≤ " + ms(goal), ratio: float64(best) / float64(goal)}
 	if now.wrongTop != "" {
 		r.flaw = "a frame listed other runs before the newest"
@@ -90,7 +100,7 @@ type frames struct {
 // lists runs but not the newest root put other runs first.
 var anyGoal = regexp.MustCompile(`task \d+: refactor`)
 
-func (f *frames) round(c *config, t *term, bin, path string, s shape, marker string, rss, show bool) error {
+func (f *frames) round(c *config, t *term, bin, path string, tg target, rss, show bool) error {
 	at, err := t.start(bin, "--store", path)
 	if err != nil {
 		return err
@@ -99,10 +109,10 @@ func (f *frames) round(c *config, t *term, bin, path string, s shape, marker str
 		if strings.Contains(sc, emptyStore) && f.falseEmpty == "" {
 			f.falseEmpty = sc
 		}
-		if strings.Contains(sc, marker) {
+		if strings.Contains(sc, tg.marker) {
 			return true
 		}
-		if anyGoal.MatchString(sc) && f.wrongTop == "" {
+		if tg.any.MatchString(sc) && f.wrongTop == "" {
 			f.wrongTop = sc
 		}
 		return false
@@ -110,7 +120,7 @@ func (f *frames) round(c *config, t *term, bin, path string, s shape, marker str
 	if !ok {
 		sc := t.screen()
 		t.stop()
-		return fmt.Errorf("first frame on %s: the runs list never showed %q; the screen:\n%s", s, marker, sc)
+		return fmt.Errorf("first frame on %s: the runs list never showed %q; the screen:\n%s", tg.label, tg.marker, sc)
 	}
 	f.ds = append(f.ds, seen.Sub(at))
 	if c.verbose && show {
