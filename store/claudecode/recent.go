@@ -21,9 +21,15 @@ import (
 // order (start time, newest first). The others of the page might not, and
 // are left for Runs.
 
+// pageTranscripts caps the page below the explorer's ask: each transcript
+// read is its head and tail decoded, most of the page's cost, and two tall
+// screens of sessions are enough until the rest arrives.
+const pageTranscripts = 128
+
 // page is the newest sessions' transcripts that fit in limit, and the
 // newest modification time among the sessions left out (all: none was).
 func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
+	limit = min(limit, pageTranscripts)
 	type session struct {
 		path string
 		mod  time.Time
