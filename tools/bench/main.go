@@ -1,10 +1,12 @@
-// Command bench measures vigil against the goals of issue 15, side by
-// side in one run: the first frame of the real binary in tmux, runs --json
-// beside C SQLite's one-pass GROUP BY, a foreign commit to the screen and
-// to vigil tail, and memory while a run grows by a million steps live.
+// Command bench measures vigil against the goals of issues 15 and 30, side
+// by side in one run: the first frame of the real binary in tmux on stores
+// of several shapes and on a Claude Code history, runs --json beside C
+// SQLite's one-pass GROUP BY, a foreign commit to the screen and to vigil
+// tail, and memory while a run grows by a million steps live.
 //
 //	go run ./tools/bench            # the small and the 1 M-step stores
-//	go run ./tools/bench -huge      # and the 10 M-step store (built once: minutes)
+//	go run ./tools/bench -huge      # and the 10 M-step stores and the history (built once: minutes)
+//	go run ./tools/bench -before OLD -only ioh,imported,claude,json   # OLD in turn, round by round
 //
 // Stores are built once with C SQLite and cached under $TMPDIR/vigil-bench;
 // the binary is built from this checkout each run. docs/performance.md
