@@ -26,6 +26,16 @@ type fileCursor struct {
 type cursor struct {
 	files map[string]fileCursor
 	live  string
+	// partial: HeadNewest's, following the newest sessions alone until
+	// WholeHead.
+	partial bool
+}
+
+// follow takes a transcript from where it ends now.
+func (c *cursor) follow(path string) {
+	if fi, err := os.Stat(path); err == nil {
+		c.files[path] = fileCursor{ino: store.Inode(fi), off: lastNewline(path, fi.Size())}
+	}
 }
 
 func (*cursor) CursorFormat() string { return Format }
@@ -33,9 +43,7 @@ func (*cursor) CursorFormat() string { return Format }
 func (s *Store) head() *cursor {
 	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now()))}
 	for _, e := range s.scan() {
-		if fi, err := os.Stat(e.path); err == nil {
-			c.files[e.path] = fileCursor{ino: store.Inode(fi), off: lastNewline(e.path, fi.Size())}
-		}
+		c.follow(e.path)
 	}
 	return c
 }
@@ -47,6 +55,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	c, ok := cur.(*cursor)
 	if !ok || c == nil {
 		return nil, nil, store.Errorf(s.path, store.ErrUnsupported, nil, "not a Claude Code cursor")
+	}
+	if c.partial {
+		return nil, cur, errPartial
 	}
 	now := time.Now()
 	live := liveSessions(s.lay.registry(), now)

@@ -111,22 +111,28 @@ type agentMeta struct {
 func (s *Store) scan() []entry {
 	var out []entry
 	for _, f := range s.lay.sessionFiles(0) {
-		sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		out = append(out, entry{id: sid, path: f, session: sid})
-		subs := subagentFiles(f)
-		for _, sf := range subs {
-			e := entry{id: strings.TrimSuffix(filepath.Base(sf), ".jsonl"), path: sf, session: sid, parent: sid}
-			if b, err := os.ReadFile(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); err == nil {
-				var m agentMeta
-				if json.Unmarshal(b, &m) == nil {
-					e.meta = &m
-					if m.SpawnDepth > 1 && m.ToolUseID != "" {
-						e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
-					}
+		out = append(out, s.sessionEntries(f)...)
+	}
+	return out
+}
+
+// sessionEntries is one session's transcript f and its sub-agents'.
+func (s *Store) sessionEntries(f string) []entry {
+	sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+	out := []entry{{id: sid, path: f, session: sid}}
+	subs := subagentFiles(f)
+	for _, sf := range subs {
+		e := entry{id: strings.TrimSuffix(filepath.Base(sf), ".jsonl"), path: sf, session: sid, parent: sid}
+		if b, err := os.ReadFile(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); err == nil {
+			var m agentMeta
+			if json.Unmarshal(b, &m) == nil {
+				e.meta = &m
+				if m.SpawnDepth > 1 && m.ToolUseID != "" {
+					e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
 				}
 			}
-			out = append(out, e)
 		}
+		out = append(out, e)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package ioharness
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -37,20 +38,38 @@ func (s *Store) runSelect(goalCap int, where string) string {
 // runCols is how many columns runSelect reads.
 const runCols = 10
 
-func scanRun(rows *sql.Rows) (store.Run, int64, error) {
+// scanRun reads one of runSelect's rows through buf (newRowBuf(runCols)).
+func scanRun(rows *sql.Rows, buf *rowBuf) (store.Run, int64, error) {
 	// Scanned into any and converted here: database/sql's conversions into
 	// Null types and int went through reflection (a tenth of listing 100 k
 	// runs). What the fast paths do not take is converted by the Null
 	// types' own Scan, so a value stored as another type reads as it did.
-	var v [runCols]any
-	var p [runCols]any
-	for i := range v {
-		p[i] = &v[i]
-	}
-	if err := rows.Scan(p[:]...); err != nil {
+	x, err := buf.scan(rows)
+	if err != nil {
 		return store.Run{}, 0, err
 	}
-	return cellsRun(anyCells(v[:]))
+	return cellsRun(x)
+}
+
+// rowBuf is a row's cells and the pointers Scan fills them through, made
+// once a query: made for each row, both escaped to the heap every time,
+// garbage that listing every run made as fast as it read them.
+type rowBuf struct {
+	v, p []any
+	x    cells
+}
+
+func newRowBuf(n int) *rowBuf {
+	b := &rowBuf{v: make([]any, n), p: make([]any, n)}
+	for i := range b.v {
+		b.p[i] = &b.v[i]
+	}
+	b.x = anyCells(b.v)
+	return b
+}
+
+func (b *rowBuf) scan(rows *sql.Rows) (cells, error) {
+	return b.x, rows.Scan(b.p...)
 }
 
 // cellsRun makes a run of runSelect's columns.
@@ -94,16 +113,12 @@ func cellsRun(x cells) (store.Run, int64, error) {
 const outcomeCols = "run_id, outcome, success, steps, tokens, duration_ms, finished_at"
 
 // scanOutcome reads one run_outcomes row.
-func scanOutcome(rows *sql.Rows) (int64, *store.Summary, error) {
-	var v [7]any
-	var p [7]any
-	for i := range v {
-		p[i] = &v[i]
-	}
-	if err := rows.Scan(p[:]...); err != nil {
+func scanOutcome(rows *sql.Rows, buf *rowBuf) (int64, *store.Summary, error) {
+	x, err := buf.scan(rows)
+	if err != nil {
 		return 0, nil, err
 	}
-	return cellsOutcome(anyCells(v[:]))
+	return cellsOutcome(x)
 }
 
 // cellsOutcome makes a summary of outcomeCols.
@@ -172,7 +187,8 @@ func (s *Store) attachOutcomes(ctx context.Context, runs []store.Run, ids []int6
 		}
 		return nil
 	}
-	return s.eachRow(ctx, q, nil, func(rows *sql.Rows) error { return take(scanOutcome(rows)) })
+	buf := newRowBuf(7)
+	return s.eachRow(ctx, q, nil, func(rows *sql.Rows) error { return take(scanOutcome(rows, buf)) })
 }
 
 // Runs returns every run in the store, roots and children, newest first.
@@ -213,6 +229,7 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 		page = page[:limit]
 	}
 	if !all {
+		bound := runNum(page[len(page)-1].ID)
 		// Oldest first, so a parent is judged before its children.
 		kept := map[string]bool{}
 		out := make([]store.Run, 0, len(page))
@@ -224,6 +241,25 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 		}
 		slices.Reverse(out)
 		page = out
+		// Ids that do not follow start times (recent_order.go): the page
+		// is read again in the list's order.
+		newest, err := s.pageIsNewest(ctx, page, bound)
+		if err != nil {
+			return nil, false, err
+		}
+		if !newest {
+			ids, err := s.newestByStart(ctx, limit)
+			if errors.Is(err, errNoForest) {
+				runs, err := s.Runs(ctx)
+				return runs, true, err
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if page, err = s.runsByID(ctx, ids); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	leases, err := s.leases(ctx)
 	if err != nil {
@@ -286,8 +322,9 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.R
 
 func (s *Store) queryRunsInto(ctx context.Context, out []store.Run, q string, args ...any) ([]store.Run, error) {
 	ids := make([]int64, 0, cap(out))
+	buf := newRowBuf(runCols)
 	err := s.eachRow(ctx, q, args, func(rows *sql.Rows) error {
-		r, id, err := scanRun(rows)
+		r, id, err := scanRun(rows, buf)
 		out = append(out, r)
 		ids = append(ids, id)
 		return err

@@ -1,10 +1,12 @@
-// Command bench measures vigil against the goals of issue 15, side by
-// side in one run: the first frame of the real binary in tmux, runs --json
-// beside C SQLite's one-pass GROUP BY, a foreign commit to the screen and
-// to vigil tail, and memory while a run grows by a million steps live.
+// Command bench measures vigil against the goals of issues 15 and 30, side
+// by side in one run: the first frame of the real binary in tmux on stores
+// of several shapes and on a Claude Code history, runs --json beside C
+// SQLite's one-pass GROUP BY, a foreign commit to the screen and to vigil
+// tail, and memory while a run grows by a million steps live.
 //
 //	go run ./tools/bench            # the small and the 1 M-step stores
-//	go run ./tools/bench -huge      # and the 10 M-step store (built once: minutes)
+//	go run ./tools/bench -huge      # and the 10 M-step stores and the history (built once: minutes)
+//	go run ./tools/bench -before OLD -only ioh,imported,claude,json   # OLD in turn, round by round
 //
 // Stores are built once with C SQLite and cached under $TMPDIR/vigil-bench;
 // the binary is built from this checkout each run. docs/performance.md
@@ -28,6 +30,7 @@ type config struct {
 	dir     string // the cache of stores
 	work    string // this run's scratch directory
 	vigil   string // the binary measured
+	before  string // another build measured in turn with it (-before)
 	rounds  int
 	commits int
 	appendN int
@@ -36,23 +39,51 @@ type config struct {
 	verbose bool
 }
 
-// The stores, as the issue names them.
+// The stores, as issues 15 and 30 name them.
 var (
 	smallShape = shape{Runs: 13, Steps: 390, Open: 1}
 	bigShape   = shape{Runs: 10_000, Steps: 1_000_000, Open: 5, Crashed: 97}
 	hugeShape  = shape{Runs: 100_000, Steps: 10_000_000, Open: 5, Crashed: 97}
+	// Issue 30's shape: every tenth run a root with nine children, a third
+	// of the runs left running by a crashed driver (no lease, no summary),
+	// no request waiting, ~100-byte prompts and results.
+	ioShape       = shape{Label: "issue 30's shape", Runs: 10_000, Steps: 1_000_000, Crashed: 3, Tree: 10, Short: true}
+	importedShape = shape{Label: "imported (ids ≠ start order)", Runs: 10_000, Steps: 1_000_000, Crashed: 3, Tree: 10, Short: true, Imported: true}
+	io10Shape     = shape{Label: "issue 30's shape", Runs: 100_000, Steps: 10_000_000, Crashed: 3, Tree: 10, Short: true}
 )
+
+// measured is a store whose first frame and runs --json the bench times.
+type measured struct {
+	key   string // its name for -only
+	shape shape
+	frame time.Duration // the first frame's goal
+	rssKB int64         // the peak RSS's goal (0: not measured)
+	huge  bool          // only with -huge
+}
+
+// claudeHistory is issue 30's Claude Code history: 2 000 sessions, 2 GB.
+var claudeHistory = history{Sessions: 2000, Projects: 20, Big: 8, BigBytes: 200 << 20}
+
+var measuredStores = []measured{
+	{"small", smallShape, 60 * time.Millisecond, 0, false},
+	{"big", bigShape, 150 * time.Millisecond, 150 << 10, false},
+	{"ioh", ioShape, 150 * time.Millisecond, 150 << 10, false},
+	{"imported", importedShape, 150 * time.Millisecond, 150 << 10, false},
+	{"huge", hugeShape, 250 * time.Millisecond, 150 << 10, true},
+	{"ioh10m", io10Shape, 250 * time.Millisecond, 150 << 10, true},
+}
 
 func main() {
 	var c config
 	var only, bin string
 	flag.StringVar(&c.dir, "cache", filepath.Join(os.TempDir(), "vigil-bench"), "where built stores are kept")
 	flag.StringVar(&bin, "vigil", "", "the vigil binary to measure (default: build this checkout)")
+	flag.StringVar(&c.before, "before", "", "another vigil binary whose first frames and runs --json are measured in turn with this one's, round by round")
 	flag.IntVar(&c.rounds, "rounds", 5, "fresh processes per first-frame and runs --json figure (the best and the median are shown)")
 	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
 	flag.BoolVar(&c.huge, "huge", false, "also measure 100 k runs / 10 M steps (building that store once takes minutes and 7 GB)")
-	flag.StringVar(&only, "only", "", "comma-separated figures to measure: small, big, huge, json, screen, tail, append (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude (their first frames); figures json (of the stores named, else of every big one), screen, tail, append (default: all)")
 	flag.BoolVar(&c.verbose, "v", false, "print the screens measured")
 	flag.Parse()
 	if only != "" {
@@ -60,7 +91,7 @@ func main() {
 		for _, f := range strings.Split(only, ",") {
 			c.only[strings.TrimSpace(f)] = true
 		}
-		c.huge = c.huge || c.only["huge"]
+		c.huge = c.huge || c.only["huge"] || c.only["ioh10m"]
 	}
 	if err := run(&c, bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -69,6 +100,25 @@ func main() {
 }
 
 func (c *config) want(fig string) bool { return c.only == nil || c.only[fig] }
+
+// namesStores says whether -only names any store: then json is measured
+// on those alone.
+func (c *config) namesStores() bool {
+	for _, m := range measuredStores {
+		if c.only[m.key] {
+			return true
+		}
+	}
+	return false
+}
+
+// wantJSON says whether runs --json is measured on the store.
+func (c *config) wantJSON(m measured) bool {
+	if m.key == "small" || !c.want("json") {
+		return false
+	}
+	return c.only == nil || !c.namesStores() || c.only[m.key]
+}
 
 func logf(f string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+f+"\n", a...) }
 
@@ -91,21 +141,16 @@ func run(c *config, bin string) error {
 		}
 	}
 	c.vigil = bin
-	small, err := storePath(c.dir, smallShape, logf)
-	if err != nil {
-		return err
-	}
-	var big, huge string
-	if c.want("big") || c.want("json") {
-		if big, err = storePath(c.dir, bigShape, logf); err != nil {
+	paths := map[string]string{}
+	for _, m := range measuredStores {
+		if m.huge && !c.huge || !c.want(m.key) && !c.wantJSON(m) && m.key != "small" {
+			continue
+		}
+		if paths[m.key], err = storePath(c.dir, m.shape, logf); err != nil {
 			return err
 		}
 	}
-	if c.huge {
-		if huge, err = storePath(c.dir, hugeShape, logf); err != nil {
-			return err
-		}
-	}
+	small := paths["small"]
 	t, err := newTerm(work, 120, 32)
 	if err != nil {
 		return err
@@ -126,27 +171,36 @@ func run(c *config, bin string) error {
 		rows = append(rows, r)
 		logf("%s: %s", r.figure, r.now)
 	}
-	if c.want("small") {
-		r, err := firstFrame(c, t, small, smallShape, 60*time.Millisecond, 0)
-		add("first frame, "+smallShape.String(), r, err)
-	}
-	if c.want("big") {
-		r, err := firstFrame(c, t, big, bigShape, 150*time.Millisecond, 0)
-		add("first frame, "+bigShape.String(), r, err)
-	}
-	if c.huge {
-		r, err := firstFrame(c, t, huge, hugeShape, 250*time.Millisecond, 150<<10)
-		add("first frame, "+hugeShape.String(), r, err)
-	}
-	if c.want("json") {
-		r, err := runsJSON(c, big, bigShape, c.rounds)
-		add("`vigil runs --json`, "+bigShape.String(), r, err)
-		if c.huge {
-			// One round: 7.5 GB is read from disk by both when the page
-			// cache cannot hold it.
-			r, err := runsJSON(c, huge, hugeShape, 1)
-			add("`vigil runs --json`, "+hugeShape.String(), r, err)
+	for _, m := range measuredStores {
+		if m.huge && !c.huge || !c.want(m.key) {
+			continue
 		}
+		r, err := firstFrame(c, t, paths[m.key], m.shape, m.frame, m.rssKB)
+		add("first frame, "+m.shape.String(), r, err)
+	}
+	if c.huge || c.only["claude"] {
+		h := claudeHistory
+		path, err := historyPath(c.dir, h, logf)
+		if err == nil {
+			var r row
+			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
+			add("first frame, "+h.String(), r, err)
+		} else {
+			add("first frame, "+h.String(), row{}, err)
+		}
+	}
+	for _, m := range measuredStores {
+		if m.huge && !c.huge || !c.wantJSON(m) {
+			continue
+		}
+		rounds := c.rounds
+		if m.huge {
+			// One round: gigabytes are read from disk by both when the
+			// page cache cannot hold them.
+			rounds = 1
+		}
+		r, err := runsJSON(c, paths[m.key], m.shape, rounds)
+		add("`vigil runs --json`, "+m.shape.String(), r, err)
 	}
 	if c.want("screen") {
 		r, err := commitToScreen(c, t, small)
@@ -163,7 +217,7 @@ func run(c *config, bin string) error {
 	printTable(os.Stdout, rows)
 	fmt.Printf("\n%s, %d cores, in %s\n", strings.TrimSpace(hostLine()), numCPU(), time.Since(began).Round(time.Second))
 	if !c.huge {
-		fmt.Println("100 k runs / 10 M steps: not measured (opt in with -huge: the store takes minutes and 7 GB to build once)")
+		fmt.Println("100 k runs / 10 M steps: not measured (opt in with -huge: the stores take minutes and 3–7.5 GB each to build once)")
 	}
 	return nil
 }
@@ -175,6 +229,7 @@ type row struct {
 	now    string // the measurement, as shown
 	goal   string
 	ratio  float64 // measured ÷ goal: ≤ 1 meets it
+	flaw   string  // what misses the goal whatever the figure
 	detail string
 }
 
@@ -186,6 +241,9 @@ func printTable(w io.Writer, rows []row) {
 		mark, ratio := "meets", fmt.Sprintf("%.2f", r.ratio)
 		if r.ratio > 1 {
 			mark = "misses"
+		}
+		if r.flaw != "" {
+			mark = "misses: " + r.flaw
 		}
 		if math.IsInf(r.ratio, 1) {
 			ratio = "-"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,53 +17,137 @@ import (
 	"time"
 )
 
+// emptyStore is what the runs pane says of a store with no runs: on a
+// store that has runs, a frame saying it is a false one.
+const emptyStore = "no runs in this store"
+
 // firstFrame starts the real binary in tmux, rounds times, each a fresh
 // process, and times it from the moment tmux is asked to start it to the
 // first screen that shows the runs list (the newest root's goal in its
-// row). rssGoalKB, when set, adds the peak RSS over the first three
-// seconds (the counts arrive after the first frame): the highest of the
-// rounds in the figure, each round's in the detail.
+// row), and notes a false empty frame on the way. rssGoalKB, when set,
+// adds the peak RSS over the first three seconds (the counts arrive after
+// the first frame): the highest of the rounds in the figure, each round's
+// in the detail. With -before, the other build runs in turn with it, round
+// by round, and the detail compares the two.
 func firstFrame(c *config, t *term, path string, s shape, goal time.Duration, rssGoalKB int64) (row, error) {
-	marker := fmt.Sprintf("task %d: refactor", newestRoot(s))
-	var ds []time.Duration
-	var peaks []int64 // each round's, kB
+	return firstRows(c, t, path, target{s.String(), fmt.Sprintf("task %d: refactor", newestRoot(s)), anyGoal}, goal, rssGoalKB)
+}
+
+// target is what a first frame waits for: the newest root's goal (marker);
+// a screen showing another goal (any) without it listed other runs first.
+type target struct {
+	label, marker string
+	any           *regexp.Regexp
+}
+
+func firstRows(c *config, t *term, path string, tg target, goal time.Duration, rssGoalKB int64) (row, error) {
+	now, before := &frames{}, &frames{}
 	for i := 0; i < c.rounds; i++ {
-		at, err := t.start(c.vigil, "--store", path)
-		if err != nil {
+		if err := now.round(c, t, c.vigil, path, tg, rssGoalKB > 0, i == 0); err != nil {
 			return row{}, err
 		}
-		seen, ok := t.waitFor(func(sc string) bool { return strings.Contains(sc, marker) }, 30*time.Second)
-		if !ok {
-			sc := t.screen()
-			t.stop()
-			return row{}, fmt.Errorf("first frame on %s: the runs list never showed %q; the screen:\n%s", s, marker, sc)
+		if c.before != "" {
+			if err := before.round(c, t, c.before, path, tg, rssGoalKB > 0, false); err != nil {
+				return row{}, fmt.Errorf("-before: %w", err)
+			}
 		}
-		ds = append(ds, seen.Sub(at))
-		if c.verbose && i == 0 {
-			fmt.Fprintln(os.Stderr, t.screen())
-		}
-		if rssGoalKB > 0 {
-			time.Sleep(3 * time.Second)
-			peaks = append(peaks, procKB(t.pid(), "VmHWM"))
-		}
-		t.stop()
 	}
-	best, med := quantile(ds, 0), quantile(ds, 0.5)
-	r := row{figure: "first frame, " + s.String(), now: fmt.Sprintf("%s (median %s)", ms(best), ms(med)),
+	best := quantile(now.ds, 0)
+	r := row{figure: "first frame, " + tg.label, now: now.String(),
 		goal: "≤ " + ms(goal), ratio: float64(best) / float64(goal)}
+	if now.wrongTop != "" {
+		r.flaw = "a frame listed other runs before the newest"
+		if c.verbose {
+			fmt.Fprintln(os.Stderr, now.wrongTop)
+		}
+	}
+	if now.falseEmpty != "" {
+		r.flaw = strings.TrimPrefix(r.flaw+"; ", "; ") + "a frame said the store has no runs"
+		if c.verbose {
+			fmt.Fprintln(os.Stderr, now.falseEmpty)
+		}
+	}
 	if rssGoalKB > 0 {
 		// The bound holds in every run, so the figure is the highest.
-		peak := slices.Max(peaks)
-		r.now += fmt.Sprintf(", peak RSS %d MB", peak>>10)
 		r.goal += fmt.Sprintf(", ≤ %d MB", rssGoalKB>>10)
-		r.ratio = max(r.ratio, float64(peak)/float64(rssGoalKB))
-		var each []string
-		for _, kb := range peaks {
-			each = append(each, strconv.FormatInt(kb>>10, 10))
+		r.ratio = max(r.ratio, float64(slices.Max(now.peaks))/float64(rssGoalKB))
+		r.detail = "peak RSS of each round: " + now.eachPeak()
+	}
+	if c.before != "" {
+		r.detail = strings.TrimPrefix(r.detail+"; ", "; ") + fmt.Sprintf("before, in turn: %s; best %.2f× before's", before, float64(best)/float64(quantile(before.ds, 0)))
+		if rssGoalKB > 0 {
+			r.detail += ", peak RSS of each round " + before.eachPeak()
 		}
-		r.detail = "peak RSS of each round: " + strings.Join(each, " ") + " MB"
+		if before.falseEmpty != "" {
+			r.detail += "; before showed a false empty frame"
+		}
+		if before.wrongTop != "" {
+			r.detail += "; before listed other runs before the newest"
+		}
 	}
 	return r, nil
+}
+
+// frames is one build's first frames on one store.
+type frames struct {
+	ds         []time.Duration
+	peaks      []int64 // each round's, kB
+	falseEmpty string  // a screen that said the store has no runs
+	wrongTop   string  // a screen that listed runs without the newest
+}
+
+// anyGoal is a run's goal as the bench's stores write it: a screen that
+// lists runs but not the newest root put other runs first.
+var anyGoal = regexp.MustCompile(`task \d+: refactor`)
+
+func (f *frames) round(c *config, t *term, bin, path string, tg target, rss, show bool) error {
+	at, err := t.start(bin, "--store", path)
+	if err != nil {
+		return err
+	}
+	seen, ok := t.waitFor(func(sc string) bool {
+		if strings.Contains(sc, emptyStore) && f.falseEmpty == "" {
+			f.falseEmpty = sc
+		}
+		if strings.Contains(sc, tg.marker) {
+			return true
+		}
+		if tg.any.MatchString(sc) && f.wrongTop == "" {
+			f.wrongTop = sc
+		}
+		return false
+	}, 30*time.Second)
+	if !ok {
+		sc := t.screen()
+		t.stop()
+		return fmt.Errorf("first frame on %s: the runs list never showed %q; the screen:\n%s", tg.label, tg.marker, sc)
+	}
+	f.ds = append(f.ds, seen.Sub(at))
+	if c.verbose && show {
+		fmt.Fprintln(os.Stderr, t.screen())
+	}
+	if rss {
+		time.Sleep(3 * time.Second)
+		f.peaks = append(f.peaks, procKB(t.pid(), "VmHWM"))
+	}
+	t.stop()
+	return nil
+}
+
+func (f *frames) String() string {
+	out := fmt.Sprintf("%s (median %s)", ms(quantile(f.ds, 0)), ms(quantile(f.ds, 0.5)))
+	if len(f.peaks) > 0 {
+		out += fmt.Sprintf(", peak RSS %d MB", slices.Max(f.peaks)>>10)
+	}
+	return out
+}
+
+func (f *frames) eachPeak() string {
+	var each []string
+	for _, kb := range f.peaks {
+		each = append(each, strconv.FormatInt(kb>>10, 10))
+	}
+	return strings.Join(each, " ") + " MB"
 }
 
 // runsJSON times `vigil runs --json` and C SQLite's one-pass GROUP BY
@@ -75,13 +160,20 @@ func runsJSON(c *config, path string, s shape, rounds int) (row, error) {
 		return row{}, fmt.Errorf("the C SQLite floor needs the sqlite3 CLI")
 	}
 	floorQ := "SELECT run_id, COUNT(*), SUM(tokens), MAX(step) FROM steps GROUP BY run_id"
-	var vs, fs []time.Duration
+	var vs, fs, bs []time.Duration
 	for i := 0; i < rounds; i++ {
 		d, err := timed(exec.Command(c.vigil, "runs", "--json", "--store", path))
 		if err != nil {
 			return row{}, fmt.Errorf("vigil runs --json: %v", err)
 		}
 		vs = append(vs, d)
+		if c.before != "" {
+			d, err := timed(exec.Command(c.before, "runs", "--json", "--store", path))
+			if err != nil {
+				return row{}, fmt.Errorf("-before runs --json: %v", err)
+			}
+			bs = append(bs, d)
+		}
 		if d, err = timed(exec.Command(sqlite, "-readonly", path, floorQ)); err != nil {
 			return row{}, fmt.Errorf("sqlite3: %v", err)
 		}
@@ -89,9 +181,14 @@ func runsJSON(c *config, path string, s shape, rounds int) (row, error) {
 	}
 	v, f := quantile(vs, 0), quantile(fs, 0)
 	x := float64(v) / float64(f)
-	return row{figure: "`vigil runs --json`, " + s.String() + " ÷ C SQLite's one-pass GROUP BY",
+	r := row{figure: "`vigil runs --json`, " + s.String() + " ÷ C SQLite's one-pass GROUP BY",
 		now: fmt.Sprintf("%s ÷ %s = %.1f×", ms(v), ms(f), x), goal: "≤ 3×", ratio: x / 3,
-		detail: fmt.Sprintf("medians %s ÷ %s", ms(quantile(vs, 0.5)), ms(quantile(fs, 0.5)))}, nil
+		detail: fmt.Sprintf("medians %s ÷ %s", ms(quantile(vs, 0.5)), ms(quantile(fs, 0.5)))}
+	if c.before != "" {
+		b := quantile(bs, 0)
+		r.detail += fmt.Sprintf("; before, in turn: %s = %.1f× (median %s)", ms(b), float64(b)/float64(f), ms(quantile(bs, 0.5)))
+	}
+	return r, nil
 }
 
 // timed runs a command to the end, its output to a file, and returns how

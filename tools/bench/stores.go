@@ -12,26 +12,59 @@ import (
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
-// shape is a store to build: runs in trees (every fifth a root with four
-// children), steps spread evenly over them and interleaved four runs at a
-// time as concurrent agents write them, each step with its context sample.
-// The open roots (and their children) are still running, without a
-// summary, each root waiting on an approval; every other run finished with
-// a run_outcomes row, as io-harness leaves one.
+// shape is a store to build: runs in trees (a root and Tree-1 children),
+// steps spread evenly over them and interleaved four runs at a time as
+// concurrent agents write them, each step with its context sample. The
+// open roots (and their children) are still running, without a summary,
+// each root waiting on an approval; every other run finished with a
+// run_outcomes row, as io-harness leaves one.
 type shape struct {
+	Label             string // what sets the shape apart, for the table
 	Runs, Steps, Open int
 	// Crashed: every Crashed-th run (0: none) is one a killed harness left
 	// behind, status running with no summary and no lease, spread over the
 	// whole history: its counts must be read from the steps.
 	Crashed int
+	// Tree is how many runs a tree holds, its root first (0: 5).
+	Tree int
+	// Short: a step's prompt and result are about 100 bytes each (else a
+	// few hundred).
+	Short bool
+	// Imported: the trees' start times are shuffled against their ids, as
+	// runs imported from elsewhere get ids in import order (within a tree
+	// the children still start after their root, in id order).
+	Imported bool
+}
+
+func (s shape) tree() int {
+	if s.Tree <= 0 {
+		return 5
+	}
+	return s.Tree
 }
 
 func (s shape) String() string {
-	return fmt.Sprintf("%s runs / %s steps", count(s.Runs), count(s.Steps))
+	n := fmt.Sprintf("%s runs / %s steps", count(s.Runs), count(s.Steps))
+	if s.Label != "" {
+		n = s.Label + ", " + n
+	}
+	return n
 }
 
+// file names the cached store; the shapes older benches built keep their
+// names.
 func (s shape) file() string {
-	return fmt.Sprintf("bench15-r%d-s%d-o%d-c%d-v1.sqlite3", s.Runs, s.Steps, s.Open, s.Crashed)
+	extra := ""
+	if s.Tree > 0 && s.Tree != 5 {
+		extra += fmt.Sprintf("-t%d", s.Tree)
+	}
+	if s.Short {
+		extra += "-short"
+	}
+	if s.Imported {
+		extra += "-imported"
+	}
+	return fmt.Sprintf("bench15-r%d-s%d-o%d-c%d%s-v1.sqlite3", s.Runs, s.Steps, s.Open, s.Crashed, extra)
 }
 
 // storePath returns a cached store of this shape under dir, building it
@@ -83,18 +116,57 @@ func buildStore(path string, s shape) error {
 	return nil
 }
 
-// openRoots are the ids of the newest Open roots.
+// openRoots are the ids of the newest Open roots (by id: an imported
+// shape has none).
 func openRoots(s shape) []int {
-	newest := ((s.Runs-1)/5)*5 + 1
+	t := s.tree()
+	newest := ((s.Runs-1)/t)*t + 1
 	var out []int
-	for i := 0; i < s.Open && newest-5*i >= 1; i++ {
-		out = append(out, newest-5*i)
+	for i := 0; i < s.Open && newest-t*i >= 1; i++ {
+		out = append(out, newest-t*i)
 	}
 	return out
 }
 
-// newestRoot is the id of the newest root: the first row of the runs list.
-func newestRoot(s shape) int { return ((s.Runs-1)/5)*5 + 1 }
+// newestRoot is the id of the root that started last: the first row of
+// the runs list.
+func newestRoot(s shape) int {
+	t := s.tree()
+	if !s.Imported {
+		return ((s.Runs-1)/t)*t + 1
+	}
+	trees, k := s.trees(), s.shuffle()
+	for i := 0; i < trees; i++ {
+		if (i*k)%trees == trees-1 {
+			return i*t + 1
+		}
+	}
+	return 1
+}
+
+func (s shape) trees() int { return (s.Runs + s.tree() - 1) / s.tree() }
+
+// shuffle is the step of the permutation that gives tree i the start slot
+// i·k mod trees in an imported shape: a prime that does not divide trees.
+func (s shape) shuffle() int {
+	for _, k := range []int{7919, 7927, 7933} {
+		if s.trees()%k != 0 {
+			return k
+		}
+	}
+	return 1
+}
+
+// startSlot is the SQL for run i's start slot (its start is slot · 600 s
+// after the epoch): i itself, or in an imported shape its tree's shuffled
+// place and then its place in the tree.
+func startSlot(s shape) string {
+	if !s.Imported {
+		return "i"
+	}
+	t := s.tree()
+	return fmt.Sprintf("((((i-1)/%[1]d)*%[2]d) %% %[3]d)*%[1]d + (i-1) %% %[1]d + 1", t, s.shuffle(), s.trees())
+}
 
 // fillSQL is the script that fills a fresh store of shape s. Steps are
 // numbered i = 1…Steps; lanes of four runs write in turn, so step i
@@ -109,6 +181,11 @@ func fillSQL(s shape) string {
 	}
 	prompt := strings.Repeat("Goal: refactor the parser; keep the public API. Context follows. ", 6)
 	result := strings.Repeat("[read src/parse.rs] fn parse(input: &str) -> Result<Ast> { … } ", 3)
+	if s.Short {
+		prompt = "Goal: refactor the parser; keep the public API. Context: src/parse.rs, tests/parse.rs, notes."
+		result = "[read src/parse.rs] fn parse(input: &str) -> Result<Ast> { let toks = lex(input)?; … } // 412 lines"
+	}
+	t := s.tree()
 	crashEvery := s.Crashed
 	if crashEvery <= 0 {
 		crashEvery = s.Runs + 1 // i % (Runs+1) is never 0
@@ -126,13 +203,13 @@ INSERT INTO runs (id, goal, file, outcome, provider, parent_run_id, depth, statu
 SELECT i,
   'task ' || i || ': refactor module ' || (i %% 97) || ' and keep the tests green',
   '/repo',
-  CASE WHEN ((i-1)/5)*5+1 >= %[2]d OR i %% %[7]d = 0 THEN NULL
+  CASE WHEN ((i-1)/%[8]d)*%[8]d+1 >= %[2]d OR i %% %[7]d = 0 THEN NULL
        ELSE CASE (i*7) %% 6 WHEN 3 THEN 'step_cap_reached' WHEN 4 THEN 'stalled' WHEN 5 THEN 'denied' ELSE 'success' END END,
   'bench',
-  CASE WHEN (i-1) %% 5 = 0 THEN NULL ELSE ((i-1)/5)*5+1 END,
-  CASE WHEN (i-1) %% 5 = 0 THEN 0 ELSE 1 END,
-  CASE WHEN ((i-1)/5)*5+1 >= %[2]d OR i %% %[7]d = 0 THEN 'running' ELSE 'completed' END,
-  strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', '2025-01-01', '+' || (i * 600) || ' seconds')
+  CASE WHEN (i-1) %% %[8]d = 0 THEN NULL ELSE ((i-1)/%[8]d)*%[8]d+1 END,
+  CASE WHEN (i-1) %% %[8]d = 0 THEN 0 ELSE 1 END,
+  CASE WHEN ((i-1)/%[8]d)*%[8]d+1 >= %[2]d OR i %% %[7]d = 0 THEN 'running' ELSE 'completed' END,
+  strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', '2025-01-01', '+' || ((%[9]s) * 600) || ' seconds')
 FROM n;
 COMMIT;
 BEGIN;
@@ -155,7 +232,7 @@ SELECT r.id, r.outcome, 1, %[4]d, %[4]d * 1100, 60000 + %[4]d * 900,
 FROM runs r WHERE r.outcome IS NOT NULL;
 COMMIT;
 PRAGMA journal_mode=WAL;
-`, s.Runs, openFrom, s.Steps, per, sqlQuote(result), sqlQuote(prompt), crashEvery)
+`, s.Runs, openFrom, s.Steps, per, sqlQuote(result), sqlQuote(prompt), crashEvery, t, startSlot(s))
 	return b.String()
 }
 

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// history is a ~/.claude/projects of months: Sessions sessions over
+// Projects project directories, each the real CLI's session (the fixture
+// transcript internal/testkit/agentcli recorded from Claude Code driven by
+// the test model server, with its sub-agent) written again with fresh ids,
+// started an hour after the one before and last written 50 minutes after
+// its start; Big of them (half among the newest ten, half spread over the
+// history) grown to BigBytes by repeating the session's turns, each copy
+// with fresh record, message and tool ids.
+type history struct {
+	Sessions, Projects, Big int
+	BigBytes                int64
+}
+
+func (h history) String() string {
+	return fmt.Sprintf("Claude Code history, %s sessions, %d of %d MB", count(h.Sessions), h.Big, h.BigBytes>>20)
+}
+
+func (h history) dir() string {
+	return fmt.Sprintf("claude-s%d-p%d-b%d-%d-v1", h.Sessions, h.Projects, h.Big, h.BigBytes)
+}
+
+// newestGoal is the goal of the session that started last.
+func (h history) newestGoal() string { return fmt.Sprintf("session %d: ", h.Sessions) }
+
+var anySession = regexp.MustCompile(`session \d+: `)
+
+// The fixture's ids and clock, replaced in every copy.
+const (
+	fixtureSession = "bd81e6a3-b2bd-470f-9ea2-c80d6d45824b"
+	fixtureAgent   = "adacfd069ace754ac"
+	fixtureHour    = "2026-12-04T18:"
+	fixtureGoal    = "Delegate to a sub-agent."
+)
+
+// recordIDs are the ids a repeated turn must not share with its original:
+// record uuids, message ids, tool-use ids, request ids.
+var recordIDs = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b(msg|toolu|req)_[A-Za-z0-9]+`)
+
+// historyPath returns the projects directory of a history under dir,
+// building it first when there is none (a ".done" file marks a finished
+// build).
+func historyPath(dir string, h history, log func(string, ...any)) (string, error) {
+	root := filepath.Join(dir, h.dir())
+	projects := filepath.Join(root, "projects")
+	if _, err := os.Stat(root + ".done"); err == nil {
+		return projects, nil
+	}
+	os.RemoveAll(root)
+	shared := os.Getenv("VIGIL_SHARED")
+	if shared == "" {
+		shared = "../shared"
+	}
+	src := filepath.Join(shared, "fixtures", "agents", "claude-code", "transcript")
+	main, err := os.ReadFile(filepath.Join(src, "main-session.jsonl"))
+	if err != nil {
+		return "", fmt.Errorf("the Claude Code history is built from the real CLI's transcript: %w (set $VIGIL_SHARED)", err)
+	}
+	sub, err := os.ReadFile(filepath.Join(src, "subagents", "agent-"+fixtureAgent+".jsonl"))
+	if err != nil {
+		return "", err
+	}
+	meta, err := os.ReadFile(filepath.Join(src, "subagents", "agent-"+fixtureAgent+".meta.json"))
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	log("building %s (%s) once; it is cached for the next run", h, projects)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	big := map[int]bool{}
+	for i := 0; i < h.Big; i++ {
+		if i%2 == 0 {
+			big[h.Sessions-1-i] = true // among the newest
+		} else {
+			big[1+i*h.Sessions/h.Big] = true // spread over the history
+		}
+	}
+	for n := 1; n <= h.Sessions; n++ {
+		began := base.Add(time.Duration(n) * time.Hour)
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n)
+		agent := fmt.Sprintf("a%016x", n)
+		re := strings.NewReplacer(fixtureSession, id, fixtureAgent, agent,
+			fixtureHour, began.Format("2006-01-02T15:"), fixtureGoal, fmt.Sprintf("session %d: %s", n, fixtureGoal))
+		proj := filepath.Join(projects, fmt.Sprintf("-home-dev-work-project%d", n%h.Projects))
+		body := re.Replace(string(main))
+		var w []string
+		w = append(w, filepath.Join(proj, id+".jsonl"), body)
+		w = append(w, filepath.Join(proj, id, "subagents", "agent-"+agent+".jsonl"), re.Replace(string(sub)))
+		w = append(w, filepath.Join(proj, id, "subagents", "agent-"+agent+".meta.json"), string(meta))
+		for i := 0; i < len(w); i += 2 {
+			if err := os.MkdirAll(filepath.Dir(w[i]), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(w[i], []byte(w[i+1]), 0o644); err != nil {
+				return "", err
+			}
+		}
+		if big[n] {
+			if err := grow(w[0], body, id, h.BigBytes); err != nil {
+				return "", err
+			}
+		}
+		mod := began.Add(50 * time.Minute)
+		for i := 0; i < len(w); i += 2 {
+			if err := os.Chtimes(w[i], mod, mod); err != nil {
+				return "", err
+			}
+		}
+	}
+	log("built %s in %s", h, time.Since(start).Round(time.Second))
+	return projects, os.WriteFile(root+".done", nil, 0o644)
+}
+
+// grow appends copies of the session's turns (every line after its first
+// user prompt) to path until it holds size bytes, each copy's record,
+// message and tool ids made its own (the session id kept).
+func grow(path, body, session string, size int64) error {
+	lines := strings.SplitAfter(body, "\n")
+	from := 0
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"user"`) {
+			from = i + 1
+			break
+		}
+	}
+	turns := strings.Join(lines[from:], "")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	written := int64(len(body))
+	for r := 1; written < size; r++ {
+		suffix := fmt.Sprintf("%06x", r)
+		again := recordIDs.ReplaceAllStringFunc(turns, func(id string) string {
+			if id == session {
+				return id
+			}
+			if strings.Contains(id, "-") {
+				return id[:len(id)-6] + suffix // a uuid keeps its shape
+			}
+			return id + "r" + suffix
+		})
+		n, err := f.WriteString(again)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		written += int64(n)
+	}
+	return f.Close()
+}
