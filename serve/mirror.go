@@ -96,7 +96,7 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		return m, seat
 	}
 	ro := s.readOnlyWhy()
-	sess := Session{Who: sharedWho(key.role), Role: key.role}
+	sess := Session{Who: sharedWho(key.role), Role: key.role, KeyNote: s.keyNote}
 	m := &mirror{key: key, out: &fanout{ws: map[*mirrorSeat]io.Writer{seat: w}}, done: make(chan struct{})}
 	m.model = tui.New(tui.Options{
 		Source:     key.hub.View(sess, ro),

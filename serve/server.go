@@ -43,7 +43,14 @@ type Config struct {
 	// RatePerMinute is how many connections one address may open a minute
 	// (default 60), MaxConns how many may be open at once (default 256).
 	RatePerMinute, MaxConns int
-	Poll                    time.Duration
+	// HandshakeTimeout is how long a connection has to authenticate
+	// (default 60 s), MaxUnauthPerAddr how many connections one address may
+	// have open that have not yet (default 10): a connection that sends
+	// nothing holds a slot of MaxConns that long at most, and one address
+	// holds that many at most.
+	HandshakeTimeout time.Duration
+	MaxUnauthPerAddr int
+	Poll             time.Duration
 	// Look is the theme and keys of the server's config file: every
 	// session's explorer is drawn and driven by them (what a connecting
 	// user's own config says is on their machine, out of reach).
@@ -75,7 +82,10 @@ type Server struct {
 	conns    atomic.Int64
 
 	logMu   sync.Mutex
-	pending sync.Map // remote address → *connRecord, until it authenticates or fails
+	pending sync.Map // remote address → *connRecord, until it closes
+
+	unauthMu sync.Mutex
+	unauth   map[string]int // host → its connections not yet authenticated
 }
 
 // frameEvery is the shortest time between two frames of one session (see
@@ -98,6 +108,13 @@ const (
 	defaultIdle  = 30 * time.Minute
 	defaultRate  = 60
 	defaultConns = 256
+	// OpenSSH's LoginGraceTime is 120 s, with passwords to type; a key's
+	// passphrase or an agent's confirmation may be asked for while a client
+	// authenticates here: a minute is room for that.
+	defaultHandshake = time.Minute
+	// As OpenSSH's MaxStartups begins refusing at 10 unauthenticated
+	// connections (server-wide there; here one address's).
+	defaultUnauthPerAddr = 10
 )
 
 // New checks the configuration, opens every store and the audit log, and
@@ -115,6 +132,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = defaultConns
 	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = defaultHandshake
+	}
+	if cfg.MaxUnauthPerAddr <= 0 {
+		cfg.MaxUnauthPerAddr = defaultUnauthPerAddr
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -124,19 +147,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AuthorizedKeys == "" && cfg.Approvers == "" {
 		return nil, errors.New("nobody may connect: give --authorized-keys (viewers) or --approvers (deciders), OpenSSH authorized_keys files")
 	}
-	s := &Server{cfg: cfg, limit: newRateLimit(cfg.RatePerMinute)}
+	s := &Server{cfg: cfg, limit: newRateLimit(cfg.RatePerMinute), unauth: map[string]int{}}
 	// wish's own log says a program ended when its client left: this log
 	// has a line per session already.
 	charmlog.SetOutput(io.Discard)
 	var err error
 	if cfg.AuthorizedKeys != "" {
-		if s.viewers, err = loadKeyFile(cfg.AuthorizedKeys); err != nil {
-			return nil, fmt.Errorf("--authorized-keys: %w", err)
+		if s.viewers, err = loadKeyFile(cfg.AuthorizedKeys, "--authorized-keys", s.keysChanged); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Approvers != "" {
-		if s.approver, err = loadKeyFile(cfg.Approvers); err != nil {
-			return nil, fmt.Errorf("--approvers: %w", err)
+		if s.approver, err = loadKeyFile(cfg.Approvers, "--approvers", s.keysChanged); err != nil {
+			return nil, err
 		}
 	}
 	hostPath := cfg.HostKey
@@ -177,6 +200,15 @@ func New(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
+	s.srv.HandshakeTimeout = cfg.HandshakeTimeout
+	if cfg.IdleTimeout > 0 {
+		// A connection that moves no byte either way (one that
+		// authenticated and opened no session, or whose client vanished)
+		// is closed; a session's own idle close, which says why on its
+		// terminal, comes first.
+		s.srv.IdleTimeout = cfg.IdleTimeout + time.Minute
+	}
+	s.srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": refuseAgent(ssh.DefaultSessionHandler)}
 	s.srv.ConnCallback = s.onConn
 	s.srv.ServerConfigCallback = s.serverConfig
 	s.srv.ConnectionFailedCallback = s.onFailed
@@ -204,6 +236,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		l.Addr(), s.hostFP, s.viewers.count(), s.approver.count(), s.mode(), strings.Join(s.cfg.Stores, ", "))
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(l) }()
+	stopKeys := make(chan struct{})
+	defer close(stopKeys)
+	go s.watchKeys(stopKeys)
 	select {
 	case err := <-errc:
 		if errors.Is(err, ssh.ErrServerClosed) {
@@ -243,12 +278,16 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.cfg.Log, "%s vigil serve: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 }
 
-// role says who a key is and what it may do.
-func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
-	if who, ok := s.approver.lookup(key); ok {
+// role says who a key is and what it may do from the client's address.
+func (s *Server) role(key gossh.PublicKey, addr net.Addr) (audit.Who, Role, bool) {
+	if key == nil {
+		return audit.Who{}, Viewer, false
+	}
+	fp, ip := gossh.FingerprintSHA256(key), ipOf(addr)
+	if who, ok := s.approver.lookup(fp, ip); ok {
 		return who, Approver, true
 	}
-	if who, ok := s.viewers.lookup(key); ok {
+	if who, ok := s.viewers.lookup(fp, ip); ok {
 		return who, Viewer, true
 	}
 	return audit.Who{}, Viewer, false
@@ -273,7 +312,7 @@ type ctxKey string
 func (s *Server) gate(ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		addr := sess.RemoteAddr().String()
-		who, role, ok := s.role(sess.PublicKey())
+		who, role, ok := s.role(sess.PublicKey(), sess.RemoteAddr())
 		if !ok {
 			s.logf("refused %s: key %s is no longer in the key files", addr, fingerprint(sess.PublicKey()))
 			wish.Fatalln(sess, "vigil serve: your key is no longer authorized")
@@ -290,7 +329,8 @@ func (s *Server) gate(ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, "vigil serve: "+err.Error())
 			return
 		}
-		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)"}}
+		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)",
+			Revoked: s.revokedFor(who, sess.RemoteAddr()), KeyNote: s.keyNote}}
 		se.label, se.who = s.cfg.Stores[i], fmt.Sprintf("%s (%s)", who.Name, role)
 		if s.cfg.ReadOnly {
 			se.who += " · read-only"
