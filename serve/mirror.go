@@ -37,6 +37,7 @@ type mirrorKey struct {
 	term    string
 	noColor bool
 	role    Role
+	clamped bool // the terminal is larger than w×h (clampSize)
 }
 
 // mirror is one shared explorer and the sessions it draws on.
@@ -104,7 +105,7 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		Wakeups:    key.hub.Wakeups,
 		Poll:       s.cfg.Poll,
 		StoreLabel: label,
-		Who:        who,
+		Who:        whoClamped(who, key.clamped),
 		NoColor:    key.noColor,
 		Look:       s.cfg.Look,
 		// One explorer's bytes for many terminals: the bell and the title,

@@ -413,9 +413,12 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 	defer idle.Stop()
 
 	// Watching: seated at the mirror for its store, role and terminal.
-	w, h := pty.Window.Width, pty.Window.Height
+	w, h, clamped := clampSize(pty.Window.Width, pty.Window.Height)
 	shared := fmt.Sprintf("shared %s view: any key for your own", se.sess.Role)
-	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role}
+	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role, clamped: clamped}
+	if clamped {
+		s.logf("session %s: %s's terminal of %d×%d is drawn at %d×%d", sess.RemoteAddr(), se.sess.Who.Name, pty.Window.Width, pty.Window.Height, w, h)
+	}
 	m, seat := s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 	var first []byte
 watching:
@@ -426,7 +429,7 @@ watching:
 			return
 		case win := <-winCh:
 			s.leave(m, seat)
-			key.w, key.h = win.Width, win.Height
+			key.w, key.h, key.clamped = clampSize(win.Width, win.Height)
 			m, seat = s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 		case b, ok := <-in:
 			if !ok {
@@ -450,6 +453,9 @@ watching:
 	// Its own explorer from the first key on; the key waits for it to
 	// have loaded the store (it acts on what is shown).
 	ro := s.readOnlyWhy()
+	if key.clamped {
+		se.who = whoClamped(se.who, true)
+	}
 	profile := colorprofile.Env(append(sess.Environ(), "TERM="+pty.Term))
 	se.model = tui.New(tui.Options{
 		Colors:     profile,
@@ -502,7 +508,8 @@ watching:
 			case <-stop:
 				return
 			case win := <-winCh:
-				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
+				w, h, _ := clampSize(win.Width, win.Height)
+				se.prog.Send(tea.WindowSizeMsg{Width: w, Height: h})
 			case <-idle.C:
 				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.writer(sess) }) {
 					return
