@@ -389,6 +389,7 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 	go func() {
 		defer close(in)
 		buf := make([]byte, 4096)
+		var paste paster
 		for {
 			n, err := sess.Read(buf)
 			if n > 0 {
@@ -399,7 +400,7 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 					se.input.touch()
 				}
 				select {
-				case in <- append([]byte(nil), buf[:n]...):
+				case in <- paste.chunk(append([]byte(nil), buf[:n]...)):
 				case <-ctx.Done():
 					return
 				}
