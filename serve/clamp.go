@@ -4,7 +4,7 @@ import "fmt"
 
 // A terminal's size is the client's to say, and a screen is drawn in
 // memory cell by cell: a pty of thousands of rows and columns asked for
-// a buffer of gigabytes. Sessions are drawn at most maxCols×maxRows, more
+// more memory than the server has. Sessions are drawn at most maxCols×maxRows, more
 // than a terminal shows on any screen at a readable font, in the top left
 // of a larger terminal, which says so.
 const (

@@ -9,9 +9,9 @@ import (
 // must bring to be taken for a paste: nobody types that many between two
 // reads. A terminal without bracketed paste (or input piped into ssh)
 // sends a paste as plain text; Bubble Tea would make a key press of each
-// character, and each key press an update and a frame, so a paste of a few
-// hundred kilobytes kept a core busy for minutes, and its characters acted
-// as keys where no field took them.
+// character, and each key press an update and a frame: a paste kept a
+// core busy for as long as it took to draw a frame per byte, and its
+// characters acted as keys where no field took them.
 const pasteAtLeast = 16
 
 // Bracketed paste's markers (xterm's mode 2004, which the explorer sets

@@ -57,8 +57,8 @@ func TestStalledViewerHoldsNobody(t *testing.T) {
 	}
 
 	// Each session joining the view makes it draw a whole frame for every
-	// seat (some 40 kB at this size): the stalled client's 2 MB window is
-	// full after some sixty. The joiners share one connection.
+	// seat: the stalled client's window (x/crypto's 2 MB) is full after
+	// a few dozen. The joiners share one connection.
 	jc, err := dial(ts, ts.viewer)
 	if err != nil {
 		t.Fatal(err)
