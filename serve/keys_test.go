@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/audit"
 )
 
 // A key file edited so that it no longer grants a key, or that cannot be
@@ -40,6 +42,16 @@ func TestKeyFileFailsClosed(t *testing.T) {
 	sess.waitFor("no longer decides", 5*time.Second)
 	if q := approvalOf(t, ts.store, "2"); q.Resolved {
 		t.Fatalf("a key refused by its from= decided approval 2: %+v", q)
+	}
+	refused := false
+	for _, r := range readAudit(t, ts.srv.AuditPath()) {
+		if r.Outcome == audit.Won {
+			t.Errorf("the audit log has a decision won by a key its file no longer grants: %+v", r)
+		}
+		refused = refused || r.Outcome == audit.Refused && strings.Contains(r.Held, "no longer decides")
+	}
+	if !refused {
+		t.Error("no refused line in the audit log for the decision of a key its file no longer grants")
 	}
 
 	// The file gone: nothing from it, and everyone is told.

@@ -545,14 +545,31 @@ func (s *Server) idleOut(sess ssh.Session, se *session, giveBack func() io.Write
 		return false
 	}
 	s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
-	if se.prog != nil {
-		se.prog.Quit()
+	// A client that does not read (its SSH window full) would hold the
+	// explorer in a frame's write, and this in the last line's: each is
+	// given lastWords, then the session is closed all the same.
+	within := func(f func()) {
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(lastWords):
+		}
 	}
-	fmt.Fprintf(giveBack(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	if se.prog != nil {
+		within(se.prog.Quit)
+	}
+	within(func() {
+		fmt.Fprintf(giveBack(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	})
 	sess.Exit(0)
 	sess.Close()
 	return true
 }
+
+// lastWords is how long an idle close waits for the explorer to stop and
+// its last line to go out.
+const lastWords = 5 * time.Second
 
 // chanReader reads the session's input after the key that was read first.
 type chanReader struct {

@@ -32,60 +32,8 @@ func seatsOf(s *Server) []*mirrorSeat {
 // gets a whole frame.
 func TestStalledViewerHoldsNobody(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.RatePerMinute = 100000 })
-	const w, h = 500, 200 // the largest frames: the window fills soonest
-	c, err := dial(ts, ts.viewer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	stalled, err := c.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stalled.RequestPty("xterm-256color", h, w, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := stalled.StdoutPipe() // not read until the end
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stalled.StdinPipe(); err != nil { // open: no end of input
-		t.Fatal(err)
-	}
-	if err := stalled.Shell(); err != nil {
-		t.Fatal(err)
-	}
-
-	// Each session joining the view makes it draw a whole frame for every
-	// seat: the stalled client's window (x/crypto's 2 MB) is full after
-	// a few dozen. The joiners share one connection.
-	jc, err := dial(ts, ts.viewer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer jc.Close()
-	full := false
-	for i := 0; i < 200 && !full; i++ {
-		joinOnce(t, jc, w, h)
-		for _, seat := range seatsOf(ts.srv) {
-			if _, _, drops := seat.queued(); drops > 0 {
-				full = true
-			}
-		}
-	}
-	if !full {
-		for _, seat := range seatsOf(ts.srv) {
-			a, b, c := seat.queued()
-			t.Logf("seat %p: %d %d %d", seat, a, b, c)
-		}
-		t.Fatal("the stalled seat never fell behind: the test did not fill its window")
-	}
-	for _, seat := range seatsOf(ts.srv) {
-		if waiting, writing, _ := seat.queued(); waiting+writing > 2*seatQueue {
-			t.Errorf("a seat holds %d bytes waiting and %d being written", waiting, writing)
-		}
-	}
-
+	out, _ := stallViewer(t, ts)
+	const w, h = stallW, stallH
 	// Others are not held: a watcher of the view joins, presses a key and
 	// has its own explorer; an approver's session opens.
 	watcher := openTerm(t, ts, ts.viewer, w, h)
@@ -112,6 +60,85 @@ func TestStalledViewerHoldsNobody(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// The largest frames: a window fills soonest.
+const stallW, stallH = 500, 200
+
+// stallViewer opens a watching session whose client never reads what it
+// is sent, and has sessions join its view until its seat has fallen
+// behind: each joining makes the view draw a whole frame for every seat,
+// and the stalled client's window (x/crypto's 2 MB) is full after a few
+// dozen. It returns the stalled session's output, to read later, and the
+// client's address.
+func stallViewer(t *testing.T, ts *testServer) (io.Reader, string) {
+	t.Helper()
+	c, err := dial(ts, ts.viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	stalled, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stalled.RequestPty("xterm-256color", stallH, stallW, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := stalled.StdoutPipe() // not read here
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stalled.StdinPipe(); err != nil { // open: no end of input
+		t.Fatal(err)
+	}
+	if err := stalled.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	jc, err := dial(ts, ts.viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jc.Close()
+	for i := 0; i < 200; i++ {
+		joinOnce(t, jc, stallW, stallH)
+		for _, seat := range seatsOf(ts.srv) {
+			if waiting, writing, drops := seat.queued(); drops > 0 {
+				t.Logf("the stalled seat fell behind after %d sessions joined; it holds %d bytes waiting and %d being written", i+1, waiting, writing)
+				for _, seat := range seatsOf(ts.srv) {
+					if waiting, writing, _ := seat.queued(); waiting+writing > 2*seatQueue {
+						t.Errorf("a seat holds %d bytes waiting and %d being written", waiting, writing)
+					}
+				}
+				return out, c.LocalAddr().String()
+			}
+		}
+	}
+	t.Fatal("the stalled seat never fell behind: the test did not fill its window")
+	return nil, ""
+}
+
+// A session whose client does not read is closed all the same when it
+// has been idle for the idle timeout (its last line cannot go out), not
+// only once the connection has moved no byte for a minute more.
+func TestStalledViewerIsClosedWhenIdle(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.RatePerMinute = 100000; c.IdleTimeout = 20 * time.Second })
+	_, addr := stallViewer(t, ts)
+	waitLogWithin(t, ts, "session "+addr+": vera@laptop closed after", 50*time.Second)
+	if n := len(seatsOf(ts.srv)); n != 0 {
+		t.Errorf("%d seats left at the views", n)
+	}
+}
+
+func waitLogWithin(t *testing.T, ts *testServer, want string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !strings.Contains(ts.log.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q within %s; the log:\n%s", want, within, tail(ts.log.String(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
 
 // joinOnce opens a watching session on c and closes it once it has been
 // sent a frame's worth.
