@@ -32,7 +32,10 @@ type paster struct {
 	carry   []byte // a character cut between two reads of a paste
 }
 
-func (p *paster) chunk(b []byte) []byte {
+// chunk is b as the explorer gets it; intoField is whether a paste would
+// go into a field now (else plain text stays keys: "1/filter" typed in one
+// burst opens the filter and types into it).
+func (p *paster) chunk(b []byte, intoField bool) []byte {
 	if len(p.carry) > 0 {
 		b = append(p.carry, b...)
 		p.carry = nil
@@ -48,7 +51,7 @@ func (p *paster) chunk(b []byte) []byte {
 	} else if end > start {
 		p.inPaste = false
 	}
-	if was || start >= 0 || end >= 0 || len(b) < pasteAtLeast || bytes.IndexByte(b, 0x1b) >= 0 {
+	if !intoField || was || start >= 0 || end >= 0 || len(b) < pasteAtLeast || bytes.IndexByte(b, 0x1b) >= 0 {
 		return b
 	}
 	// A paste read in pieces may cut a character: its start waits for the

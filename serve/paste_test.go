@@ -20,26 +20,31 @@ func TestPasterMakesReadsOfTextOnePaste(t *testing.T) {
 		{"\x1b[<35;10;5M\x1b[<35;11;5M", "\x1b[<35;10;5M\x1b[<35;11;5M"},
 		{"text with a bell \a in it", "text with a bell \a in it"},
 	} {
-		if got := string(p.chunk([]byte(c.in))); got != c.want {
+		if got := string(p.chunk([]byte(c.in), true)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
 		}
 	}
 	// The terminal's own paste, read in three pieces, its start marker cut.
 	var q paster
 	for _, in := range []string{"\x1b[20", "0~inside the terminal's paste", "more of it, long enough\x1b[201~"} {
-		if got := string(q.chunk([]byte(in))); got != in {
+		if got := string(q.chunk([]byte(in), true)); got != in {
 			t.Errorf("inside a bracketed paste %q became %q", in, got)
 		}
 	}
-	if got := string(q.chunk([]byte("after it, a paste of ours"))); got != wrap("after it, a paste of ours") {
+	if got := string(q.chunk([]byte("after it, a paste of ours"), true)); got != wrap("after it, a paste of ours") {
 		t.Errorf("after the terminal's paste: %q", got)
+	}
+	// With no field taking text, keys typed in a burst stay keys.
+	var k paster
+	if got := string(k.chunk([]byte("1/zzz-no-such-run"), false)); got != "1/zzz-no-such-run" {
+		t.Errorf("keys typed in a burst, no field open: %q", got)
 	}
 	// A character cut between two reads of a paste.
 	var r paster
 	s := "a paste of ünïcödé text, read in two pieces"
 	b := []byte(s)
 	cut := strings.Index(s, "é") + 1
-	first, second := string(r.chunk(b[:cut])), string(r.chunk(b[cut:]))
+	first, second := string(r.chunk(b[:cut], true)), string(r.chunk(b[cut:], true))
 	if first != wrap("a paste of ünïcöd") || second != wrap("é text, read in two pieces") {
 		t.Errorf("cut character: %q then %q", first, second)
 	}
@@ -89,4 +94,29 @@ func waitCPUQuiet(t *testing.T, pid int) {
 		last = now
 	}
 	t.Fatal("the server did not go quiet within 300 s")
+}
+
+// Keys that come faster than frames (text pasted where no field takes
+// it, a key held down) stay keys, drawn a frame at most every frameEvery
+// rather than a frame a key: the built binary, an x/crypto client sending
+// 4 KB of j and k to the timeline.
+func TestKeyBurstCostsNoFrameAKey(t *testing.T) {
+	sv := serveBinary(t)
+	ts := &testServer{addr: "127.0.0.1:" + sv.port}
+	tm := openTerm(t, ts, sv.viewer, 120, 40)
+	tm.waitFor("Coordinate the v2.0 release", 30*time.Second)
+	tm.typ("3")
+	tm.waitFor("vera@laptop (viewer)", 30*time.Second)
+	waitCPUQuiet(t, sv.pid)
+	const kb = 4
+	before := cpuTime(t, sv.pid)
+	for i := 0; i < kb; i++ {
+		tm.typ(strings.Repeat("jk", 512))
+	}
+	waitCPUQuiet(t, sv.pid)
+	used := cpuTime(t, sv.pid) - before
+	t.Logf("%d KB of keys into no field: %s of server CPU (%s a KB)", kb, used, used/kb)
+	if used/kb > 60*time.Millisecond {
+		t.Fatalf("a KB of keys cost the server %s of CPU", used/kb)
+	}
 }

@@ -303,6 +303,7 @@ type session struct {
 	model *tui.Model
 	input *idleReader
 	prog  *tea.Program
+	own   atomic.Pointer[paced] // its own explorer, once it has one
 }
 
 type ctxKey string
@@ -399,8 +400,9 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 				if !isReply(buf[:n]) {
 					se.input.touch()
 				}
+				own := se.own.Load()
 				select {
-				case in <- paste.chunk(append([]byte(nil), buf[:n]...)):
+				case in <- paste.chunk(append([]byte(nil), buf[:n]...), own != nil && own.takesText.Load()):
 				case <-ctx.Done():
 					return
 				}
@@ -474,6 +476,7 @@ watching:
 		Decisions: &decision.Maker{Who: se.sess.Who, Via: se.sess.Channel, Log: s.audit},
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
+	se.own.Store(own)
 	own.screen = newLineScreen(sess, key.w, key.h)
 	defer own.screen.close()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
