@@ -155,7 +155,10 @@ func (s *Server) onFailed(c net.Conn, err error) {
 	if rec.user != "" {
 		who = fmt.Sprintf(" (user %q, %s)", sanitize.Line(rec.user), sanitize.Line(rec.client))
 	}
+	var timeout net.Error
 	switch {
+	case errors.As(err, &timeout) && timeout.Timeout():
+		s.logf("closed %s%s: not authenticated within %s (--handshake-timeout)", addr, who, s.cfg.HandshakeTimeout)
 	case len(why) > 0:
 		s.logf("refused %s%s: %s", addr, who, strings.Join(why, "; "))
 	case errors.Is(err, io.EOF), strings.Contains(err.Error(), "no auth passed yet"):

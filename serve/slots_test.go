@@ -80,6 +80,7 @@ func TestIdleConnectionsHoldNoSlots(t *testing.T) {
 			t.Fatalf("an idle connection was still open %s after it was opened", time.Since(start).Round(time.Second))
 		}
 	}
+	waitLog(t, ts, "not authenticated within 2s (--handshake-timeout)")
 	c, err = dial(ts, ts.approve)
 	if err != nil {
 		t.Fatalf("an approver was refused after the idle connections' deadline: %v", err)
