@@ -18,7 +18,9 @@ func TestHugeTerminalIsClamped(t *testing.T) {
 	afterPty := peakRSS(t, sv.pid)
 
 	ts := &testServer{addr: "127.0.0.1:" + sv.port}
-	tm := openTerm(t, ts, sv.viewer, 120, 40)
+	// Its emulator is as large as the server draws: the frames after the
+	// window change are drawn at maxCols×maxRows.
+	tm := openTerm(t, ts, sv.viewer, maxCols, maxRows)
 	tm.waitFor("Coordinate the v2.0 release", 30*time.Second)
 	if err := tm.sess.WindowChange(4000, 8000); err != nil {
 		t.Fatal(err)
