@@ -165,3 +165,13 @@ func (s *stockSSH) waitOut(t *testing.T, want string, within time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestMain removes the binary vigilBinary built, and says what Need and
+// Skip skipped.
+func TestMain(m *testing.M) {
+	code := testkit.Main(m)
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
