@@ -17,7 +17,8 @@ type serveOpts struct {
 	stores                                 []string
 	readOnly                               bool
 	idle                                   time.Duration
-	rate, maxConns                         int
+	rate, maxConns, maxUnauth              int
+	handshake                              time.Duration
 	poll                                   time.Duration
 }
 
@@ -59,6 +60,8 @@ vigil serve --listen 0.0.0.0:2222 --store runs.sqlite3 --authorized-keys team.ke
 	f.DurationVar(&o.idle, "idle-timeout", 30*time.Minute, "close a session after this long without a key pressed (0: never)")
 	f.IntVar(&o.rate, "rate-limit", 60, "connections one address may open a minute")
 	f.IntVar(&o.maxConns, "max-connections", 256, "connections open at once")
+	f.IntVar(&o.maxUnauth, "max-unauthenticated", 10, "connections one address may have open before they authenticate")
+	f.DurationVar(&o.handshake, "handshake-timeout", time.Minute, "close a connection that has not authenticated after this long")
 	f.DurationVar(&o.poll, "poll", 0, "poll the stores at this interval instead of using file events")
 	return c
 }
@@ -103,7 +106,8 @@ func (a *app) serve(ctx context.Context, o serveOpts) error {
 	}
 	cfg := serve.Config{Listen: o.listen, AuthorizedKeys: a.expandHome(o.authorized), Approvers: a.expandHome(o.approvers),
 		HostKey: a.expandHome(o.hostKey), Stores: stores, ReadOnly: o.readOnly, StateDir: state, IdleTimeout: idle,
-		RatePerMinute: o.rate, MaxConns: o.maxConns, Poll: o.poll, Open: openSource, Log: a.stderr}
+		RatePerMinute: o.rate, MaxConns: o.maxConns, MaxUnauthPerAddr: o.maxUnauth, HandshakeTimeout: o.handshake,
+		Poll: o.poll, Open: openSource, Log: a.stderr}
 	// The sessions' explorers take the server's config: its theme, keys and
 	// notify switches (docs/serve.md).
 	var topt tui.Options

@@ -25,6 +25,8 @@ type connRecord struct {
 	methods map[string]bool // refused methods other than publickey
 	keys    []string        // fingerprints of refused keys
 	authed  bool
+	host    string
+	counted bool // in Server.unauth until it authenticates or closes
 }
 
 const recordKey ctxKey = "vigil-conn"
@@ -38,21 +40,48 @@ func (s *Server) onConn(ctx ssh.Context, c net.Conn) net.Conn {
 		s.logf("refused %s: more than %d connections a minute from %s", addr, s.cfg.RatePerMinute, host)
 		return nil
 	}
+	s.unauthMu.Lock()
+	if s.unauth[host] >= s.cfg.MaxUnauthPerAddr {
+		s.unauthMu.Unlock()
+		s.logf("refused %s: %d connections from %s have not authenticated yet (the most one address may have)", addr, s.cfg.MaxUnauthPerAddr, host)
+		return nil
+	}
 	if n := s.conns.Add(1); n > int64(s.cfg.MaxConns) {
 		s.conns.Add(-1)
+		s.unauthMu.Unlock()
 		s.logf("refused %s: %d connections are open already (the most this server takes)", addr, s.cfg.MaxConns)
 		return nil
 	}
-	rec := &connRecord{methods: map[string]bool{}}
+	s.unauth[host]++
+	s.unauthMu.Unlock()
+	rec := &connRecord{methods: map[string]bool{}, host: host, counted: true}
 	s.pending.Store(addr, rec)
 	ctx.SetValue(recordKey, rec)
 	return c
 }
 
 func (s *Server) onClose(c net.Conn) {
-	if _, ok := s.pending.LoadAndDelete(c.RemoteAddr().String()); ok {
+	if v, ok := s.pending.LoadAndDelete(c.RemoteAddr().String()); ok {
 		s.conns.Add(-1)
+		rec := v.(*connRecord)
+		rec.mu.Lock()
+		s.authenticated(rec)
+		rec.mu.Unlock()
 	}
+}
+
+// authenticated takes a connection off its address's count of those not
+// yet authenticated (once; rec.mu held).
+func (s *Server) authenticated(rec *connRecord) {
+	if !rec.counted {
+		return
+	}
+	rec.counted = false
+	s.unauthMu.Lock()
+	if s.unauth[rec.host]--; s.unauth[rec.host] <= 0 {
+		delete(s.unauth, rec.host)
+	}
+	s.unauthMu.Unlock()
 }
 
 // serverConfig notes every refused authentication attempt: publickey with
@@ -71,6 +100,7 @@ func (s *Server) serverConfig(ctx ssh.Context) *gossh.ServerConfig {
 			switch {
 			case err == nil:
 				rec.authed = true
+				s.authenticated(rec)
 			case method == "none", method == "publickey":
 				// none is every client's first question; a refused key is
 				// noted by publicKey with its fingerprint.
@@ -83,7 +113,7 @@ func (s *Server) serverConfig(ctx ssh.Context) *gossh.ServerConfig {
 
 // publicKey accepts a key listed in --approvers or --authorized-keys.
 func (s *Server) publicKey(ctx ssh.Context, key ssh.PublicKey) bool {
-	if _, _, ok := s.role(key); ok {
+	if _, _, ok := s.role(key, ctx.RemoteAddr()); ok {
 		return true
 	}
 	if rec, _ := ctx.Value(recordKey).(*connRecord); rec != nil {
@@ -125,7 +155,10 @@ func (s *Server) onFailed(c net.Conn, err error) {
 	if rec.user != "" {
 		who = fmt.Sprintf(" (user %q, %s)", sanitize.Line(rec.user), sanitize.Line(rec.client))
 	}
+	var timeout net.Error
 	switch {
+	case errors.As(err, &timeout) && timeout.Timeout():
+		s.logf("closed %s%s: not authenticated within %s (--handshake-timeout)", addr, who, s.cfg.HandshakeTimeout)
 	case len(why) > 0:
 		s.logf("refused %s%s: %s", addr, who, strings.Join(why, "; "))
 	case errors.Is(err, io.EOF), strings.Contains(err.Error(), "no auth passed yet"):

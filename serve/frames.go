@@ -2,6 +2,7 @@ package serve
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -31,6 +32,9 @@ type paced struct {
 	pending bool        // a repaint is on its way
 	frames  int         // frames drawn (tests)
 	screen  *lineScreen // draws each frame on the session (nil: Bubble Tea's renderer does)
+	// takesText is whether the explorer has a field taking text, as of
+	// its last update: the session's input reader reads it (paster).
+	takesText atomic.Bool
 
 	ready     chan struct{} // closed once the model has loaded the store
 	readyOnce sync.Once
@@ -59,6 +63,7 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if p.m.Loaded() {
 		p.readyOnce.Do(func() { close(p.ready) })
 	}
+	p.takesText.Store(p.m.TakesText())
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if p.screen != nil {
@@ -67,8 +72,13 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		p.now = true
 		return p, cmd
 	case tea.KeyPressMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
-		p.now = true
-		return p, cmd
+		// At once, but for keys that come faster than frames (a paste
+		// into no field, a key held down): those are drawn as the rest,
+		// a frame at most every frameEvery.
+		if time.Since(p.last) >= p.every {
+			p.now = true
+			return p, cmd
+		}
 	}
 	if p.pending {
 		return p, cmd

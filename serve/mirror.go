@@ -37,6 +37,7 @@ type mirrorKey struct {
 	term    string
 	noColor bool
 	role    Role
+	clamped bool // the terminal is larger than w×h (clampSize)
 }
 
 // mirror is one shared explorer and the sessions it draws on.
@@ -48,21 +49,20 @@ type mirror struct {
 	done  chan struct{}
 }
 
-// fanout writes each frame to every session of a mirror.
+// fanout hands each frame to every seat of a mirror. It never writes to a
+// session itself: a seat whose client reads slowly or not at all (its SSH
+// window full) would hold every other seat's frame, and whoever waits for
+// f.mu (a session leaving, under the server's mirrors.mu) with it.
 type fanout struct {
 	mu sync.Mutex
 	ws map[*mirrorSeat]io.Writer
 }
 
-type mirrorSeat struct{ w io.Writer }
-
 func (f *fanout) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for s, w := range f.ws {
-		if _, err := w.Write(p); err != nil {
-			delete(f.ws, s) // a session that went away leaves on its own too
-		}
+	for s := range f.ws {
+		s.enqueue(p)
 	}
 	return len(p), nil
 }
@@ -86,17 +86,19 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 	if s.mirrors.m == nil {
 		s.mirrors.m = map[mirrorKey]*mirror{}
 	}
-	seat := &mirrorSeat{w: w}
+	seat := newSeat(w)
 	if m, ok := s.mirrors.m[key]; ok {
-		io.WriteString(w, terminalSetup)
+		seat.redraw = m.redraw
+		go seat.run()
+		seat.enqueue([]byte(terminalSetup))
 		m.out.mu.Lock()
 		m.out.ws[seat] = w
 		m.out.mu.Unlock()
-		go m.prog.Send(tea.ClearScreen()) // everything again: the new seat has nothing yet
+		m.redraw() // everything again: the new seat has nothing yet
 		return m, seat
 	}
 	ro := s.readOnlyWhy()
-	sess := Session{Who: sharedWho(key.role), Role: key.role}
+	sess := Session{Who: sharedWho(key.role), Role: key.role, KeyNote: s.keyNote}
 	m := &mirror{key: key, out: &fanout{ws: map[*mirrorSeat]io.Writer{seat: w}}, done: make(chan struct{})}
 	m.model = tui.New(tui.Options{
 		Source:     key.hub.View(sess, ro),
@@ -104,7 +106,7 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		Wakeups:    key.hub.Wakeups,
 		Poll:       s.cfg.Poll,
 		StoreLabel: label,
-		Who:        who,
+		Who:        whoClamped(who, key.clamped),
 		NoColor:    key.noColor,
 		Look:       s.cfg.Look,
 		// One explorer's bytes for many terminals: the bell and the title,
@@ -115,6 +117,8 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 	})
 	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
 	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle), opts...)
+	seat.redraw = m.redraw
+	go seat.run()
 	s.mirrors.m[key] = m
 	go func() {
 		defer close(m.done)
@@ -124,19 +128,34 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 	return m, seat
 }
 
-// leave takes a seat off its mirror; the last one out stops it.
+// leave takes a seat off its mirror; the last one out stops it. What the
+// seat is writing is let finish (a second at most: its client may not be
+// reading), so that what the session writes next does not cut into it.
 func (s *Server) leave(m *mirror, seat *mirrorSeat) {
+	s.unseat(m, seat)
+	select {
+	case <-seat.done:
+	case <-time.After(time.Second):
+	}
+}
+
+func (s *Server) unseat(m *mirror, seat *mirrorSeat) {
 	s.mirrors.mu.Lock()
 	defer s.mirrors.mu.Unlock()
 	m.out.mu.Lock()
 	delete(m.out.ws, seat)
 	empty := len(m.out.ws) == 0
 	m.out.mu.Unlock()
+	seat.stop()
 	if empty && s.mirrors.m[m.key] == m {
 		delete(s.mirrors.m, m.key)
 		m.prog.Quit()
 	}
 }
+
+// redraw asks the mirror for a whole frame, for every seat (one joined, or
+// one that fell behind and caught up).
+func (m *mirror) redraw() { go m.prog.Send(tea.ClearScreen()) }
 
 // Watching is how many sessions each running mirror draws on (tests).
 func (s *Server) Watching() []int {

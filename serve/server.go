@@ -43,7 +43,14 @@ type Config struct {
 	// RatePerMinute is how many connections one address may open a minute
 	// (default 60), MaxConns how many may be open at once (default 256).
 	RatePerMinute, MaxConns int
-	Poll                    time.Duration
+	// HandshakeTimeout is how long a connection has to authenticate
+	// (default 60 s), MaxUnauthPerAddr how many connections one address may
+	// have open that have not yet (default 10): a connection that sends
+	// nothing holds a slot of MaxConns that long at most, and one address
+	// holds that many at most.
+	HandshakeTimeout time.Duration
+	MaxUnauthPerAddr int
+	Poll             time.Duration
 	// Look is the theme and keys of the server's config file: every
 	// session's explorer is drawn and driven by them (what a connecting
 	// user's own config says is on their machine, out of reach).
@@ -75,7 +82,10 @@ type Server struct {
 	conns    atomic.Int64
 
 	logMu   sync.Mutex
-	pending sync.Map // remote address → *connRecord, until it authenticates or fails
+	pending sync.Map // remote address → *connRecord, until it closes
+
+	unauthMu sync.Mutex
+	unauth   map[string]int // host → its connections not yet authenticated
 }
 
 // frameEvery is the shortest time between two frames of one session (see
@@ -98,6 +108,13 @@ const (
 	defaultIdle  = 30 * time.Minute
 	defaultRate  = 60
 	defaultConns = 256
+	// OpenSSH's LoginGraceTime is 120 s, with passwords to type; a key's
+	// passphrase or an agent's confirmation may be asked for while a client
+	// authenticates here: a minute is room for that.
+	defaultHandshake = time.Minute
+	// As OpenSSH's MaxStartups begins refusing at 10 unauthenticated
+	// connections (server-wide there; here one address's).
+	defaultUnauthPerAddr = 10
 )
 
 // New checks the configuration, opens every store and the audit log, and
@@ -115,6 +132,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = defaultConns
 	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = defaultHandshake
+	}
+	if cfg.MaxUnauthPerAddr <= 0 {
+		cfg.MaxUnauthPerAddr = defaultUnauthPerAddr
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -124,19 +147,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AuthorizedKeys == "" && cfg.Approvers == "" {
 		return nil, errors.New("nobody may connect: give --authorized-keys (viewers) or --approvers (deciders), OpenSSH authorized_keys files")
 	}
-	s := &Server{cfg: cfg, limit: newRateLimit(cfg.RatePerMinute)}
+	s := &Server{cfg: cfg, limit: newRateLimit(cfg.RatePerMinute), unauth: map[string]int{}}
 	// wish's own log says a program ended when its client left: this log
 	// has a line per session already.
 	charmlog.SetOutput(io.Discard)
 	var err error
 	if cfg.AuthorizedKeys != "" {
-		if s.viewers, err = loadKeyFile(cfg.AuthorizedKeys); err != nil {
-			return nil, fmt.Errorf("--authorized-keys: %w", err)
+		if s.viewers, err = loadKeyFile(cfg.AuthorizedKeys, "--authorized-keys", s.keysChanged); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Approvers != "" {
-		if s.approver, err = loadKeyFile(cfg.Approvers); err != nil {
-			return nil, fmt.Errorf("--approvers: %w", err)
+		if s.approver, err = loadKeyFile(cfg.Approvers, "--approvers", s.keysChanged); err != nil {
+			return nil, err
 		}
 	}
 	hostPath := cfg.HostKey
@@ -177,6 +200,15 @@ func New(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
+	s.srv.HandshakeTimeout = cfg.HandshakeTimeout
+	if cfg.IdleTimeout > 0 {
+		// A connection that moves no byte either way (one that
+		// authenticated and opened no session, or whose client vanished)
+		// is closed; a session's own idle close, which says why on its
+		// terminal, comes first.
+		s.srv.IdleTimeout = cfg.IdleTimeout + time.Minute
+	}
+	s.srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": refuseAgent(ssh.DefaultSessionHandler)}
 	s.srv.ConnCallback = s.onConn
 	s.srv.ServerConfigCallback = s.serverConfig
 	s.srv.ConnectionFailedCallback = s.onFailed
@@ -204,6 +236,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		l.Addr(), s.hostFP, s.viewers.count(), s.approver.count(), s.mode(), strings.Join(s.cfg.Stores, ", "))
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(l) }()
+	stopKeys := make(chan struct{})
+	defer close(stopKeys)
+	go s.watchKeys(stopKeys)
 	select {
 	case err := <-errc:
 		if errors.Is(err, ssh.ErrServerClosed) {
@@ -243,12 +278,16 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.cfg.Log, "%s vigil serve: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 }
 
-// role says who a key is and what it may do.
-func (s *Server) role(key gossh.PublicKey) (audit.Who, Role, bool) {
-	if who, ok := s.approver.lookup(key); ok {
+// role says who a key is and what it may do from the client's address.
+func (s *Server) role(key gossh.PublicKey, addr net.Addr) (audit.Who, Role, bool) {
+	if key == nil {
+		return audit.Who{}, Viewer, false
+	}
+	fp, ip := gossh.FingerprintSHA256(key), ipOf(addr)
+	if who, ok := s.approver.lookup(fp, ip); ok {
 		return who, Approver, true
 	}
-	if who, ok := s.viewers.lookup(key); ok {
+	if who, ok := s.viewers.lookup(fp, ip); ok {
 		return who, Viewer, true
 	}
 	return audit.Who{}, Viewer, false
@@ -264,6 +303,7 @@ type session struct {
 	model *tui.Model
 	input *idleReader
 	prog  *tea.Program
+	own   atomic.Pointer[paced] // its own explorer, once it has one
 }
 
 type ctxKey string
@@ -273,7 +313,7 @@ type ctxKey string
 func (s *Server) gate(ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		addr := sess.RemoteAddr().String()
-		who, role, ok := s.role(sess.PublicKey())
+		who, role, ok := s.role(sess.PublicKey(), sess.RemoteAddr())
 		if !ok {
 			s.logf("refused %s: key %s is no longer in the key files", addr, fingerprint(sess.PublicKey()))
 			wish.Fatalln(sess, "vigil serve: your key is no longer authorized")
@@ -290,7 +330,8 @@ func (s *Server) gate(ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, "vigil serve: "+err.Error())
 			return
 		}
-		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)"}}
+		se := &session{hub: s.hubs[i], index: i, sess: Session{Who: who, Role: role, Channel: "ssh " + addr + " (vigil serve)",
+			Revoked: s.revokedFor(who, sess.RemoteAddr()), KeyNote: s.keyNote}}
 		se.label, se.who = s.cfg.Stores[i], fmt.Sprintf("%s (%s)", who.Name, role)
 		if s.cfg.ReadOnly {
 			se.who += " · read-only"
@@ -349,6 +390,7 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 	go func() {
 		defer close(in)
 		buf := make([]byte, 4096)
+		var paste paster
 		for {
 			n, err := sess.Read(buf)
 			if n > 0 {
@@ -358,8 +400,9 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 				if !isReply(buf[:n]) {
 					se.input.touch()
 				}
+				own := se.own.Load()
 				select {
-				case in <- append([]byte(nil), buf[:n]...):
+				case in <- paste.chunk(append([]byte(nil), buf[:n]...), own != nil && own.takesText.Load()):
 				case <-ctx.Done():
 					return
 				}
@@ -373,9 +416,12 @@ func (s *Server) runSession(sess ssh.Session, se *session) {
 	defer idle.Stop()
 
 	// Watching: seated at the mirror for its store, role and terminal.
-	w, h := pty.Window.Width, pty.Window.Height
+	w, h, clamped := clampSize(pty.Window.Width, pty.Window.Height)
 	shared := fmt.Sprintf("shared %s view: any key for your own", se.sess.Role)
-	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role}
+	key := mirrorKey{hub: se.hub, w: w, h: h, term: pty.Term, noColor: noColor, role: se.sess.Role, clamped: clamped}
+	if clamped {
+		s.logf("session %s: %s's terminal of %d×%d is drawn at %d×%d", sess.RemoteAddr(), se.sess.Who.Name, pty.Window.Width, pty.Window.Height, w, h)
+	}
 	m, seat := s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 	var first []byte
 watching:
@@ -386,7 +432,7 @@ watching:
 			return
 		case win := <-winCh:
 			s.leave(m, seat)
-			key.w, key.h = win.Width, win.Height
+			key.w, key.h, key.clamped = clampSize(win.Width, win.Height)
 			m, seat = s.join(key, sess, wishtea.MakeOptions(sess), se.label, shared)
 		case b, ok := <-in:
 			if !ok {
@@ -410,6 +456,9 @@ watching:
 	// Its own explorer from the first key on; the key waits for it to
 	// have loaded the store (it acts on what is shown).
 	ro := s.readOnlyWhy()
+	if key.clamped {
+		se.who = whoClamped(se.who, true)
+	}
 	profile := colorprofile.Env(append(sess.Environ(), "TERM="+pty.Term))
 	se.model = tui.New(tui.Options{
 		Colors:     profile,
@@ -427,6 +476,7 @@ watching:
 		Decisions: &decision.Maker{Who: se.sess.Who, Via: se.sess.Channel, Log: s.audit},
 	})
 	own := newPaced(se.model, frameEvery, frameSettle)
+	se.own.Store(own)
 	own.screen = newLineScreen(sess, key.w, key.h)
 	defer own.screen.close()
 	opts := append(wishtea.MakeOptions(sess), tea.WithInput(se.input), tea.WithContext(ctx), tea.WithWindowSize(key.w, key.h),
@@ -462,7 +512,8 @@ watching:
 			case <-stop:
 				return
 			case win := <-winCh:
-				se.prog.Send(tea.WindowSizeMsg{Width: win.Width, Height: win.Height})
+				w, h, _ := clampSize(win.Width, win.Height)
+				se.prog.Send(tea.WindowSizeMsg{Width: w, Height: h})
 			case <-idle.C:
 				if s.idleOut(sess, se, func() io.Writer { own.screen.close(); return own.screen.writer(sess) }) {
 					return
@@ -497,14 +548,31 @@ func (s *Server) idleOut(sess ssh.Session, se *session, giveBack func() io.Write
 		return false
 	}
 	s.logf("session %s: %s closed: idle for %s", sess.RemoteAddr(), se.sess.Who.Name, idle.Round(time.Second))
-	if se.prog != nil {
-		se.prog.Quit()
+	// A client that does not read (its SSH window full) would hold the
+	// explorer in a frame's write, and this in the last line's: each is
+	// given lastWords, then the session is closed all the same.
+	within := func(f func()) {
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(lastWords):
+		}
 	}
-	fmt.Fprintf(giveBack(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	if se.prog != nil {
+		within(se.prog.Quit)
+	}
+	within(func() {
+		fmt.Fprintf(giveBack(), "\r\nvigil serve: closed after %s without a key pressed\r\n", s.cfg.IdleTimeout)
+	})
 	sess.Exit(0)
 	sess.Close()
 	return true
 }
+
+// lastWords is how long an idle close waits for the explorer to stop and
+// its last line to go out.
+const lastWords = 5 * time.Second
 
 // chanReader reads the session's input after the key that was read first.
 type chanReader struct {

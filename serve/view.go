@@ -33,6 +33,12 @@ type Session struct {
 	Who     audit.Who
 	Role    Role
 	Channel string // "ssh 127.0.0.1:51234"
+	// Revoked, when set, is asked before each decision: "" while the
+	// session's key still decides, else why not (its key file changed).
+	Revoked func() string
+	// KeyNote, when set, is what is wrong with the server's key files, for
+	// the status bar ("" when nothing is).
+	KeyNote func() string
 }
 
 // View is one session's window on a hub: a store.Source whose reads go to
@@ -147,6 +153,9 @@ func (v *View) Close() error { return nil }
 func (v *View) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
 	if v.readOnly != "" {
 		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Reason: v.readOnly, Delivery: store.Closed}
+	}
+	if why := v.revoked(); why != "" {
+		return store.DecideResult{}, &store.RefusedError{Key: d.Key, Reason: why, Delivery: store.Closed}
 	}
 	res, err := v.src.Decide(ctx, d)
 	if err == nil && res.Won {

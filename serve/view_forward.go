@@ -90,7 +90,26 @@ func (v *View) CarriesReason(kind store.RequestKind, verdict store.Verdict) bool
 
 func (v *View) Problems() []error { return v.src.Problems() }
 
-func (v *View) ReadingNote() string { return v.src.ReadingNote() }
+// ReadingNote is the store's, and what is wrong with the server's key
+// files (the status bar shows it).
+func (v *View) ReadingNote() string {
+	note := v.src.ReadingNote()
+	if v.sess.KeyNote != nil {
+		if k := v.sess.KeyNote(); k != "" && note != "" {
+			note += "; " + k
+		} else if k != "" {
+			note = k
+		}
+	}
+	return note
+}
+
+func (v *View) revoked() string {
+	if v.sess.Revoked == nil {
+		return ""
+	}
+	return v.sess.Revoked()
+}
 
 func (v *View) EncodeCursor(store.Cursor) ([]byte, error) { return nil, errNoCodec }
 

@@ -53,7 +53,7 @@ func (p *Approvals) footerLines(t *Theme, it ApprovalItem, w int, now time.Time)
 		answer := t.hints(km.ConfirmHints())
 		return []string{t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer}
 	case answering, revising, reasoning:
-		return []string{p.input.View()}
+		return []string{inputView(p.input, t)}
 	}
 	var out []string
 	why := p.blocked(it)

@@ -365,7 +365,7 @@ func (p *Runs) View(focused bool) string {
 		body = append(body, "")
 	}
 	if p.filtering {
-		body = append(body, p.filter.View())
+		body = append(body, inputView(p.filter, t))
 	} else if p.filter.Value() != "" {
 		clears := "  (" + p.env.Keys.Back.Help().Key + " clears)"
 		body = append(body, t.Muted.Render("filter: ")+t.Text.Render(sanitize.Line(p.filter.Value()))+t.Muted.Render(clears))
