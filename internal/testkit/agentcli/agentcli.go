@@ -110,12 +110,22 @@ type Running struct {
 // end kills it if Wait was not called.
 func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duration) *Running {
 	t.Helper()
+	return a.start(t, baseURL, prompt, timeout, nil)
+}
+
+// start starts the CLI set up for baseURL, with args in place of its
+// headless run's when given.
+func (a *Agent) start(t testing.TB, baseURL, prompt string, timeout time.Duration, args []string) *Running {
+	t.Helper()
 	home := t.TempDir()
 	work := filepath.Join(home, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	files, env, args := a.kind.setup(setupIn{home: home, work: work, url: baseURL, cache: a.Prefix(a.cache), prompt: prompt})
+	files, env, runArgs := a.kind.setup(setupIn{home: home, work: work, url: baseURL, cache: a.Prefix(a.cache), prompt: prompt})
+	if args == nil {
+		args = runArgs
+	}
 	for name, body := range files {
 		p := filepath.Join(home, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
