@@ -56,10 +56,7 @@ func startOpencodeAsk(t *testing.T) *opencodeAsk {
 		return os.WriteFile(p, b, 0o600)
 	}
 	o := &opencodeAsk{Served: a.Serve(t, srv.URL, 240*time.Second), bin: bin, srv: srv}
-	var sess struct{ ID string }
-	o.post(t, "/session", map[string]any{}, &sess)
-	o.session = sess.ID
-	o.post(t, "/session/"+sess.ID+"/prompt_async", map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Write ok. [vigil:main]"}}}, nil)
+	o.session = o.Prompt(t, "Write ok. [vigil:main]")
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		var perms []map[string]any

@@ -1,7 +1,10 @@
 package agentcli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -54,4 +57,32 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Prompt starts a session in the server and sends it text without
+// waiting for the reply (POST /session, then /session/{id}/prompt_async),
+// and returns the session's id.
+func (s *Served) Prompt(t testing.TB, text string) string {
+	t.Helper()
+	var sess struct{ ID string }
+	s.post(t, "/session", map[string]any{}, &sess)
+	if sess.ID == "" {
+		t.Fatal("opencode serve made no session")
+	}
+	s.post(t, "/session/"+sess.ID+"/prompt_async", map[string]any{"parts": []any{map[string]any{"type": "text", "text": text}}}, nil)
+	return sess.ID
+}
+
+func (s *Served) post(t testing.TB, path string, body, into any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	res, err := http.Post(s.URL+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode/100 != 2 || into != nil && json.Unmarshal(out, into) != nil {
+		t.Fatalf("POST %s: %s %s", path, res.Status, out)
+	}
 }
