@@ -275,17 +275,23 @@ func TestGateRealOpencodeRace(t *testing.T) {
 }
 
 // A request answered in opencode itself (its TUI replies through the same
-// route) is refused to vigil with what happened; no second reply is sent.
+// route) shows decided by opencode to a vigil process that did not see it
+// wait, once any vigil process did (`vigil runs` here lists it waiting and
+// remembers it in the gate store): no second reply is sent, and the
+// decider is told what opencode decided, read from the tool call.
 func TestGateRealOpencodeAnsweredThere(t *testing.T) {
 	o := startOpencodeAsk(t)
+	if out, code := o.vigil(t, "runs", "--json"); code != 0 || !strings.Contains(out, o.session) {
+		t.Fatalf("vigil runs: exit %d: %s", code, out)
+	}
 	if code := o.post(t, "/permission/"+o.id()+"/reply", map[string]any{"reply": "once"}, nil); code != http.StatusOK {
 		t.Fatalf("opencode's own reply: %d", code)
 	}
-	out, code := o.vigil(t, "deny", o.id())
-	if code == 0 || !strings.Contains(out, "not waiting in the opencode server") {
-		t.Errorf("vigil deny after opencode answered: exit %d: %s", code, out)
-	}
 	if st, _ := o.toolState(t); st != "completed" {
 		t.Errorf("the call ended %s after opencode's own approval", st)
+	}
+	out, code := o.vigil(t, "deny", o.id())
+	if code != ExitDecision || !strings.Contains(out, "already decided: approve (by opencode)") {
+		t.Errorf("vigil deny after opencode answered: exit %d: %s", code, out)
 	}
 }

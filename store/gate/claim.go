@@ -98,3 +98,46 @@ func (h *Hook) Claimed(ctx context.Context, key string) (Claim, bool, error) {
 	c.DecidedAt = time.UnixMilli(at)
 	return c, true, nil
 }
+
+// Requests another program keeps are remembered as vigil saw them waiting,
+// so that one answered there (opencode's TUI) still shows, answered, to a
+// vigil process that did not see it wait: the program keeps no record of
+// what it answered.
+const seenSchema = `CREATE TABLE IF NOT EXISTS gate_seen (
+	key TEXT PRIMARY KEY,
+	body TEXT NOT NULL,
+	seen_at INTEGER NOT NULL
+)`
+
+// Remember records a foreign request (body: the program's own JSON) under
+// key, once.
+func (h *Hook) Remember(ctx context.Context, key, body string) error {
+	if _, err := h.db.ExecContext(ctx, seenSchema); err != nil {
+		return sqlitex.MapErr(h.abs, err)
+	}
+	_, err := h.db.ExecContext(ctx, `INSERT INTO gate_seen (key, body, seen_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, body, time.Now().UnixMilli())
+	return sqlitex.MapErr(h.abs, err)
+}
+
+// Remembered reads the foreign requests whose keys start with prefix, in
+// the order they were seen: key → body.
+func (h *Hook) Remembered(ctx context.Context, prefix string) ([][2]string, error) {
+	if _, err := h.db.ExecContext(ctx, seenSchema); err != nil {
+		return nil, sqlitex.MapErr(h.abs, err)
+	}
+	rows, err := h.db.QueryContext(ctx, "SELECT key, body FROM gate_seen WHERE substr(key, 1, ?) = ? ORDER BY seen_at, key", len(prefix), prefix)
+	if err != nil {
+		return nil, sqlitex.MapErr(h.abs, err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var kv [2]string
+		if err := rows.Scan(&kv[0], &kv[1]); err != nil {
+			return nil, sqlitex.MapErr(h.abs, err)
+		}
+		out = append(out, kv)
+	}
+	return out, sqlitex.MapErr(h.abs, rows.Err())
+}

@@ -160,11 +160,12 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		}
 	}
 	if p == nil {
-		if r, ok := s.seenRequest(d.Key.ID); ok {
-			return s.answeredIn(ctx, r), nil
+		// Not waiting: answered in opencode, as far as vigil saw it wait.
+		r, err := s.Request(ctx, d.Key)
+		if err != nil {
+			return res, err
 		}
-		return res, store.Errorf(s.path, store.ErrNoSuchReq, nil,
-			"%s is not waiting in the opencode server at %s (answered there already, or never asked)", d.Key, s.srv.url)
+		return store.DecideResult{Decision: r.Decision, DecidedBy: r.DecidedBy}, nil
 	}
 	reason := ""
 	if d.Verdict == store.VerdictDeny {
@@ -265,6 +266,12 @@ func (s *Store) runningDirs(ctx context.Context, running []string) ([]string, er
 // directory's server) are left out. Each is remembered, so that it shows
 // answered once it stops waiting.
 func (s *Store) requestsOf(ctx context.Context, pend []permission) ([]store.Request, error) {
+	return s.requestsFrom(ctx, pend, true)
+}
+
+// requestsFrom is requestsOf; remember says to record the new ones in the
+// gate store (not when they came from it).
+func (s *Store) requestsFrom(ctx context.Context, pend []permission, remember bool) ([]store.Request, error) {
 	var out []store.Request
 	for _, p := range pend {
 		r, err := s.requestOf(ctx, p)
@@ -275,6 +282,9 @@ func (s *Store) requestsOf(ctx context.Context, pend []permission) ([]store.Requ
 			return nil, err
 		}
 		out = append(out, r)
+		if _, ok := s.seenRequest(r.ID); !ok && remember {
+			s.remember(ctx, p)
+		}
 		s.mu.Lock()
 		s.asked[r.ID] = r
 		if p.Tool != nil {
@@ -365,6 +375,15 @@ func (s *Store) answered(ctx context.Context, waiting []store.Request) ([]store.
 	still := map[string]bool{}
 	for _, r := range waiting {
 		still[r.ID] = true
+	}
+	var recalled []permission
+	for _, p := range s.recall(ctx) {
+		if _, ok := s.seenRequest(p.ID); !ok && !still[p.ID] {
+			recalled = append(recalled, p)
+		}
+	}
+	if _, err := s.requestsFrom(ctx, recalled, false); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	var gone []store.Request
@@ -539,4 +558,46 @@ func (s *Store) permissionChanges(ctx context.Context, next *Cursor, ch *store.C
 	}
 	next.asked = now
 	return nil
+}
+
+// remember records a waiting request in vigil's gate store (gate_seen), so
+// that once answered in opencode it shows to any vigil process, not only
+// to those that saw it wait. Best effort: a gate store that cannot be
+// written leaves it to this process's memory.
+func (s *Store) remember(ctx context.Context, p permission) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	h, err := gate.OpenHook(gate.Path(os.Getenv))
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	h.Remember(ctx, claimKey(p.ID), string(b))
+}
+
+// recall reads the requests vigil has seen waiting in opencode servers.
+func (s *Store) recall(ctx context.Context) []permission {
+	path := gate.Path(os.Getenv)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	h, err := gate.OpenHook(path)
+	if err != nil {
+		return nil
+	}
+	defer h.Close()
+	kvs, err := h.Remembered(ctx, claimKey(""))
+	if err != nil {
+		return nil
+	}
+	var out []permission
+	for _, kv := range kvs {
+		var p permission
+		if json.Unmarshal([]byte(kv[1]), &p) == nil && p.ID != "" && p.SessionID != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

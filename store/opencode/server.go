@@ -84,9 +84,10 @@ type permission struct {
 		MessageID string `json:"messageID"`
 		CallID    string `json:"callID"`
 	} `json:"tool"`
-	// directory is the instance the request was listed in: a reply must
+	// Directory is the instance the request was listed in: a reply must
 	// go to the same one (the server keeps one pending map per directory).
-	directory string
+	// vigil's, not the server's: kept with the request it remembers.
+	Directory string `json:"vigilDirectory,omitempty"`
 }
 
 func (s *server) do(ctx context.Context, method, path, dir string, body any) (*http.Response, error) {
@@ -140,7 +141,7 @@ func (s *server) pending(ctx context.Context, dirs []string) ([]permission, erro
 				continue
 			}
 			seen[p.ID] = true
-			p.directory = dir
+			p.Directory = dir
 			out = append(out, p)
 		}
 	}
@@ -159,7 +160,7 @@ func (s *server) reply(ctx context.Context, p permission, reply, message string)
 	if message != "" {
 		body["message"] = message
 	}
-	res, err := s.do(ctx, http.MethodPost, "/permission/"+url.PathEscape(p.ID)+"/reply", p.directory, body)
+	res, err := s.do(ctx, http.MethodPost, "/permission/"+url.PathEscape(p.ID)+"/reply", p.Directory, body)
 	if err != nil {
 		return err
 	}
