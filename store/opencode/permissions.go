@@ -32,7 +32,7 @@ func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...str
 	if err != nil {
 		return nil, err
 	}
-	pend, _ := s.srv.pending(ctx, dirs)
+	pend, _ := s.srv.browse(ctx, dirs)
 	reqs, err := s.requestsOf(ctx, pend)
 	if err != nil {
 		return nil, err
@@ -189,8 +189,11 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 		if err := hook.Settle(ctx, key, gate.ClaimAnswered); err != nil {
 			return res, err
 		}
-		r, _ := s.requestOf(ctx, *p)
-		return s.answeredIn(ctx, r), nil
+		rs, err := s.requestsFrom(ctx, []permission{*p}, false)
+		if err != nil || len(rs) == 0 {
+			return store.DecideResult{Decision: "answered in opencode", DecidedBy: "opencode"}, err
+		}
+		return s.answeredIn(ctx, rs[0]), nil
 	case refused(err):
 		// The server was not there to take it: the request is as it was.
 		hook.Release(ctx, key)
@@ -212,8 +215,11 @@ func claimKey(id string) string { return Format + " " + id }
 
 // lostTo is a decision that lost the claim to held.
 func lostTo(held gate.Claim) store.DecideResult {
-	if held.Outcome == gate.ClaimAnswered {
+	switch {
+	case held.Outcome == gate.ClaimAnswered:
 		return store.DecideResult{Decision: "answered in opencode", DecidedBy: "opencode"}
+	case strings.HasPrefix(held.Outcome, "unknown"):
+		return store.DecideResult{Decision: held.Verdict + ", sent, but whether opencode took it is unknown", DecidedBy: held.DecidedBy}
 	}
 	return store.DecideResult{Decision: held.Verdict, DecidedBy: held.DecidedBy}
 }
@@ -232,14 +238,29 @@ func (s *Store) answeredIn(ctx context.Context, r store.Request) store.DecideRes
 func (s *Store) runningDirs(ctx context.Context, running []string) ([]string, error) {
 	dirs := map[string]bool{"": true}
 	if running == nil {
-		rows, err := s.querySessions(ctx, "")
+		// Each session's last message (message_session_time_created_id_idx),
+		// read as Runs reads a session's status.
+		err := s.eachRow(ctx, `SELECT s.directory, s.time_created, (SELECT data FROM message m WHERE m.session_id = s.id
+			ORDER BY m.time_created DESC, m.id DESC LIMIT 1) FROM session s`, nil, func(r *sql.Rows) error {
+			var dir string
+			var created int64
+			var last []byte
+			if err := r.Scan(&dir, &created, &last); err != nil {
+				return err
+			}
+			var run store.Run
+			var msg *message
+			if m, err := decodeMessage(last); last != nil && err == nil {
+				msg = &m
+			}
+			setStatus(&run, msg, created)
+			if !run.Status.Ended() {
+				dirs[dir] = true
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		for _, x := range rows {
-			if !x.run.Status.Ended() {
-				dirs[x.run.Workspace] = true
-			}
 		}
 	}
 	for _, id := range running {
@@ -424,11 +445,9 @@ func (s *Store) resolve(ctx context.Context, r store.Request) store.Request {
 		r.Decision, r.DecidedBy = "answered in opencode", "opencode"
 		return r // the call may yet say how
 	}
-	{
-		s.mu.Lock()
-		s.done[r.ID] = r
-		s.mu.Unlock()
-	}
+	s.mu.Lock()
+	s.done[r.ID] = r
+	s.mu.Unlock()
 	return r
 }
 
@@ -504,7 +523,7 @@ func (s *Store) waitingIDs(ctx context.Context, c *Cursor) map[string]bool {
 	if err != nil {
 		return ids
 	}
-	pend, err := s.srv.pending(ctx, dirs)
+	pend, err := s.srv.browse(ctx, dirs)
 	if err != nil {
 		return ids
 	}
@@ -524,7 +543,7 @@ func (s *Store) permissionChanges(ctx context.Context, next *Cursor, ch *store.C
 	if err != nil {
 		return err
 	}
-	pend, err := s.srv.pending(ctx, dirs)
+	pend, err := s.srv.browse(ctx, dirs)
 	if err != nil {
 		return nil
 	}

@@ -40,6 +40,9 @@ type server struct {
 	url    string
 	auth   string // "user:password" for basic auth, as opencode's own clients send it
 	client *http.Client
+	// downUntil (unix nanoseconds) holds browsing off a server that did not
+	// answer: an address that drops packets would stall every refresh.
+	downUntil atomic.Int64
 	// events counts permission events seen on the server's event stream:
 	// a change of it is a change of what waits (Watch's probe).
 	events atomic.Uint64
@@ -148,6 +151,20 @@ func (s *server) pending(ctx context.Context, dirs []string) ([]permission, erro
 	return out, nil
 }
 
+// browse is pending for a reader's refresh: after a failure the server is
+// left alone for a few seconds (its event stream says when it is back).
+// Decisions ask it every time.
+func (s *server) browse(ctx context.Context, dirs []string) ([]permission, error) {
+	if time.Now().UnixNano() < s.downUntil.Load() {
+		return nil, &errNoServer{s.url, errors.New("it did not answer a moment ago")}
+	}
+	out, err := s.pending(ctx, dirs)
+	if err != nil {
+		s.downUntil.Store(time.Now().Add(5 * time.Second).UnixNano())
+	}
+	return out, err
+}
+
 // errAnswered is the server's 404 on a reply: the request is no longer
 // pending (Permission.reply fails with NotFoundError when its id is not in
 // the pending map: answered already, or its session was cancelled).
@@ -212,6 +229,7 @@ func (s *server) follow(ctx context.Context) {
 		}
 		if res, err := stream.Do(req); err == nil {
 			if res.StatusCode == http.StatusOK {
+				s.downUntil.Store(0)
 				s.events.Add(1) // (re)connected: what waits may have changed meanwhile
 				sc := bufio.NewScanner(res.Body)
 				sc.Buffer(make([]byte, 64<<10), 8<<20)
