@@ -254,6 +254,7 @@ func (s *Store) Watch() store.WatchSpec {
 
 // Close releases the browsing connection.
 func (s *Store) Close() error {
+	s.follow.Do(func() {}) // a Watch after Close follows nothing
 	if s.stop != nil {
 		s.stop()
 	}

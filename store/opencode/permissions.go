@@ -70,7 +70,8 @@ func (s *Store) Request(ctx context.Context, key store.RequestKey) (store.Reques
 	if err != nil {
 		return store.Request{}, err
 	}
-	pend, err := s.srv.pending(ctx, dirs)
+	// The server's own directory too: a decider is told when no server runs.
+	pend, err := s.srv.pending(ctx, append(dirs, ""))
 	if err != nil {
 		return store.Request{}, store.Errorf(s.path, store.ErrNoSuchReq, nil, "%s", err)
 	}
@@ -149,7 +150,7 @@ func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResul
 	if err != nil {
 		return res, err
 	}
-	pend, err := s.srv.pending(ctx, dirs)
+	pend, err := s.srv.pending(ctx, append(dirs, ""))
 	if err != nil {
 		return res, err
 	}
@@ -232,11 +233,12 @@ func (s *Store) answeredIn(ctx context.Context, r store.Request) store.DecideRes
 }
 
 // runningDirs are the directories whose server instances can hold a
-// waiting request: the server's own ("") and those of the sessions still
-// running (a session waiting on a permission has its reply in flight).
-// running, when given, names those sessions (a cursor's).
+// waiting request: those of the sessions still running (a session waiting
+// on a permission has its reply in flight; the server's own directory is
+// one of them when its sessions run). None running: the server is not
+// asked. running, when given, names those sessions (a cursor's).
 func (s *Store) runningDirs(ctx context.Context, running []string) ([]string, error) {
-	dirs := map[string]bool{"": true}
+	dirs := map[string]bool{}
 	if running == nil {
 		// Each session's last message (message_session_time_created_id_idx),
 		// read as Runs reads a session's status.

@@ -125,7 +125,8 @@ func (s *server) do(ctx context.Context, method, path, dir string, body any) (*h
 }
 
 // pending lists the permission requests waiting in the server's instances
-// for dirs ("" is the server's own directory), once each.
+// for dirs ("" is the server's own directory), once each. No dirs: nothing
+// can wait, and the server is not asked.
 func (s *server) pending(ctx context.Context, dirs []string) ([]permission, error) {
 	var out []permission
 	seen := map[string]bool{}
