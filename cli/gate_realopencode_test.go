@@ -212,6 +212,11 @@ func TestGateRealOpencodeDeny(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(o.Work, "approved.txt")); err == nil {
 		t.Error("approved.txt exists after a deny")
 	}
+	if out, code := o.vigil(t, "show", o.session); code != 0 || !strings.Contains(out, "not on a Friday") {
+		t.Errorf("vigil show of the session does not show the rejection's reason: exit %d:\n%s", code, out)
+	} else {
+		t.Logf("vigil show:\n%s", out)
+	}
 	call := o.perm["tool"].(map[string]any)["callID"].(string)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
