@@ -305,7 +305,7 @@ func (s *Store) requestsFrom(ctx context.Context, pend []permission, remember bo
 			return nil, err
 		}
 		out = append(out, r)
-		if _, ok := s.seenRequest(r.ID); !ok && remember {
+		if _, ok := s.seenRequest(r.ID); !ok && remember && !s.readOnly {
 			s.remember(ctx, p)
 		}
 		s.mu.Lock()
@@ -584,7 +584,8 @@ func (s *Store) permissionChanges(ctx context.Context, next *Cursor, ch *store.C
 // remember records a waiting request in vigil's gate store (gate_seen), so
 // that once answered in opencode it shows to any vigil process, not only
 // to those that saw it wait. Best effort: a gate store that cannot be
-// written leaves it to this process's memory.
+// written leaves it to this process's memory. A store opened read-only
+// writes nothing.
 func (s *Store) remember(ctx context.Context, p permission) {
 	b, err := json.Marshal(p)
 	if err != nil {
