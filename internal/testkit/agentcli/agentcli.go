@@ -5,6 +5,9 @@
 // off, and an environment built from nothing but PATH and the CLI's own
 // variables, so no key or proxy of the machine leaks in.
 //
+// opencode also runs as its server (Serve: `opencode serve`), which asks
+// its permissions over HTTP instead of rejecting them.
+//
 // The CLIs come from the cache internal/agentclis installs into (`go run
 // ./tools/agentclis`); a test whose CLI is missing skips with one line
 // saying how to install it, and fails with CI set.
