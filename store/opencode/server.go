@@ -214,7 +214,8 @@ func firstLine(s string) string {
 }
 
 // follow reads the server's global event stream (/global/event: every
-// instance's events) until ctx ends, counting permission events, and
+// instance's events, each a line `data: {"directory":…,"payload":{"type":
+// "permission.asked",…}}`) until ctx ends, counting permission events, and
 // connects again while the server is away. Nothing else is read from it:
 // what waits is listed again (pending) when the count moves.
 func (s *server) follow(ctx context.Context) {
@@ -235,7 +236,7 @@ func (s *server) follow(ctx context.Context) {
 				sc := bufio.NewScanner(res.Body)
 				sc.Buffer(make([]byte, 64<<10), 8<<20)
 				for sc.Scan() {
-					if line := sc.Text(); strings.HasPrefix(line, "data:") && strings.Contains(line, `"permission.`) {
+					if line := sc.Text(); strings.HasPrefix(line, "data:") && strings.Contains(line, `"type":"permission.`) {
 						s.events.Add(1)
 					}
 				}
