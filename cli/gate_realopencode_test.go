@@ -300,3 +300,36 @@ func TestGateRealOpencodeAnsweredThere(t *testing.T) {
 		t.Errorf("vigil deny after opencode answered: exit %d: %s", code, out)
 	}
 }
+
+// vigil races opencode itself (its TUI replies through the same route):
+// exactly one answer lands — the server takes an id once
+// (Permission.reply) and vigil's claim does not send twice — and vigil,
+// when it loses, says that opencode answered.
+func TestGateRealOpencodeRaceWithOpencode(t *testing.T) {
+	o := startOpencodeAsk(t)
+	var wg sync.WaitGroup
+	var out string
+	var code, tui int
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		out, code = o.vigil(t, "approve", o.id())
+	}()
+	go func() {
+		defer wg.Done()
+		tui = o.post(t, "/permission/"+o.id()+"/reply", map[string]any{"reply": "reject", "message": "from the TUI"}, nil)
+	}()
+	wg.Wait()
+	vigilWon, tuiWon := code == 0, tui == http.StatusOK
+	if vigilWon == tuiWon {
+		t.Fatalf("vigil exit %d (%s), opencode's reply %d: want exactly one answer taken", code, out, tui)
+	}
+	st, e := o.toolState(t)
+	if vigilWon && st != "completed" || tuiWon && !strings.HasSuffix(e, "from the TUI") {
+		t.Errorf("the call ended %s %q; vigil won %v", st, e, vigilWon)
+	}
+	if tuiWon && !strings.Contains(out, "(by opencode)") && !strings.Contains(out, "not waiting in the opencode server") {
+		t.Errorf("vigil lost to opencode and said: exit %d: %s", code, out)
+	}
+	t.Logf("vigil: exit %d: %s; opencode's reply: %d", code, strings.TrimSpace(out), tui)
+}

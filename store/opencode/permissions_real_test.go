@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +156,66 @@ func TestNoOpencodeServer(t *testing.T) {
 	}
 	if opencode.ServerURL(func(string) string { return "" }) != "http://127.0.0.1:4096" {
 		t.Error("the default is not opencode's")
+	}
+}
+
+// opencode answers (its TUI) between vigil's listing and vigil's reply —
+// forced here by a proxy in front of the real server that sends the TUI's
+// reject just before it passes vigil's reply on: the server takes the id
+// once (Permission.reply: a second reply is a 404 NotFoundError), so the
+// claim's winner is told it lost to opencode, the claim records that, and
+// a later decider is told the same without a reply being sent.
+func TestRealOpencodeAnsweredBetweenListingAndReply(t *testing.T) {
+	s, _ := askingServer(t)
+	target, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var replies atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/reply") {
+			replies.Add(1)
+			res, err := http.Post(s.URL+r.URL.Path, "application/json", strings.NewReader(`{"reply":"reject","message":"from the TUI"}`))
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Errorf("the TUI's reply: %v %v", res, err)
+			} else {
+				res.Body.Close()
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	t.Setenv(opencode.ServerEnv, proxy.URL)
+	ctx := context.Background()
+	db := filepath.Join(s.Home, ".local", "share", "opencode", "opencode.db")
+	var src store.Source
+	var req store.Request
+	for deadline := time.Now().Add(90 * time.Second); req.ID == ""; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no request waited")
+		}
+		if src == nil {
+			if src, err = store.Open(db, store.Options{}); err != nil {
+				src = nil
+				continue
+			}
+			t.Cleanup(func() { src.Close() })
+		}
+		if w, err := src.Requests(ctx, true); err == nil && len(w) == 1 {
+			req = w[0]
+		}
+	}
+	res, err := src.Decide(ctx, store.Decision{Key: req.Key(), Verdict: store.VerdictApprove})
+	if err != nil || res.Won || res.DecidedBy != "opencode" ||
+		res.Decision != string(store.VerdictDeny) && res.Decision != "answered in opencode" {
+		t.Fatalf("vigil's decision, answered in opencode first: %+v %v", res, err)
+	}
+	res, err = src.Decide(ctx, store.Decision{Key: req.Key(), Verdict: store.VerdictDeny, Text: "late"})
+	if err != nil || res.Won || res.DecidedBy != "opencode" {
+		t.Errorf("a later decision: %+v %v", res, err)
+	}
+	if n := replies.Load(); n != 1 {
+		t.Errorf("vigil sent %d replies; one, then none after the claim", n)
 	}
 }
