@@ -78,7 +78,13 @@ func TestExplorerFollowsTheAgentCLIsInTmux(t *testing.T) {
 			}
 			// Finished: the run (its state's glyph on the status bar), and the
 			// last turn with what the model said and the server's figures.
-			sh.waitFor("read-only · ✓ #", 30*time.Second)
+			// (opencode's store takes decisions: its server's permission
+			// requests, so it is not read-only.)
+			finished := "read-only · ✓ #"
+			if c.cli == "opencode" {
+				finished = "opencode.db · ✓ #"
+			}
+			sh.waitFor(finished, 30*time.Second)
 			done := sh.waitFor("Wrote out.txt for you.", 30*time.Second)
 			if !strings.Contains(live, "sleep 6") && c.cli != "gemini-cli" {
 				t.Errorf("the running call was not on screen while it ran:\n%s", live)

@@ -22,6 +22,7 @@ type Cursor struct {
 	open     map[string]string // unfinished assistant message → its session
 	sent     map[string]int64  // unfinished assistant message → the row id last sent for it
 	sessions map[string]string // running session → its signature
+	asked    map[string]bool   // permission requests waiting in the opencode server (permissions.go)
 	ident    string
 }
 
@@ -29,7 +30,7 @@ type Cursor struct {
 func (c *Cursor) CursorFormat() string { return Format }
 
 func (c *Cursor) fork() *Cursor {
-	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sent: maps.Clone(c.sent), sessions: maps.Clone(c.sessions), ident: c.ident}
+	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sent: maps.Clone(c.sent), sessions: maps.Clone(c.sessions), asked: maps.Clone(c.asked), ident: c.ident}
 }
 
 func sig(r store.Run) string {
@@ -65,6 +66,7 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 			c.open[id] = run
 		}
 	}
+	c.asked = s.waitingIDs(ctx, c)
 	return c, nil
 }
 
@@ -206,6 +208,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		return nil, cur, err
 	}
 	next.marks["part"] = tops["part"]
+	if err := s.permissionChanges(ctx, next, ch); err != nil {
+		return nil, cur, err
+	}
 	if next.ident, err = s.ident(ctx, next.marks); err != nil {
 		return nil, cur, err
 	}

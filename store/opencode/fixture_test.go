@@ -116,6 +116,7 @@ func TestFixtureSubAgentRun(t *testing.T) {
 	if err != nil || len(ev) != 1 || ev[0].RunID != rootID || ev[0].ChildRunID != childID {
 		t.Errorf("agent events %+v %v", ev, err)
 	}
+	// Opened read-only: decisions on opencode's permissions are refused.
 	if ro, why := src.ReadOnly(); !ro || why != opencode.ReadOnlyReason {
 		t.Errorf("read-only %v %q", ro, why)
 	}

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
@@ -17,8 +17,8 @@ import (
 // Format names opencode's session database format.
 const Format = "opencode"
 
-// ReadOnlyReason is why vigil takes no decision on an opencode session.
-const ReadOnlyReason = "decisions on opencode sessions go through vigil gate"
+// ReadOnlyReason is why a store opened read-only takes no decision.
+const ReadOnlyReason = "opened read-only: decisions on opencode's permission requests are refused"
 
 func init() {
 	store.Register(store.Format{
@@ -66,8 +66,18 @@ type Store struct {
 	read    *sql.DB
 	stmts   sqlitex.Stmts
 
+	// srv is the opencode server whose permission requests are this
+	// database's sessions' approvals (permissions.go).
+	srv      *server
+	readOnly bool
+	follow   sync.Once
+	stop     context.CancelFunc
+
 	mu       sync.Mutex
-	problems map[string]error // "table id" → what was wrong with that row
+	problems map[string]error         // "table id" → what was wrong with that row
+	asked    map[string]store.Request // requests seen waiting in the server
+	calls    map[string][2]string     // their tool calls: message id, call id
+	done     map[string]store.Request // those since answered, as they were
 }
 
 var _ store.Core = (*Store)(nil)
@@ -88,7 +98,8 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 	if err != nil {
 		return nil, sqlitex.MapErr(abs, err)
 	}
-	s := &Store{path: abs, reading: reading, read: db, problems: map[string]error{}}
+	s := &Store{path: abs, reading: reading, read: db, problems: map[string]error{}, srv: newServer(os.Getenv), readOnly: o.ReadOnly,
+		asked: map[string]store.Request{}, calls: map[string][2]string{}, done: map[string]store.Request{}}
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -212,41 +223,41 @@ func (s *Store) ReadingNote() string { return s.reading.Short() }
 func (s *Store) Path() string   { return s.path }
 func (s *Store) Format() string { return Format }
 
-// ReadOnly is always true: opencode asks its permissions over its own
-// server, never through its database.
-func (s *Store) ReadOnly() (bool, string) { return true, ReadOnlyReason }
+// ReadOnly is false unless the store was opened read-only: decisions go
+// to the opencode server (permissions.go), which says when it is not there.
+func (s *Store) ReadOnly() (bool, string) {
+	if s.readOnly {
+		return true, ReadOnlyReason
+	}
+	return false, ""
+}
 
 // RecordsLeases is false: opencode writes no pid file or heartbeat, so
 // whether a process still drives an unfinished session cannot be told.
 func (s *Store) RecordsLeases() bool { return false }
 
 // Watch is the database, its WAL and journal, with PRAGMA data_version on
-// the read connection as the probe.
+// the read connection as the probe, plus the permission events of the
+// opencode server's event stream (followed from the first Watch until
+// Close): a request asked or answered there writes nothing to the file.
 func (s *Store) Watch() store.WatchSpec {
-	return sqlitex.WatchSpec(s.path, func() (uint64, error) { return sqlitex.DataVersion(s.read) })
-}
-
-// Requests is empty: opencode keeps its permission asks in its server's
-// memory, not in the database.
-func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
-	return nil, nil
-}
-
-// Classify: nothing is deliverable through the database.
-func (s *Store) Classify(req store.Request, run store.Run, lease *store.Lease, now time.Time) (store.Delivery, string) {
-	if req.Resolved {
-		return store.Closed, "no longer waiting"
-	}
-	return store.NotLive, ReadOnlyReason
-}
-
-// Decide refuses: the store is read-only here.
-func (s *Store) Decide(ctx context.Context, d store.Decision) (store.DecideResult, error) {
-	return store.DecideResult{}, store.Errorf(s.path, store.ErrReadOnly, nil, "store is read-only: %s", ReadOnlyReason)
+	s.follow.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop = cancel
+		go s.srv.follow(ctx)
+	})
+	return sqlitex.WatchSpec(s.path, func() (uint64, error) {
+		v, err := sqlitex.DataVersion(s.read)
+		return v + s.srv.events.Load(), err
+	})
 }
 
 // Close releases the browsing connection.
 func (s *Store) Close() error {
+	s.follow.Do(func() {}) // a Watch after Close follows nothing
+	if s.stop != nil {
+		s.stop()
+	}
 	s.stmts.Close()
 	return s.read.Close()
 }

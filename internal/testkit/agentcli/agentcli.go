@@ -5,6 +5,9 @@
 // off, and an environment built from nothing but PATH and the CLI's own
 // variables, so no key or proxy of the machine leaks in.
 //
+// opencode also runs as its server (Serve: `opencode serve`), which asks
+// its permissions over HTTP instead of rejecting them.
+//
 // The CLIs come from the cache internal/agentclis installs into (`go run
 // ./tools/agentclis`); a test whose CLI is missing skips with one line
 // saying how to install it, and fails with CI set.
@@ -113,12 +116,22 @@ type Running struct {
 // end kills it if Wait was not called.
 func (a *Agent) Start(t testing.TB, baseURL, prompt string, timeout time.Duration) *Running {
 	t.Helper()
+	return a.start(t, baseURL, prompt, timeout, nil)
+}
+
+// start starts the CLI set up for baseURL, with args in place of its
+// headless run's when given.
+func (a *Agent) start(t testing.TB, baseURL, prompt string, timeout time.Duration, args []string) *Running {
+	t.Helper()
 	home := t.TempDir()
 	work := filepath.Join(home, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	files, env, args := a.kind.setup(setupIn{home: home, work: work, url: baseURL, cache: a.Prefix(a.cache), prompt: prompt})
+	files, env, runArgs := a.kind.setup(setupIn{home: home, work: work, url: baseURL, cache: a.Prefix(a.cache), prompt: prompt})
+	if args == nil {
+		args = runArgs
+	}
 	for name, body := range files {
 		p := filepath.Join(home, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
