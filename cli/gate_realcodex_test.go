@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -272,7 +273,13 @@ func TestGateRealCodexUntrustedHookDoesNotRun(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(res.Work, "out.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
 		t.Fatalf("out.txt: %q %v", b, err)
 	}
-	if _, err := os.Stat(g.gateFile); err == nil {
-		t.Error("an untrusted hook recorded a request")
+	// Install made the (empty) gate store; no request is in it.
+	h, err := gate.OpenHook(g.gateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if r, err := h.Get(context.Background(), 1); err == nil {
+		t.Errorf("an untrusted hook recorded a request: %+v", r)
 	}
 }
