@@ -13,15 +13,25 @@ import (
 // for it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.env.Keys
+	// In an overlay q and esc close it (a person who opened help by
+	// mistake presses q to get out of it, not out of vigil); ctrl+c quits.
+	closes := key.Matches(msg, km.Quit) || key.Matches(msg, km.Back)
+	if (m.help || m.summaryOn) && closes {
+		m.quitAsked = false
+		if m.help {
+			m.help = false
+		} else {
+			m.closeSummary()
+		}
+		return nil
+	}
 	if cmd, ok := m.quitKey(msg); ok {
 		return cmd
 	}
 	if m.help {
 		switch {
-		case key.Matches(msg, km.Help), key.Matches(msg, km.Back):
+		case key.Matches(msg, km.Help):
 			m.help = false
-		case key.Matches(msg, km.Quit):
-			return m.quit()
 		default:
 			m.helpBox.Key(msg)
 		}
@@ -29,10 +39,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.summaryOn {
 		switch {
-		case key.Matches(msg, km.Summary), key.Matches(msg, km.Back):
+		case key.Matches(msg, km.Summary):
 			m.closeSummary()
-		case key.Matches(msg, km.Quit):
-			return m.quit()
 		default:
 			m.summary.Key(msg)
 		}
