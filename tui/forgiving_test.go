@@ -36,3 +36,29 @@ func TestHelpListsStateGlyphs(t *testing.T) {
 	d.press("?")
 	d.contains("Run states: ● running · ◆ waiting · ‖ paused", "✓ succeeded", "press ?, q or esc to close")
 }
+
+// Issue 29 item 14: w from another pane goes to the oldest waiting request
+// that can be decided, even when the queue's cursor was left on it; in the
+// queue, w steps on to the next one.
+func TestNextWaitingGoesToTheOldestFirst(t *testing.T) {
+	d := newDriver(t, 120, 32)
+	d.press("6", "j") // approval 2: the oldest one this store lets vigil decide (approval 1's run is paused)
+	if got := d.m.approvals.Selected().String(); got != "approval 2" {
+		t.Fatalf("j in the queue selected %s", got)
+	}
+	d.press("1", "w")
+	if d.m.focus != paneApprovals {
+		t.Fatalf("w focused %v", d.m.focus)
+	}
+	if got := d.m.approvals.Selected().String(); got != "approval 2" {
+		t.Fatalf("w from the runs pane went to %s, not the oldest waiting request approval:2", got)
+	}
+	d.press("w") // pressed again where it landed: back
+	if d.m.focus != paneRuns {
+		t.Fatalf("w again went to %v, not back to the runs pane", d.m.focus)
+	}
+	d.press("6", "w") // in the queue: the next one
+	if got := d.m.approvals.Selected().String(); got != "plan 1" {
+		t.Fatalf("w in the queue went to %s, not the next request plan:1", got)
+	}
+}
