@@ -2,6 +2,7 @@ package tui
 
 import (
 	"testing"
+	"time"
 )
 
 // Issue 29 item 11: q and esc in the help or summary overlay close it; they
@@ -61,4 +62,36 @@ func TestNextWaitingGoesToTheOldestFirst(t *testing.T) {
 	if got := d.m.approvals.Selected().String(); got != "plan 1" {
 		t.Fatalf("w in the queue went to %s, not the next request plan:1", got)
 	}
+}
+
+// Issue 29 item 12: a decision key the selected request does not take says
+// why in the queue's footer, with the keys it does take.
+func TestMisfitDecisionKeySaysWhy(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	d.press("6", "j", "j") // plan 1
+	d.advance(2 * time.Second)
+	d.press("e")
+	d.contains("e answers questions; this is a plan: a approve · r revise · d cancel")
+	d.press("j") // question 1
+	d.advance(2 * time.Second)
+	d.press("d")
+	d.contains("d denies approvals and cancels plans; this is a question: enter answer")
+}
+
+// Issue 29 item 12: an open y/n confirmation closes on any other key, as
+// not decided, and says so; a y typed later decides nothing.
+func TestStrayKeyClosesConfirmation(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	d.press("6", "j") // approval 2
+	d.advance(2 * time.Second)
+	d.press("a")
+	d.contains("Approve write CHANGELOG.md?")
+	d.press("x")
+	d.lacks("Approve write CHANGELOG.md?")
+	d.contains("not decided: x is not y, so the question was closed")
+	if d.m.approvals.Capturing() {
+		t.Fatal("the confirmation is still open")
+	}
+	d.press("y")
+	d.lacks("deciding…", "✓ approved")
 }

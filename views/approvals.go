@@ -283,6 +283,8 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		case key.Matches(msg, km.Cancel), key.Matches(msg, km.Back):
 			p.mode = browsing
 			p.say(true, "not decided")
+		default:
+			p.strayConfirmKey(msg) // approvals_why.go
 		}
 		return redraw
 	case answering, revising, reasoning:
@@ -361,6 +363,10 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	case key.Matches(msg, km.Revise) && kind == store.Plan:
 		verdict = store.VerdictRevise
 	default:
+		if why := p.misfitKey(msg, kind); why != "" {
+			p.say(false, "%s", why)
+			return redraw
+		}
 		return Intent{}
 	}
 	if !p.guard.Allow(now) {
