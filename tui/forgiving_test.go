@@ -95,3 +95,31 @@ func TestStrayKeyClosesConfirmation(t *testing.T) {
 	d.press("y")
 	d.lacks("deciding…", "✓ approved")
 }
+
+// Issue 29 item 13: esc in an answer field keeps what was typed for that
+// request; opening the field again brings it back, and ctrl+c asks before
+// throwing it away.
+func TestEscKeepsTheDraft(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	d.press("6", "j", "j", "j") // question 1
+	d.advance(2 * time.Second)
+	d.press("e")
+	d.typeText("keep the old name")
+	d.press("esc")
+	d.contains("not decided — what you typed is kept for question 1")
+	d.press("k") // look at another request, and come back
+	d.advance(2 * time.Second)
+	d.press("j")
+	d.advance(2 * time.Second)
+	d.press("e")
+	d.contains("› keep the old name")
+	d.press("esc", "ctrl+c")
+	if d.quit {
+		t.Fatal("ctrl+c with a kept draft quit without asking")
+	}
+	d.contains("unsent text in Approvals")
+	d.press("ctrl+c")
+	if !d.quit {
+		t.Fatal("a second ctrl+c did not quit")
+	}
+}

@@ -62,6 +62,7 @@ type Approvals struct {
 	hist    history                      // the decided requests (approvals_history.go)
 	reasons Reasons                      // what the store's format carries with a deny (approvals_reason.go)
 	kept    string                       // unsent text of a request decided elsewhere, for the next text field
+	drafts  map[store.RequestKey]string  // text typed and put aside with esc, by request (approvals_drafts.go)
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -162,6 +163,7 @@ func (p *Approvals) setItems(items []ApprovalItem, now time.Time) {
 		// cursor moves on, as nothing was open on it.
 	}
 	p.recent = nil
+	p.pruneDrafts(items)
 	items = p.withHeld(items)
 	if was, is := laidIn(p.items, p.laid), laidIn(items, p.laid); was == nil || is == nil || !sameApprovalItem(*was, *is) {
 		p.laidHead, p.laidBody = nil, nil // laid out again below, from what the store holds now
@@ -292,7 +294,11 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		case key.Matches(msg, km.Dismiss):
 			p.mode = browsing
 			p.input.Blur()
-			p.say(true, "not decided")
+			if p.keepDraft() {
+				p.say(true, "not decided — what you typed is kept for %s; %s quits without it", it.Req.Key(), km.ForceQuit.Help().Key)
+			} else {
+				p.say(true, "not decided")
+			}
 		case key.Matches(msg, km.Submit):
 			text := strings.TrimSpace(p.input.Value())
 			if text == "" {
@@ -311,6 +317,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 			}
 			p.mode = browsing
 			p.input.Blur()
+			delete(p.drafts, it.Req.Key())
 			return p.decide(it, verdict, text)
 		default:
 			feed(&p.input, msg)
