@@ -1,8 +1,14 @@
 package tui
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
 // Issue 29 item 11: q and esc in the help or summary overlay close it; they
@@ -122,4 +128,35 @@ func TestEscKeepsTheDraft(t *testing.T) {
 	if !d.quit {
 		t.Fatal("a second ctrl+c did not quit")
 	}
+}
+
+// Issue 29 item 10: scrolling the step pane pauses the timeline's following
+// (the title says so), so a new step does not pull the one being read away;
+// f in the step pane follows again.
+func TestReadingTheStepPausesFollowing(t *testing.T) {
+	d := newDriver(t, 120, 32)
+	w := d.writer()
+	commit := func(n int) {
+		t.Helper()
+		if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: n, Decision: fmt.Sprintf("step %d arrives", n), Result: "r", Tokens: 10}); err != nil {
+			t.Fatal(err)
+		}
+		d.refresh()
+	}
+	d.press("4")
+	if !d.m.timeline.Following() {
+		t.Fatal("the live run's timeline is not following")
+	}
+	d.contains("4 Step 4 ─", "1–9 of 17 lines")
+	d.wheel("step 4 · 3,300 tokens", tea.MouseWheelDown)
+	d.contains("paused while you read · f follows")
+	d.press("f")
+	d.contains("following")
+	d.press("pgdown")
+	d.contains("paused while you read · f follows")
+	commit(5)
+	d.contains("4 Step 4 ─", "1 new")
+	d.press("f")
+	d.contains("4 Step 5 ─", "following")
+	d.lacks("paused while you read")
 }

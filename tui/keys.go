@@ -80,7 +80,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	read := m.detail.Offset()
 	in := focused.Key(msg)
+	if cmd, ok := m.afterStepKey(msg, in, read); ok { // reading.go
+		return cmd
+	}
 	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
 		m.focusPane(up[m.focus])
 		return nil

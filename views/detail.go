@@ -108,6 +108,9 @@ func (p *Detail) Fail(msg string) {
 	p.loading, p.err, p.d, p.lines = false, msg, nil, nil
 }
 
+// Offset is the first line shown: it moves when the step is read.
+func (p *Detail) Offset() int { return p.offset }
+
 // RowID is the step shown (0 when none).
 func (p *Detail) RowID() int64 {
 	if p.d == nil {

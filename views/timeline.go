@@ -32,9 +32,12 @@ type Timeline struct {
 	runID   string
 	title   string
 	follow  bool
-	live    bool // the run was live when loaded: steps may still come
-	fresh   int  // steps that arrived while not following
-	loading bool
+	// pausedRun is the agent whose following the step pane's reading
+	// paused (timeline_pause.go).
+	pausedRun string
+	live      bool // the run was live when loaded: steps may still come
+	fresh     int  // steps that arrived while not following
+	loading   bool
 
 	// The step filter (timeline_filter.go): the facet's label ("" for
 	// every step). cur is the filter and the search as applied: the steps
@@ -394,7 +397,7 @@ func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 		return p.rebuild(false)
 	}
 	if key.Matches(msg, km.Follow) {
-		p.follow = !p.follow
+		p.follow, p.pausedRun = !p.follow, ""
 		if p.follow {
 			p.fresh = 0
 			p.list.Bottom()
@@ -508,6 +511,8 @@ func (p *Timeline) View(focused bool) string {
 	}
 	if p.follow {
 		notes = append(notes, "following")
+	} else if p.paused() {
+		notes = append(notes, t.Warning.Render(p.pausedNote()))
 	}
 	if n > 0 {
 		// The steps are the shown agent's own, not its tree's.
