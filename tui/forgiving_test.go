@@ -3,11 +3,14 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
 
@@ -159,4 +162,42 @@ func TestReadingTheStepPausesFollowing(t *testing.T) {
 	d.press("f")
 	d.contains("4 Step 5 ─", "following")
 	d.lacks("paused while you read")
+}
+
+// Issue 29 item 17: a long write gets the rows the queue does not need
+// (the list shrinks to two rows while the content does not fit), and enter
+// opens the request whole in the pager.
+func TestLongRequestGetsTheRoom(t *testing.T) {
+	d := newDriver(t, 120, 32)
+	var b strings.Builder
+	for i := 1; i <= 48; i++ {
+		fmt.Fprintf(&b, "line %d of the new file\n", i)
+	}
+	content := b.String()
+	id, err := d.writer().PutPending(context.Background(), "4", 4, "write", "docs/long.md", &content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.refresh()
+	d.press("6")
+	d.m.approvals.SelectKey(store.RequestKey{Kind: store.Approval, ID: id})
+	// The list keeps two rows; the content has the rest beside the head
+	// and the footer (the list had four rows, the content one).
+	d.contains("1–2 of 6 requests", "1–4 of 48 lines · pgup/pgdn · enter whole", "line 4 of the new file")
+	cmd := d.m.onKey(keyMsg("enter"))
+	if cmd == nil {
+		t.Fatal("enter on the write opened nothing")
+	}
+	ready, ok := cmd().(openReadyMsg)
+	if !ok || ready.err != nil {
+		t.Fatalf("enter: %#v", ready)
+	}
+	defer os.Remove(ready.path)
+	got, err := os.ReadFile(ready.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "line 48 of the new file") || ready.what != "approval "+id {
+		t.Fatalf("the pager got %q:\n%s", ready.what, got)
+	}
 }

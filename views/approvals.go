@@ -105,7 +105,7 @@ func (p *Approvals) layout() {
 	// The list, the request's head and content as they fit beside the
 	// footer (approvals_fit.go).
 	foot := len(p.footerLines(p.env.Theme, it, inner, p.env.Now()))
-	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), foot)
+	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), len(p.laidBody), foot)
 	p.list.SetHeight(fit.list)
 	p.contentH = max(fit.content, 1)
 	p.scroll = min(p.scroll, p.maxScroll())
