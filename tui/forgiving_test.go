@@ -9,7 +9,9 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/vigil-run/vigil/internal/testkit/fixture"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
@@ -199,5 +201,21 @@ func TestLongRequestGetsTheRoom(t *testing.T) {
 	}
 	if !strings.Contains(string(got), "line 48 of the new file") || ready.what != "approval "+id {
 		t.Fatalf("the pager got %q:\n%s", ready.what, got)
+	}
+}
+
+// Issue 29 (smaller): when the misfire guard's pause ends, a message comes
+// and the frame drawn for it shows the keys again; the hint does not wait
+// for the next clock tick.
+func TestGuardHintRedrawsWhenThePauseEnds(t *testing.T) {
+	start := time.Now()
+	d := newDriver(t, 120, 32, func(o *Options) {
+		o.Now = func() time.Time { return fixture.Now.Add(time.Since(start)) }
+	})
+	d.wait = 3 * time.Second // long enough for the guard's timer to fire, headless
+	d.press("6", "j")        // approval 2, decidable: the guard is armed
+	last := ansi.Strip(strings.Join(d.m.drawn[paneApprovals].lines, "\n"))
+	if strings.Contains(last, "keys paused a moment") || !strings.Contains(last, "a approve") {
+		t.Fatalf("the last frame drawn still says the keys are paused:\n%s", last)
 	}
 }

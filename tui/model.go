@@ -147,6 +147,8 @@ type Model struct {
 	alert     alerts // requests already announced, the terminal's focus (notify.go)
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
+
+	guardWakeAt time.Time // the end of the guard's pause a timer is set for (guard_wake.go)
 }
 
 // New builds the model around an open source.
@@ -230,6 +232,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// What a message changed may move the timeline to steps not in memory.
 	if work := m.stepWork(); work != nil {
 		cmd = tea.Batch(cmd, work)
+	}
+	if wake := m.guardWake(); wake != nil {
+		cmd = tea.Batch(cmd, wake)
 	}
 	if drawEveryMessage {
 		m.render() // a frame after every message, as a terminal that keeps up gets

@@ -45,7 +45,10 @@ func (p *Approvals) View(focused bool) string {
 		note += t.Muted.Render(fmt.Sprintf("%d orphaned", orphans))
 	}
 	if p.readOnly != "" {
-		note += t.Muted.Render(" · read-only")
+		if note != "" {
+			note += t.Muted.Render(" · ")
+		}
+		note += t.Muted.Render("read-only")
 	}
 	if len(p.items) == 0 {
 		body := []string{t.Muted.Render("  nothing waits on a human"), "  " + t.hints([]key.Binding{keymap.Hint(p.env.Keys.Decided, "shows what was decided")})}

@@ -1,6 +1,10 @@
 package views
 
-import "github.com/vigil-run/vigil/store"
+import (
+	"time"
+
+	"github.com/vigil-run/vigil/store"
+)
 
 // OpensWhole reports whether enter opens the selected request whole in the
 // pager: on an approval or a plan, where enter decides nothing (on a
@@ -12,3 +16,6 @@ func (p *Approvals) OpensWhole() bool {
 	it, ok := p.current()
 	return ok && it.Req.Kind != store.Question
 }
+
+// QuietUntil is when the misfire guard lets decision keys act again.
+func (p *Approvals) QuietUntil() time.Time { return p.guard.Until() }
