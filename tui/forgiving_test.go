@@ -219,3 +219,21 @@ func TestGuardHintRedrawsWhenThePauseEnds(t *testing.T) {
 		t.Fatalf("the last frame drawn still says the keys are paused:\n%s", last)
 	}
 }
+
+// Issue 29 (smaller): at 60×16 a timeline row with a retry mark (↩) keeps
+// its tokens and latency in line with the other rows.
+func TestRetryMarkKeepsColumnsInLine(t *testing.T) {
+	d := newDriver(t, 60, 16)
+	d.press("2", "j", "3") // #5 worker: step 2 was retried
+	right := map[string]int{}
+	for _, l := range strings.Split(d.screen(), "\n") {
+		for _, tok := range []string{"3.1k", "3.9k"} {
+			if i := strings.Index(l, tok); i >= 0 {
+				right[tok] = ansi.StringWidth(l[:i])
+			}
+		}
+	}
+	if len(right) != 2 || right["3.1k"] != right["3.9k"] {
+		t.Fatalf("tokens columns at %v:\n%s", right, d.screen())
+	}
+}

@@ -544,7 +544,9 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 	if st.Pending { // a placeholder: folded rows carry no call, a turn in flight its running one
 		decision = "… " + decision
 	}
-	textW := max(w-4-1-6-6-2-textfmt.Width(retry)-1, 8)
+	// The retry mark takes its room from the text, never from the columns
+	// after it: tokens and latency stay in line in every row.
+	textW := max(max(w-4-1-6-6-2-1, 8)-textfmt.Width(retry), 1)
 	text := decision
 	if tool != "" {
 		text = decision + " · " + tool
