@@ -41,8 +41,9 @@ type KeyMap struct {
 	Confirm    key.Binding
 	Cancel     key.Binding
 	Decided    key.Binding // the Approvals pane: waiting requests ⇄ decided ones
-	// NextWaiting jumps from anywhere to the next waiting request; pressed
-	// again where it jumped, it goes back where it came from.
+	// NextWaiting jumps from anywhere to the oldest waiting request (in the
+	// Approvals pane, to the next one); pressed again where it jumped, it
+	// goes back where it came from.
 	NextWaiting key.Binding
 
 	// Submit and Dismiss end typing into a text field (the runs filter, an
@@ -87,12 +88,12 @@ func Default() KeyMap {
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G/end", "last")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select (a request: whole, in $PAGER)")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 
 		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs / search a pane")),
 		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
-		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
+		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps (timeline, step)")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
 		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
@@ -104,10 +105,10 @@ func Default() KeyMap {
 		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
 		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
 
-		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting, and back")),
+		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "oldest waiting (in Approvals: next), and back")),
 
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
-		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
+		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop typing, keep the draft")),
 
 		Zoom: key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane / restore")),
 

@@ -147,7 +147,7 @@ func TestHelpScrollsOnASmallScreen(t *testing.T) {
 	d.contains("press ?, q or esc to close", "wheel to scroll.") // the note wraps inside the box, whole
 	found := false
 	for _, l := range strings.Split(d.screen(), "\n") {
-		if !strings.Contains(l, "Approving") {
+		if !strings.Contains(l, "Status bar:") {
 			continue
 		}
 		found = true

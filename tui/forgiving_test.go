@@ -237,3 +237,24 @@ func TestRetryMarkKeepsColumnsInLine(t *testing.T) {
 		t.Fatalf("tokens columns at %v:\n%s", right, d.screen())
 	}
 }
+
+// Issue 29 item 16: the status bar ends with the focused pane's keys, as
+// many as fit, the key its "(6)" names first while requests wait; the help
+// says what the bar's words mean.
+func TestStatusBarHintsTheFocusedPane(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	bar := func() string {
+		l := strings.Split(d.screen(), "\n")
+		return l[len(l)-1]
+	}
+	d.press("3")
+	if b := bar(); !strings.Contains(b, "◆ 5 waiting (6)") || !strings.Contains(b, "6 requests  ↑↓ move  f follow  / search  t tool") {
+		t.Fatalf("the bar with the timeline focused: %q", b)
+	}
+	d.press("6")
+	if b := bar(); !strings.Contains(b, "a approve  d deny") || strings.Contains(b, "6 requests") {
+		t.Fatalf("the bar with the queue focused: %q", b)
+	}
+	d.press("?")
+	d.contains("push: vigil hears of each write")
+}

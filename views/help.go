@@ -47,6 +47,9 @@ func (p *Help) SetSize(w, h int) {
 	for _, l := range wrap(glyphLegend(), min(textW, 80)) {
 		lines = append(lines, one(roleMuted, l))
 	}
+	for _, l := range wrap(statusLegend(km.Pane[5].Help().Key), min(textW, 80)) {
+		lines = append(lines, one(roleMuted, l))
+	}
 	lines = append(lines, one(plain, ""),
 		one(roleMuted, fmt.Sprintf("press %s, %s or %s to close", km.Help.Help().Key, km.Quit.Help().Key, km.Back.Help().Key)))
 	boxW := 0

@@ -19,3 +19,10 @@ func glyphLegend() string {
 		StateGlyph(store.StateFinished, store.OutcomeFailed)+" ended otherwise (failed, denied, …)")
 	return "Run states: " + strings.Join(parts, " · ")
 }
+
+// statusLegend says what the status bar's short words mean.
+func statusLegend(approvalsKey string) string {
+	return "Status bar: ◆ N waiting (" + approvalsKey + ") counts the requests waiting on a human; " + approvalsKey +
+		" shows them. push: vigil hears of each write to the store as it happens; polling: it reads the store on a timer. " +
+		"NOT CURRENT: what is shown is not the store as it is now, and why. The keys after the facts are the focused pane's."
+}
