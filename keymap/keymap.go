@@ -114,7 +114,7 @@ func Default() KeyMap {
 
 		SearchNext: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
 		SearchPrev: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
-		StepFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline: only one tool or kind")),
+		StepFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline: pick a tool or kind to show")),
 
 		Page:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
 		Edit:       key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "open in $EDITOR")),

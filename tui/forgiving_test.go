@@ -258,3 +258,29 @@ func TestStatusBarHintsTheFocusedPane(t *testing.T) {
 	d.press("?")
 	d.contains("push: vigil hears of each write")
 }
+
+// Issue 29 item 15: t opens a small picker of the filters the steps offer;
+// esc closes it with nothing changed; a filter chosen and cleared with esc
+// puts the cursor back on the step it was on.
+func TestToolPicker(t *testing.T) {
+	d := newDriver(t, 120, 32)
+	fortySteps(d)
+	d.press("3", "k", "k", "k") // step 41
+	d.press("t")
+	d.contains("show only:", "every step  (now)", "tool read_file", "tool spawn_agent", "tool run")
+	d.press("j", "esc") // nothing chosen
+	d.lacks("show only:", "only tool")
+	if st, _ := d.m.timeline.Selected(); st.Number != 41 {
+		t.Fatalf("esc in the picker moved the cursor to step %d", st.Number)
+	}
+	d.press("t", "j", "j", "enter") // tool spawn_agent
+	d.contains("only tool spawn_agent", "2 of 44")
+	if st, _ := d.m.timeline.Selected(); st.Number != 2 && st.Number != 3 {
+		t.Fatalf("the filter put the cursor on step %d", st.Number)
+	}
+	d.press("esc")
+	d.lacks("only tool")
+	if st, _ := d.m.timeline.Selected(); st.Number != 41 {
+		t.Fatalf("esc after the filter put the cursor on step %d, not back on 41", st.Number)
+	}
+}
