@@ -39,9 +39,9 @@ type Timeline struct {
 	// filter was chosen (timeline_picker.go; -1: none).
 	picker       facetPicker
 	unfilteredAt int
-	live      bool // the run was live when loaded: steps may still come
-	fresh     int  // steps that arrived while not following
-	loading   bool
+	live         bool // the run was live when loaded: steps may still come
+	fresh        int  // steps that arrived while not following
+	loading      bool
 
 	// The step filter (timeline_filter.go): the facet's label ("" for
 	// every step). cur is the filter and the search as applied: the steps
