@@ -32,16 +32,9 @@ type Timeline struct {
 	runID   string
 	title   string
 	follow  bool
-	// pausedRun is the agent whose following the step pane's reading
-	// paused (timeline_pause.go).
-	pausedRun string
-	// The step filter's picker, and the step the cursor was on before a
-	// filter was chosen (timeline_picker.go; -1: none).
-	picker       facetPicker
-	unfilteredAt int
-	live         bool // the run was live when loaded: steps may still come
-	fresh        int  // steps that arrived while not following
-	loading      bool
+	live    bool // the run was live when loaded: steps may still come
+	fresh   int  // steps that arrived while not following
+	loading bool
 
 	// The step filter (timeline_filter.go): the facet's label ("" for
 	// every step). cur is the filter and the search as applied: the steps
@@ -62,6 +55,14 @@ type Timeline struct {
 	// The search over the rows shown (search.go).
 	search Search
 	memo   timelineRows // the rows of the last frame (timeline_rows.go)
+
+	// pausedRun is the agent whose following the step pane's reading
+	// paused (timeline_pause.go).
+	pausedRun string
+	// The step filter's picker, and the step the cursor was on before a
+	// filter was chosen (timeline_picker.go; -1: none).
+	picker       facetPicker
+	unfilteredAt int
 }
 
 // NewTimeline makes an empty timeline.
