@@ -51,6 +51,8 @@ type KeyMap struct {
 	// enter and esc cannot mean open and back.
 	Submit  key.Binding
 	Dismiss key.Binding
+	// Complete completes the word typed in the command line.
+	Complete key.Binding
 
 	Zoom key.Binding // the focused pane takes the whole screen, and gives it back
 
@@ -67,6 +69,10 @@ type KeyMap struct {
 	PagePrompt key.Binding
 	Copy       key.Binding
 	CopyPrompt key.Binding
+
+	// Command opens the command line: jumps by name (:run 12, :agent 9,
+	// :store NAME), with completion.
+	Command key.Binding
 
 	Help      key.Binding
 	Quit      key.Binding
@@ -107,8 +113,9 @@ func Default() KeyMap {
 
 		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "oldest waiting (in Approvals: next), and back")),
 
-		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
-		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop typing, keep the draft")),
+		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
+		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop typing (an answer keeps its draft)")),
+		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete")),
 
 		Zoom: key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane / restore")),
 
@@ -121,6 +128,8 @@ func Default() KeyMap {
 		PagePrompt: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "the step's prompt in $PAGER")),
 		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy tool call / command")),
 		CopyPrompt: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy the step's prompt")),
+
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump: run N, agent N, store NAME (tab completes)")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -146,7 +155,7 @@ func (k KeyMap) Groups() []Group {
 		{"Runs & timeline", []key.Binding{k.Sort, k.Follow, k.Summary}},
 		{"Search, open, copy", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.StepFilter, k.Page, k.Edit, k.PagePrompt, k.Copy, k.CopyPrompt}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
-		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
+		{"vigil", []key.Binding{k.Command, k.Help, k.Quit, k.ForceQuit}},
 	}
 }
 

@@ -284,3 +284,50 @@ func TestToolPicker(t *testing.T) {
 		t.Fatalf("esc after the filter put the cursor on step %d, not back on 41", st.Number)
 	}
 }
+
+// Issue 29 item 16: ":" opens a command line in the status bar with
+// completion; :agent N, :run N and :store NAME jump.
+func TestCommandLineJumps(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	bar := func() string {
+		l := strings.Split(d.screen(), "\n")
+		return l[len(l)-1]
+	}
+	d.press(":")
+	if b := bar(); !strings.Contains(b, ":") || !strings.Contains(b, "agent run store") || !strings.Contains(b, "tab completes") {
+		t.Fatalf("the command line: %q", b)
+	}
+	d.typeText("ag")
+	d.press("tab")
+	if got := d.m.cmd.input.Value(); got != "agent " {
+		t.Fatalf("tab completed %q to %q", "ag", got)
+	}
+	if b := bar(); !strings.Contains(b, "1 2 3 4 5 6 7") {
+		t.Fatalf("the candidates: %q", b)
+	}
+	d.typeText("7")
+	d.press("enter")
+	if d.m.focus != paneAgents || d.m.tree.Selected() != "7" {
+		t.Fatalf(":agent 7 focused %v with %q selected", d.m.focus, d.m.tree.Selected())
+	}
+	d.contains("3 Timeline · #7 grandchild")
+	d.press(":")
+	d.typeText("run 1")
+	d.press("enter")
+	if it, ok := d.m.runs.Selected(); d.m.focus != paneRuns || !ok || it.Run.ID != "1" {
+		t.Fatalf(":run 1 focused %v, selected %+v", d.m.focus, it.Run.ID)
+	}
+	d.contains("#1 Fix the flaky parser test")
+	d.press(":")
+	d.typeText("store shop")
+	d.press("enter")
+	d.contains("one store is open: /work/shop/runs.sqlite3")
+	d.press(":")
+	d.typeText("run 99")
+	d.press("enter")
+	d.contains("no run #99 in this store")
+	d.press(":", "q", "esc") // q is typed, not a quit; esc closes
+	if d.quit || d.m.cmd.on {
+		t.Fatalf("quit %v, command line open %v", d.quit, d.m.cmd.on)
+	}
+}

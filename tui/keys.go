@@ -25,6 +25,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.cmd.on && !key.Matches(msg, km.ForceQuit) {
+		return m.cmdlineKey(msg) // cmdline.go
+	}
 	if cmd, ok := m.quitKey(msg); ok {
 		return cmd
 	}
@@ -58,6 +61,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Summary):
 		return m.openSummary()
+	case key.Matches(msg, km.Command):
+		m.openCmdline()
+		return nil
 	case key.Matches(msg, km.NextWaiting):
 		m.jumpToWaiting()
 		return nil

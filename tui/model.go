@@ -149,6 +149,7 @@ type Model struct {
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 
 	guardWakeAt time.Time // the end of the guard's pause a timer is set for (guard_wake.go)
+	cmd         cmdline   // the command line, open in the status bar (cmdline.go)
 }
 
 // New builds the model around an open source.

@@ -110,6 +110,9 @@ func (m *Model) statusBar(w int) string {
 	if q := m.quitPrompt(); q != "" {
 		return m.env.Theme.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
 	}
+	if m.cmd.on {
+		return m.cmdlineBar(w) // cmdline.go
+	}
 	first := pathFull
 	if w < 120 {
 		first = pathName
