@@ -331,3 +331,15 @@ func TestCommandLineJumps(t *testing.T) {
 		t.Fatalf("quit %v, command line open %v", d.quit, d.m.cmd.on)
 	}
 }
+
+// Issue 29 item 12: a key the focused pane has no use for, that acts in
+// another pane, says where in the status bar instead of doing nothing.
+func TestKeyElsewhereSaysWhere(t *testing.T) {
+	d := newDriver(t, 200, 60)
+	d.press("a") // the runs pane is focused
+	d.contains("a decides in Approvals (6), not in Runs; w goes to the oldest waiting request")
+	d.press("5", "t")
+	d.contains("t picks a tool or kind of step in Timeline (3), not in Drift")
+	d.press("s")
+	d.contains("s sorts Runs (1), not Drift")
+}

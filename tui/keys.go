@@ -91,6 +91,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.afterStepKey(msg, in, read); ok { // reading.go
 		return cmd
 	}
+	if why := m.keyElsewhere(msg); in.Kind == views.NoIntent && why != "" { // misfit.go
+		m.notice("%s", why)
+		return nil
+	}
 	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
 		m.focusPane(up[m.focus])
 		return nil
