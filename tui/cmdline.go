@@ -163,11 +163,16 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	verb, arg := fields[0], fields[1]
 	switch verb {
 	case "run", "agent":
-		id, ok := m.findRun(arg)
-		if !ok {
+		ids := m.findRun(arg)
+		switch {
+		case len(ids) == 0:
 			m.problem = fmt.Sprintf("no %s #%s in this store", verb, sanitize.Line(arg))
 			return nil
+		case len(ids) > 1:
+			m.problem = fmt.Sprintf("#%s is in several stores: %s", sanitize.Line(arg), sanitize.Line(strings.Join(ids, ", ")))
+			return nil
 		}
+		id := ids[0]
 		cmd := m.openRun(id)
 		if verb == "run" && m.runs.SelectRun(m.st.model.RootOf(id)) {
 			m.focusPane(paneRuns)
@@ -182,21 +187,25 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	return nil
 }
 
-// findRun is the run whose id, or id as the panes show it, is arg.
-func (m *Model) findRun(arg string) (string, bool) {
+// findRun is the runs whose id, or id as the panes show it, is arg; with
+// several stores open, an id without its store's prefix ("4" for
+// "beta/4") names the run of that id in every store.
+func (m *Model) findRun(arg string) []string {
 	md := m.st.model
 	arg = strings.TrimPrefix(arg, "#")
 	if _, ok := md.Run(arg); ok {
-		return arg, true
+		return []string{arg}
 	}
+	var found []string
 	for _, root := range md.Roots() {
 		for _, id := range md.Subtree(root) {
-			if store.DisplayID(id) == arg {
-				return id, true
+			if d := store.DisplayID(id); d == arg || strings.HasSuffix(d, "/"+arg) {
+				found = append(found, id)
 			}
 		}
 	}
-	return "", false
+	sort.Strings(found)
+	return found
 }
 
 // jumpToStore selects the newest run of the store named (its prefix or

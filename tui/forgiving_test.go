@@ -343,3 +343,30 @@ func TestKeyElsewhereSaysWhere(t *testing.T) {
 	d.press("s")
 	d.contains("s sorts Runs (1), not Drift")
 }
+
+// Issue 29 item 16: with several stores open, :store NAME selects that
+// store's newest run, and an id without its store's prefix that two
+// stores share is named in both.
+func TestCommandLineStores(t *testing.T) {
+	d, _, _ := fixtureSet(t, 200, 60)
+	d.press(":")
+	d.typeText("store be")
+	d.press("tab")
+	if got := d.m.cmd.input.Value(); got != "store beta" {
+		t.Fatalf("tab completed to %q", got)
+	}
+	d.press("enter")
+	if it, ok := d.m.runs.Selected(); d.m.focus != paneRuns || !ok || it.Run.ID != "beta/4" {
+		t.Fatalf(":store beta focused %v, selected %q", d.m.focus, it.Run.ID)
+	}
+	d.press(":")
+	d.typeText("run 1")
+	d.press("enter")
+	d.contains("#1 is in several stores: alpha/1, beta/1")
+	d.press(":")
+	d.typeText("run alpha/1")
+	d.press("enter")
+	if it, _ := d.m.runs.Selected(); it.Run.ID != "alpha/1" {
+		t.Fatalf(":run alpha/1 selected %q", it.Run.ID)
+	}
+}
