@@ -255,7 +255,14 @@ func TestStatusBarHintsTheFocusedPane(t *testing.T) {
 	if b := bar(); !strings.Contains(b, "a approve  d deny") || strings.Contains(b, "6 requests") {
 		t.Fatalf("the bar with the queue focused: %q", b)
 	}
-	d.press("?")
+	d.advance(2 * time.Second)
+	d.press("j", "j", "j") // question 1
+	d.advance(2 * time.Second)
+	d.press("e") // typing an answer: no keys hinted, they are letters now
+	if b := bar(); strings.Contains(b, "a approve") {
+		t.Fatalf("the bar hints keys while an answer is typed: %q", b)
+	}
+	d.press("esc", "?")
 	d.contains("push: vigil hears of each write")
 }
 

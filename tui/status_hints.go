@@ -18,6 +18,9 @@ import (
 // paneHints is the hint for the focused pane, one drawn item per key.
 func (m *Model) paneHints() []string {
 	t, km := m.env.Theme, m.env.Keys
+	if m.panes[m.focus].Capturing() {
+		return nil // keys are letters being typed: the pane's own line says how to finish
+	}
 	bs := km.PaneHints(int(m.focus))
 	if m.focus != paneApprovals && m.st.model.Pending() > 0 {
 		bs = append([]key.Binding{keymap.Hint(km.Pane[paneApprovals], "requests")}, bs...)
