@@ -159,6 +159,7 @@ func TestReadingTheStepPausesFollowing(t *testing.T) {
 	d.contains("following")
 	d.press("pgdown")
 	d.contains("paused while you read · f follows")
+	d.contains("following paused · f follows · 9–17 of 17 lines") // said where the reading is, too
 	commit(5)
 	d.contains("4 Step 4 ─", "1 new")
 	d.press("f")

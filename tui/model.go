@@ -237,6 +237,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if wake := m.guardWake(); wake != nil {
 		cmd = tea.Batch(cmd, wake)
 	}
+	m.detail.SetPausedNote(m.timeline.PausedNote()) // reading.go
 	if drawEveryMessage {
 		m.render() // a frame after every message, as a terminal that keeps up gets
 	}

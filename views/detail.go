@@ -31,6 +31,8 @@ type Detail struct {
 	offset  int
 	search  Search
 	hit     int // the line of the match last gone to (-1: none)
+
+	pausedNote string // the timeline's following, paused for this reading (detail_note.go)
 }
 
 // NewDetail makes an empty detail pane.
@@ -196,6 +198,9 @@ func (p *Detail) View(focused bool) string {
 	}
 	if s := p.search.Note(p.env, p.hit); s != "" {
 		note = fitNote(title, w, []string{s, note})
+	}
+	if p.pausedNote != "" {
+		note = fitNote(title, w, []string{t.Warning.Render(p.pausedNote), note}) // detail_note.go
 	}
 	sb := Scrollbar{Rows: height, From: p.offset, To: min(p.offset+height, len(p.lines)), Total: len(p.lines)}
 	return t.FrameScroll(title, note, body, w, h, focused, sb)

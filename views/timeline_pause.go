@@ -32,3 +32,12 @@ func (p *Timeline) paused() bool { return !p.follow && p.pausedRun != "" && p.pa
 func (p *Timeline) pausedNote() string {
 	return "paused while you read · " + p.env.Keys.Follow.Help().Key + " follows"
 }
+
+// PausedNote is what the step pane's title says while the timeline's
+// following is paused for reading ("" when it is not).
+func (p *Timeline) PausedNote() string {
+	if !p.paused() {
+		return ""
+	}
+	return "following paused · " + p.env.Keys.Follow.Help().Key + " follows"
+}
