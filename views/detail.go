@@ -196,11 +196,15 @@ func (p *Detail) View(focused bool) string {
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), textfmt.Thousands(int64(len(p.lines))))
 	}
+	if p.pausedNote != "" { // detail_note.go
+		notes := []string{t.Warning.Render(p.pausedNote)}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		note = fitNote(title, w, notes)
+	}
 	if s := p.search.Note(p.env, p.hit); s != "" {
 		note = fitNote(title, w, []string{s, note})
-	}
-	if p.pausedNote != "" {
-		note = fitNote(title, w, []string{t.Warning.Render(p.pausedNote), note}) // detail_note.go
 	}
 	sb := Scrollbar{Rows: height, From: p.offset, To: min(p.offset+height, len(p.lines)), Total: len(p.lines)}
 	return t.FrameScroll(title, note, body, w, h, focused, sb)
