@@ -148,8 +148,9 @@ type Model struct {
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 
-	guardWakeAt time.Time // the end of the guard's pause a timer is set for (guard_wake.go)
-	cmd         cmdline   // the command line, open in the status bar (cmdline.go)
+	guardWakeAt time.Time  // the end of the guard's pause a timer is set for (guard_wake.go)
+	cmd         cmdline    // the command line, open in the status bar (cmdline.go)
+	hints       hintsDrawn // the status bar's key hint as last drawn (status_hints.go)
 }
 
 // New builds the model around an open source.

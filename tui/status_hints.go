@@ -15,14 +15,28 @@ import (
 // requests wait and the focus is elsewhere, the first hint is the key the
 // bar's "(6)" names.
 
+// hintsDrawn is the last hint drawn, kept while what it is drawn from
+// holds: styling each key again on every frame costs more than the rest
+// of the status bar.
+type hintsDrawn struct {
+	focus   pane
+	waiting bool
+	theme   any
+	out     []string
+}
+
 // paneHints is the hint for the focused pane, one drawn item per key.
 func (m *Model) paneHints() []string {
 	t, km := m.env.Theme, m.env.Keys
 	if m.panes[m.focus].Capturing() {
 		return nil // keys are letters being typed: the pane's own line says how to finish
 	}
+	waiting := m.focus != paneApprovals && m.st.model.Pending() > 0
+	if h := m.hints; h.out != nil && h.focus == m.focus && h.waiting == waiting && h.theme == any(t) {
+		return h.out
+	}
 	bs := km.PaneHints(int(m.focus))
-	if m.focus != paneApprovals && m.st.model.Pending() > 0 {
+	if waiting {
 		bs = append([]key.Binding{keymap.Hint(km.Pane[paneApprovals], "requests")}, bs...)
 	}
 	out := make([]string, 0, len(bs))
@@ -30,6 +44,7 @@ func (m *Model) paneHints() []string {
 		h := b.Help()
 		out = append(out, t.Key.Render(h.Key)+t.Muted.Render(" "+h.Desc))
 	}
+	m.hints = hintsDrawn{focus: m.focus, waiting: waiting, theme: t, out: out}
 	return out
 }
 
