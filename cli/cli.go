@@ -289,7 +289,7 @@ func usageHint(root *cobra.Command, args []string) string {
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil {
-			return &usageError{err}
+			return &usageError{noArgsWords(cmd, args, err)}
 		}
 		return nil
 	}

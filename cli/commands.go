@@ -41,7 +41,12 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every command's --poll is checked here (poll.go).
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkPoll(cmd) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPoll(cmd); err != nil {
+				return err
+			}
+			return checkSpeed(cmd) // usage_words.go
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				if o.store != "" {
@@ -89,7 +94,7 @@ vigil runs --json | jq '.runs[] | select(.state == "waiting")'`,
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagWords(err)} })
 	f := root.Flags()
 	f.StringVar(&o.store, "store", "", storeHelp)
 	f.BoolVar(&o.readOnly, "read-only", false, "browse only: no decision can be made")

@@ -104,6 +104,11 @@ func (a *app) resolveStore(named string) (string, error) {
 // command line, in $VIGIL_STORE or in the config file: when none did,
 // every store discovery finds is read together.
 func (a *app) named(names []string) (bool, error) {
+	// A broken config is refused even when the store is named: every
+	// command says so the same way, whatever it was given.
+	if _, err := a.config(); err != nil {
+		return false, err
+	}
 	if len(names) > 0 || a.getenv("VIGIL_STORE") != "" {
 		return true, nil
 	}

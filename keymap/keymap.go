@@ -41,8 +41,9 @@ type KeyMap struct {
 	Confirm    key.Binding
 	Cancel     key.Binding
 	Decided    key.Binding // the Approvals pane: waiting requests ⇄ decided ones
-	// NextWaiting jumps from anywhere to the next waiting request; pressed
-	// again where it jumped, it goes back where it came from.
+	// NextWaiting jumps from anywhere to the oldest waiting request (in the
+	// Approvals pane, to the next one); pressed again where it jumped, it
+	// goes back where it came from.
 	NextWaiting key.Binding
 
 	// Submit and Dismiss end typing into a text field (the runs filter, an
@@ -50,6 +51,8 @@ type KeyMap struct {
 	// enter and esc cannot mean open and back.
 	Submit  key.Binding
 	Dismiss key.Binding
+	// Complete completes the word typed in the command line.
+	Complete key.Binding
 
 	Zoom key.Binding // the focused pane takes the whole screen, and gives it back
 
@@ -66,6 +69,10 @@ type KeyMap struct {
 	PagePrompt key.Binding
 	Copy       key.Binding
 	CopyPrompt key.Binding
+
+	// Command opens the command line: jumps by name (:run 12, :agent 9,
+	// :store NAME), with completion.
+	Command key.Binding
 
 	Help      key.Binding
 	Quit      key.Binding
@@ -87,12 +94,12 @@ func Default() KeyMap {
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G/end", "last")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open / select (a request: whole, in $PAGER)")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 
 		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter runs / search a pane")),
 		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort runs")),
-		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps")),
+		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps (timeline, step)")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
 		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
@@ -104,22 +111,25 @@ func Default() KeyMap {
 		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
 		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
 
-		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next waiting, and back")),
+		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "oldest waiting (in Approvals: next), and back")),
 
-		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
-		Dismiss: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard what was typed")),
+		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done typing")),
+		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop typing (an answer keeps its draft)")),
+		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete")),
 
 		Zoom: key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane / restore")),
 
 		SearchNext: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
 		SearchPrev: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
-		StepFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline: only one tool or kind")),
+		StepFilter: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline: pick a tool or kind to show")),
 
 		Page:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
 		Edit:       key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "open in $EDITOR")),
 		PagePrompt: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "the step's prompt in $PAGER")),
 		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy tool call / command")),
 		CopyPrompt: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy the step's prompt")),
+
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump: run N, agent N, store NAME (tab completes)")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -145,7 +155,7 @@ func (k KeyMap) Groups() []Group {
 		{"Runs & timeline", []key.Binding{k.Sort, k.Follow, k.Summary}},
 		{"Search, open, copy", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.StepFilter, k.Page, k.Edit, k.PagePrompt, k.Copy, k.CopyPrompt}},
 		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
-		{"vigil", []key.Binding{k.Help, k.Quit, k.ForceQuit}},
+		{"vigil", []key.Binding{k.Command, k.Help, k.Quit, k.ForceQuit}},
 	}
 }
 

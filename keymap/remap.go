@@ -25,8 +25,8 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"confirm": &k.Confirm, "cancel": &k.Cancel, "decided": &k.Decided, "next_waiting": &k.NextWaiting,
 		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "step_filter": &k.StepFilter,
 		"page": &k.Page, "edit": &k.Edit, "page_prompt": &k.PagePrompt, "copy": &k.Copy, "copy_prompt": &k.CopyPrompt,
-		"submit": &k.Submit, "dismiss": &k.Dismiss,
-		"help": &k.Help, "quit": &k.Quit, "force_quit": &k.ForceQuit,
+		"submit": &k.Submit, "dismiss": &k.Dismiss, "complete": &k.Complete,
+		"help": &k.Help, "quit": &k.Quit, "force_quit": &k.ForceQuit, "command": &k.Command,
 	}
 	for i := range k.Pane {
 		a[fmt.Sprintf("pane_%d", i+1)] = &k.Pane[i]
@@ -57,7 +57,7 @@ func (k KeyMap) Binding(action string) (key.Binding, bool) {
 // typing are the actions matched only while text is typed, where every
 // other key is a letter: they may share keys with the rest (enter opens
 // and submits), not with each other.
-var typing = map[string]bool{"submit": true, "dismiss": true}
+var typing = map[string]bool{"submit": true, "dismiss": true, "complete": true}
 
 // Remap binds each named action to its keys, replacing the defaults. An
 // unknown action, an empty key, or a key two actions would answer to is an

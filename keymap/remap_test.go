@@ -35,7 +35,7 @@ func TestRemapRebindsAndRelabels(t *testing.T) {
 	if !key.Matches(tea.KeyPressMsg{Code: 'A', Text: "A"}, k.Approve) || key.Matches(tea.KeyPressMsg{Code: 'a', Text: "a"}, k.Approve) {
 		t.Fatal("approve is not on A alone")
 	}
-	if h := k.NextWaiting.Help(); h.Key != "ctrl+w/W" || !strings.Contains(h.Desc, "next waiting") {
+	if h := k.NextWaiting.Help(); h.Key != "ctrl+w/W" || !strings.Contains(h.Desc, "oldest waiting") {
 		t.Fatalf("help = %+v", h)
 	}
 	if !strings.Contains(k.MarkdownTable(), "| `A` | approve | Approvals | `approve` |") {

@@ -10,8 +10,8 @@ type jump struct {
 	to      store.RequestKey
 }
 
-// jumpToWaiting moves from anywhere to the next waiting request in the
-// Approvals pane; pressed again where it landed, it goes back.
+// jumpToWaiting moves from anywhere to the oldest waiting request in the
+// Approvals pane (in it, to the next one); pressed again where it landed, it goes back.
 func (m *Model) jumpToWaiting() {
 	a := m.approvals
 	if j := m.jump; j != nil && m.focus == paneApprovals && a.Selected() == j.to && !a.ShowingDecided() {
@@ -21,7 +21,13 @@ func (m *Model) jumpToWaiting() {
 		return
 	}
 	from, fromReq := m.focus, a.Selected()
-	if !a.SelectNextWaiting() {
+	// From another pane the oldest request comes first; in the queue
+	// itself, w steps on to the next one.
+	found := a.SelectOldestWaiting
+	if m.focus == paneApprovals {
+		found = a.SelectNextWaiting
+	}
+	if !found() {
 		m.problem = "nothing waits on a human"
 		return
 	}

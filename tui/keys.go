@@ -13,15 +13,28 @@ import (
 // for it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.env.Keys
+	// In an overlay q and esc close it (a person who opened help by
+	// mistake presses q to get out of it, not out of vigil); ctrl+c quits.
+	closes := key.Matches(msg, km.Quit) || key.Matches(msg, km.Back)
+	if (m.help || m.summaryOn) && closes {
+		m.quitAsked = false
+		if m.help {
+			m.help = false
+		} else {
+			m.closeSummary()
+		}
+		return nil
+	}
+	if m.cmd.on && !key.Matches(msg, km.ForceQuit) {
+		return m.cmdlineKey(msg) // cmdline.go
+	}
 	if cmd, ok := m.quitKey(msg); ok {
 		return cmd
 	}
 	if m.help {
 		switch {
-		case key.Matches(msg, km.Help), key.Matches(msg, km.Back):
+		case key.Matches(msg, km.Help):
 			m.help = false
-		case key.Matches(msg, km.Quit):
-			return m.quit()
 		default:
 			m.helpBox.Key(msg)
 		}
@@ -29,10 +42,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.summaryOn {
 		switch {
-		case key.Matches(msg, km.Summary), key.Matches(msg, km.Back):
+		case key.Matches(msg, km.Summary):
 			m.closeSummary()
-		case key.Matches(msg, km.Quit):
-			return m.quit()
 		default:
 			m.summary.Key(msg)
 		}
@@ -50,6 +61,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Summary):
 		return m.openSummary()
+	case key.Matches(msg, km.Command):
+		m.openCmdline()
+		return nil
 	case key.Matches(msg, km.NextWaiting):
 		m.jumpToWaiting()
 		return nil
@@ -72,7 +86,15 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	read := m.detail.Offset()
 	in := focused.Key(msg)
+	if cmd, ok := m.afterStepKey(msg, in, read); ok { // reading.go
+		return cmd
+	}
+	if why := m.keyElsewhere(msg); in.Kind == views.NoIntent && why != "" { // misfit.go
+		m.notice("%s", why)
+		return nil
+	}
 	if in.Kind == views.NoIntent && key.Matches(msg, km.Back) {
 		m.focusPane(up[m.focus])
 		return nil

@@ -152,6 +152,10 @@ type Model struct {
 	jump      *jump  // where the next-waiting key jumped from (jump.go)
 	quitAsked bool   // a quit with unsent text waits for a second one (quit.go)
 	auditPath string // the per-user decision log, which names who decided here (decided_by.go)
+
+	guardWakeAt time.Time  // the end of the guard's pause a timer is set for (guard_wake.go)
+	cmd         cmdline    // the command line, open in the status bar (cmdline.go)
+	hints       hintsDrawn // the status bar's key hint as last drawn (status_hints.go)
 }
 
 // New builds the model around an open source.
@@ -238,6 +242,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if work := m.stepWork(); work != nil {
 		cmd = tea.Batch(cmd, work)
 	}
+	if wake := m.guardWake(); wake != nil {
+		cmd = tea.Batch(cmd, wake)
+	}
+	m.detail.SetPausedNote(m.timeline.PausedNote()) // reading.go
 	if drawEveryMessage {
 		m.render() // a frame after every message, as a terminal that keeps up gets
 	}

@@ -58,6 +58,9 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 	if !ok {
 		return nil
 	}
+	if p == paneStep {
+		defer m.readStep(m.detail.Offset()) // reading.go
+	}
 	switch ms.Button {
 	case tea.MouseWheelUp:
 		return m.act(m.panes[p].Wheel(-wheelStep))

@@ -71,6 +71,8 @@ func (m *Model) openKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.copySelection(false), true
 	case key.Matches(msg, km.CopyPrompt):
 		return m.copySelection(true), true
+	case key.Matches(msg, km.Open) && m.focus == paneApprovals && m.approvals.OpensWhole():
+		return m.open(false, false), true // the request whole, as o opens it
 	}
 	return nil, false
 }

@@ -47,18 +47,19 @@ func TestSearchTheTimeline(t *testing.T) {
 	d.lacks("no such step")
 }
 
-// The step filter cycles through the tools and kinds the agent's steps
-// hold; the count says how many steps it keeps; esc shows every step.
+// The step filter's picker lists the tools and kinds the agent's steps
+// hold (t, then the arrows and enter); the count says how many steps it
+// keeps; esc shows every step.
 func TestTimelineStepFilter(t *testing.T) {
 	d := newDriver(t, 120, 32)
 	fortySteps(d)
-	d.press("3", "t")
+	d.press("3", "t", "j", "enter")
 	d.contains("only tool read_file", "1 of 44", "   1 read RELEASING.md")
 	d.lacks("ran check 44")
-	d.press("t")
+	d.press("t", "j", "enter")
 	d.contains("only tool spawn_agent", "2 of 44", "   2 spawned child 5", "   3 spawn refused")
 	d.lacks("read RELEASING.md")
-	d.press("t")
+	d.press("t", "j", "enter")
 	d.contains("only tool run", "41 of 44", "  44 ran check 44")
 	if st, _ := d.m.timeline.Selected(); st.Number != 3 && st.Number != 4 && st.Number < 5 {
 		t.Fatalf("cursor on step %d", st.Number)
@@ -67,7 +68,7 @@ func TestTimelineStepFilter(t *testing.T) {
 	d.lacks("only tool")
 	d.contains("following · 44 steps")
 	// A filter follows new steps it keeps.
-	d.press("t", "t", "t") // the timeline still follows its tail: filtering is not a move
+	d.press("t", "j", "j", "j", "enter") // the timeline still follows its tail: filtering is not a move
 	d.contains("only tool run", "following")
 	w := d.writer()
 	if err := w.CheckpointStep(context.Background(), "4", harness.StepRecord{Step: 45, Decision: "read the notes", ToolCall: `read_file:{"path":"NOTES"}`, Result: "ok", Tokens: 9}); err != nil {

@@ -110,6 +110,9 @@ func (m *Model) statusBar(w int) string {
 	if q := m.quitPrompt(); q != "" {
 		return m.env.Theme.Warning.Render(textfmt.PadRight(" "+q, w)) // the one thing to read now
 	}
+	if m.cmd.on {
+		return m.cmdlineBar(w) // cmdline.go
+	}
 	first := pathFull
 	if w < 120 {
 		first = pathName
@@ -149,6 +152,7 @@ const (
 type bar struct {
 	t         *views.Theme
 	help      string
+	hints     []string // the focused pane's keys (status_hints.go)
 	parts     []string
 	prio      []int
 	path      int       // the store's part (-1: a notice took its place)
@@ -237,6 +241,7 @@ func (m *Model) barParts() *bar {
 	}
 	help := km.Help.Help()
 	b.help = t.Key.Render(help.Key) + t.Muted.Render(" "+help.Desc+" ")
+	b.hints = m.paneHints()
 	return b
 }
 
@@ -261,7 +266,7 @@ func (b *bar) fit(w int, pathMode int, drop int) (string, bool) {
 		// The help key stays on screen: it is how every other key is found.
 		return textfmt.Fit(left, max(w-barWidth(right)-1, 0)) + " " + right, false
 	}
-	return left + strings.Repeat(" ", gap) + right, true
+	return left + b.withHints(gap), true
 }
 
 // barWidth is lipgloss.Width: of one line (what the bar is made of), it is

@@ -61,6 +61,7 @@ type Approvals struct {
 	hist    history                      // the decided requests (approvals_history.go)
 	reasons Reasons                      // what the store's format carries with a deny (approvals_reason.go)
 	kept    string                       // unsent text of a request decided elsewhere, for the next text field
+	drafts  map[store.RequestKey]string  // text typed and put aside with esc, by request (approvals_drafts.go)
 
 	// The selected request laid out for a width: a write's content can be a
 	// megabyte, too much to wrap again on every frame.
@@ -103,7 +104,7 @@ func (p *Approvals) layout() {
 	// The list, the request's head and content as they fit beside the
 	// footer (approvals_fit.go).
 	foot := len(p.footerLines(p.env.Theme, it, inner, p.env.Now()))
-	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), foot)
+	fit := fitQueue(p.h-2, len(p.items), len(p.laidHead), len(p.laidBody), foot)
 	p.list.SetHeight(fit.list)
 	p.contentH = max(fit.content, 1)
 	p.scroll = min(p.scroll, p.maxScroll())
@@ -161,6 +162,7 @@ func (p *Approvals) setItems(items []ApprovalItem, now time.Time) {
 		// cursor moves on, as nothing was open on it.
 	}
 	p.recent = nil
+	p.pruneDrafts(items)
 	items = p.withHeld(items)
 	if was, is := laidIn(p.items, p.laid), laidIn(items, p.laid); was == nil || is == nil || !sameApprovalItem(*was, *is) {
 		p.laidHead, p.laidBody = nil, nil // laid out again below, from what the store holds now
@@ -282,6 +284,8 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		case key.Matches(msg, km.Cancel), key.Matches(msg, km.Back):
 			p.mode = browsing
 			p.say(true, "not decided")
+		default:
+			p.strayConfirmKey(msg) // approvals_why.go
 		}
 		return redraw
 	case answering, revising, reasoning:
@@ -289,7 +293,11 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		case key.Matches(msg, km.Dismiss):
 			p.mode = browsing
 			p.input.Blur()
-			p.say(true, "not decided")
+			if p.keepDraft() {
+				p.say(true, "not decided — what you typed is kept for %s; %s quits without it", it.Req.Key(), km.ForceQuit.Help().Key)
+			} else {
+				p.say(true, "not decided")
+			}
 		case key.Matches(msg, km.Submit):
 			text := strings.TrimSpace(p.input.Value())
 			if text == "" {
@@ -306,6 +314,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 			}
 			p.mode = browsing
 			p.input.Blur()
+			delete(p.drafts, it.Req.Key())
 			return p.decide(it, verdict, text)
 		default:
 			feed(&p.input, msg)
@@ -358,6 +367,10 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 	case key.Matches(msg, km.Revise) && kind == store.Plan:
 		verdict = store.VerdictRevise
 	default:
+		if why := p.misfitKey(msg, kind); why != "" {
+			p.say(false, "%s", why)
+			return redraw
+		}
 		return Intent{}
 	}
 	if !p.guard.Allow(now) {

@@ -25,12 +25,24 @@ type queueFit struct {
 }
 
 // fitQueue shares an inner height out among the list of n requests, a
-// head of headN lines, the content and a footer of footH lines (and the
-// two rules between them).
-func fitQueue(inner, n, headN, footH int) queueFit {
+// head of headN lines, contentN lines of content and a footer of footH
+// lines (and the two rules between them). The list gives the selected
+// request the rows it does not need: while the content does not fit, it
+// shrinks to two rows (the selected request and a sign of the others).
+func fitQueue(inner, n, headN, contentN, footH int) queueFit {
 	avail := max(inner-footH-2, 1)
 	list := max(min(n, inner/3), 1)
 	list = min(list, max(avail-1, 1))
+	fit := shareQueue(avail, list, headN)
+	for fit.list > min(2, n) && fit.content < contentN {
+		fit = shareQueue(avail, fit.list-1, headN)
+	}
+	return fit
+}
+
+// shareQueue gives a list of list rows its room and shares the rest of
+// avail between the head and the content.
+func shareQueue(avail, list, headN int) queueFit {
 	rest := max(avail-list, 0)
 	head := min(headN, rest)
 	if rest >= 2 {

@@ -72,12 +72,14 @@ func (p *Approvals) HeldWithoutChannel() (store.Request, bool) {
 // including one kept with a request decided elsewhere.
 func (p *Approvals) Draft() string {
 	if p.mode == answering || p.mode == revising || p.mode == reasoning {
-		return strings.TrimSpace(p.input.Value())
+		if d := strings.TrimSpace(p.input.Value()); d != "" {
+			return d
+		}
 	}
-	if p.held != nil {
+	if p.held != nil && p.held.draft != "" {
 		return p.held.draft
 	}
-	return ""
+	return p.keptDraft() // approvals_drafts.go
 }
 
 // decidedRecently reports whether the store said k was decided since the
@@ -104,6 +106,9 @@ func (p *Approvals) hold(now time.Time) {
 	h := &held{item: p.items[idx], index: idx, seen: now, was: p.mode, verdict: p.verdict}
 	if p.mode == answering || p.mode == revising || p.mode == reasoning {
 		h.draft = strings.TrimSpace(p.input.Value())
+	}
+	if h.draft == "" {
+		h.draft = p.drafts[p.selected] // put aside with esc
 	}
 	if d, ok := p.recent[p.selected]; ok {
 		h.dec, h.known = d, true
@@ -156,6 +161,9 @@ func (p *Approvals) release() {
 // takeKept is the text kept from a request decided elsewhere, once: the
 // next text field opens with it, for the person to send, edit or discard.
 func (p *Approvals) takeKept() string {
+	if d := p.takeDraft(); d != "" {
+		return d // this request's own draft, put aside with esc
+	}
 	k := p.kept
 	p.kept = ""
 	return k

@@ -3,9 +3,19 @@ package views
 import "github.com/vigil-run/vigil/store"
 
 // SelectNextWaiting moves the cursor to the next request that waits and can
-// be decided here, after the one under the cursor (wrapping round); failing
-// that, to the next one that waits at all. It reports whether there was one.
-func (p *Approvals) SelectNextWaiting() bool {
+// be decided here, after the one under the cursor (wrapping round, so the
+// one under the cursor comes last); failing that, to the next one that
+// waits at all. It reports whether there was one.
+func (p *Approvals) SelectNextWaiting() bool { return p.selectWaiting(p.list.Cursor + 1) }
+
+// SelectOldestWaiting moves the cursor to the oldest request that waits and
+// can be decided here (the queue is oldest first); failing that, to the
+// oldest that waits at all. Coming from another pane, the request that has
+// waited longest is the one to see first, wherever the cursor was left.
+func (p *Approvals) SelectOldestWaiting() bool { return p.selectWaiting(0) }
+
+// selectWaiting looks for a waiting request from index from on, wrapping.
+func (p *Approvals) selectWaiting(from int) bool {
 	p.bump()
 	n := len(p.items)
 	if n == 0 || p.mode != browsing {
@@ -13,8 +23,8 @@ func (p *Approvals) SelectNextWaiting() bool {
 	}
 	p.hist.on = false
 	for _, decidable := range []bool{true, false} {
-		for d := 1; d <= n; d++ {
-			i := (p.list.Cursor + d) % n
+		for d := 0; d < n; d++ {
+			i := (from + d) % n
 			it := p.items[i]
 			if it.Decided != nil || !it.Req.Waits() || (decidable && p.blocked(it) != "") {
 				continue

@@ -45,7 +45,10 @@ func (p *Approvals) View(focused bool) string {
 		note += t.Muted.Render(fmt.Sprintf("%d orphaned", orphans))
 	}
 	if p.readOnly != "" {
-		note += t.Muted.Render(" · read-only")
+		if note != "" {
+			note += t.Muted.Render(" · ")
+		}
+		note += t.Muted.Render("read-only")
 	}
 	if len(p.items) == 0 {
 		body := []string{t.Muted.Render("  nothing waits on a human"), "  " + t.hints([]key.Binding{keymap.Hint(p.env.Keys.Decided, "shows what was decided")})}
@@ -62,7 +65,7 @@ func (p *Approvals) View(focused bool) string {
 	}
 	it, _ := p.current()
 	footer := p.footerLines(t, it, inner, now)
-	fit := fitQueue(h-2, len(p.items), len(p.laidHead), len(footer))
+	fit := fitQueue(h-2, len(p.items), len(p.laidHead), len(p.laidBody), len(footer))
 	p.list.SetHeight(fit.list)
 	var body []string
 	from, to := p.list.Visible()
@@ -87,6 +90,9 @@ func (p *Approvals) View(focused bool) string {
 	} else if len(content) > fit.content {
 		km := p.env.Keys
 		more = fmt.Sprintf(" %d–%d of %d lines · %s/%s ", min(scroll+1, end), end, len(content), km.PageUp.Help().Key, km.PageDown.Help().Key)
+		if p.OpensWhole() {
+			more += fmt.Sprintf("· %s whole ", km.Open.Help().Key) // approvals_whole.go
+		}
 	}
 	body = append(body, t.Faint.Render(strings.Repeat("─", max(inner-textfmt.Width(more), 0)))+t.Muted.Render(more))
 	body = append(body, footer...)

@@ -31,6 +31,8 @@ type Detail struct {
 	offset  int
 	search  Search
 	hit     int // the line of the match last gone to (-1: none)
+
+	pausedNote string // the timeline's following, paused for this reading (detail_note.go)
 }
 
 // NewDetail makes an empty detail pane.
@@ -107,6 +109,9 @@ func (p *Detail) Fail(msg string) {
 	p.bump()
 	p.loading, p.err, p.d, p.lines = false, msg, nil, nil
 }
+
+// Offset is the first line shown: it moves when the step is read.
+func (p *Detail) Offset() int { return p.offset }
 
 // RowID is the step shown (0 when none).
 func (p *Detail) RowID() int64 {
@@ -190,6 +195,13 @@ func (p *Detail) View(focused bool) string {
 	note := ""
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %s lines", p.offset+1, min(p.offset+height, len(p.lines)), textfmt.Thousands(int64(len(p.lines))))
+	}
+	if p.pausedNote != "" { // detail_note.go
+		notes := []string{t.Warning.Render(p.pausedNote)}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		note = fitNote(title, w, notes)
 	}
 	if s := p.search.Note(p.env, p.hit); s != "" {
 		note = fitNote(title, w, []string{s, note})

@@ -34,3 +34,6 @@ func (g *Guard) Allow(now time.Time) bool {
 
 // Quiet reports whether keys are being ignored now.
 func (g *Guard) Quiet(now time.Time) bool { return now.Before(g.until) }
+
+// Until is when the quiet period ends (in the past when keys act now).
+func (g *Guard) Until() time.Time { return g.until }

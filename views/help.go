@@ -44,8 +44,14 @@ func (p *Help) SetSize(w, h int) {
 		"after a new request appears. Mouse: click to focus and select, wheel to scroll.", km.Confirm.Help().Key), min(textW, 80)) {
 		lines = append(lines, one(roleMuted, l))
 	}
+	for _, l := range wrap(glyphLegend(), min(textW, 80)) {
+		lines = append(lines, one(roleMuted, l))
+	}
+	for _, l := range wrap(statusLegend(km.Pane[5].Help().Key), min(textW, 80)) {
+		lines = append(lines, one(roleMuted, l))
+	}
 	lines = append(lines, one(plain, ""),
-		one(roleMuted, fmt.Sprintf("press %s or %s to close", km.Help.Help().Key, km.Back.Help().Key)))
+		one(roleMuted, fmt.Sprintf("press %s, %s or %s to close", km.Help.Help().Key, km.Quit.Help().Key, km.Back.Help().Key)))
 	boxW := 0
 	for _, l := range lines {
 		boxW = max(boxW, l.width())

@@ -64,7 +64,7 @@ func TestPanesFollowTheBindings(t *testing.T) {
 	}
 
 	help := NewHelp(env)
-	help.SetSize(120, 40)
+	help.SetSize(120, 60) // tall enough for the whole help, its closing line too
 	if v := ansi.Strip(help.View()); !regexp.MustCompile(` x +approve `).MatchString(v) || !strings.Contains(v, "or ctrl+b to close") {
 		t.Errorf("the help does not list the rebound keys:\n%s", v)
 	}

@@ -158,7 +158,7 @@ func (p *Summary) View(bool) string {
 		}
 	}
 	km := p.env.Keys
-	note := fmt.Sprintf("%s/%s close", km.Summary.Help().Key, km.Back.Help().Key)
+	note := fmt.Sprintf("%s/%s/%s close", km.Summary.Help().Key, km.Quit.Help().Key, km.Back.Help().Key)
 	if len(p.lines) > height {
 		note = fmt.Sprintf("%d–%d of %d · %s", p.offset+1, min(p.offset+height, len(p.lines)), len(p.lines), note)
 	}

@@ -55,11 +55,19 @@ type Timeline struct {
 	// The search over the rows shown (search.go).
 	search Search
 	memo   timelineRows // the rows of the last frame (timeline_rows.go)
+
+	// pausedRun is the agent whose following the step pane's reading
+	// paused (timeline_pause.go).
+	pausedRun string
+	// The step filter's picker, and the step the cursor was on before a
+	// filter was chosen (timeline_picker.go; -1: none).
+	picker       facetPicker
+	unfilteredAt int
 }
 
 // NewTimeline makes an empty timeline.
 func NewTimeline(env *Env) *Timeline {
-	return &Timeline{env: env, search: newSearch(env), src: NewStepSlice(nil), cur: newStepScan(0, nil, "")}
+	return &Timeline{env: env, search: newSearch(env), src: NewStepSlice(nil), cur: newStepScan(0, nil, ""), unfilteredAt: -1}
 }
 
 // Rev is the pane's revision, moved too when the steps it draws moved.
@@ -242,7 +250,7 @@ func (p *Timeline) SetSize(w, h int) {
 func (p *Timeline) Focus() {}
 
 // Capturing reports whether the search is taking typed text.
-func (p *Timeline) Capturing() bool { return p.search.Typing() }
+func (p *Timeline) Capturing() bool { return p.search.Typing() || p.picker.on }
 
 // Load shows another agent's steps, held whole: follow is on when the run is
 // live.
@@ -257,6 +265,7 @@ func (p *Timeline) Show(runID, title string, src TimelineSteps, live bool) {
 	p.live = live
 	p.list = List{height: p.list.height}
 	p.facet, p.curFacet, p.cur, p.scan, p.live2 = "", "", newStepScan(0, nil, ""), nil, nil
+	p.picker, p.unfilteredAt = facetPicker{}, -1
 	p.search.Clear()
 	p.list.SetLen(src.Len())
 	if live {
@@ -269,6 +278,7 @@ func (p *Timeline) Loading(runID, title string) {
 	p.bump()
 	p.runID, p.title, p.src, p.loading = runID, title, NewStepSlice(nil), true
 	p.facet, p.curFacet, p.cur, p.scan, p.live2 = "", "", newStepScan(0, nil, ""), nil, nil
+	p.picker, p.unfilteredAt = facetPicker{}, -1
 	p.list.SetLen(0)
 }
 
@@ -360,6 +370,9 @@ func (p *Timeline) Paste(text string) Intent {
 func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 	p.bump()
 	km := p.env.Keys
+	if p.picker.on {
+		return p.pickerKey(msg) // timeline_picker.go
+	}
 	switch p.search.Key(msg, p.env) {
 	case searchChanged:
 		return p.rebuild(true)
@@ -378,23 +391,14 @@ func (p *Timeline) Key(msg tea.KeyPressMsg) Intent {
 		return redraw
 	}
 	if key.Matches(msg, km.StepFilter) {
-		p.facet = nextFacet(p.src.Facets().list(), p.facet).label
-		in := p.rebuild(false)
-		if p.follow {
-			p.list.Bottom()
-			in = p.selectIntent()
-		}
-		if p.scan != nil {
-			return redraw
-		}
-		return in
+		p.openPicker()
+		return redraw
 	}
 	if key.Matches(msg, km.Back) && p.facet != "" {
-		p.facet = ""
-		return p.rebuild(false)
+		return p.setFacet("")
 	}
 	if key.Matches(msg, km.Follow) {
-		p.follow = !p.follow
+		p.follow, p.pausedRun = !p.follow, ""
 		if p.follow {
 			p.fresh = 0
 			p.list.Bottom()
@@ -474,8 +478,12 @@ func (p *Timeline) View(focused bool) string {
 		}
 		body = append(body, p.search.Highlight(t, p.memoRow(t, st, i == p.list.Cursor, focused, inner)))
 	}
+	if p.picker.on {
+		body = p.pickerView(t, focused, inner, h-2)
+	}
 	n := p.src.Len()
 	switch {
+	case p.picker.on:
 	case p.loading:
 		body = append(body, t.Muted.Render("  loading steps…"))
 	case p.runID == "":
@@ -508,6 +516,8 @@ func (p *Timeline) View(focused bool) string {
 	}
 	if p.follow {
 		notes = append(notes, "following")
+	} else if p.paused() {
+		notes = append(notes, t.Warning.Render(p.pausedNote()))
 	}
 	if n > 0 {
 		// The steps are the shown agent's own, not its tree's.
@@ -539,7 +549,9 @@ func (p *Timeline) row(t *Theme, st store.Step, selected, focused bool, w int) s
 	if st.Pending { // a placeholder: folded rows carry no call, a turn in flight its running one
 		decision = "… " + decision
 	}
-	textW := max(w-4-1-6-6-2-textfmt.Width(retry)-1, 8)
+	// The retry mark takes its room from the text, never from the columns
+	// after it: tokens and latency stay in line in every row.
+	textW := max(max(w-4-1-6-6-2-1, 8)-textfmt.Width(retry), 1)
 	text := decision
 	if tool != "" {
 		text = decision + " · " + tool
