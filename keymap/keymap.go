@@ -32,7 +32,10 @@ type KeyMap struct {
 	Summary key.Binding // the run summary overlay (Runs, Agents: the selected run)
 
 	Approve key.Binding
-	Deny    key.Binding
+	// ApproveAlways approves and takes what the agent offers to allow from
+	// then on (Claude Code's "don't ask again"), where it offers something.
+	ApproveAlways key.Binding
+	Deny          key.Binding
 	// DenyReason denies (an approval) or cancels (a plan) with a reason
 	// typed first, where the format carries one to the agent.
 	DenyReason key.Binding
@@ -102,14 +105,15 @@ func Default() KeyMap {
 		Follow:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow new steps (timeline, step)")),
 		Summary: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "run summary")),
 
-		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
-		Deny:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
-		DenyReason: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny, saying why")),
-		Answer:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
-		Revise:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
-		Confirm:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
-		Cancel:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
-		Decided:    key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
+		Approve:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		ApproveAlways: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "approve, and always allow what the agent offers")),
+		Deny:          key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny / cancel plan")),
+		DenyReason:    key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "deny, saying why")),
+		Answer:        key.NewBinding(key.WithKeys("e"), key.WithHelp("e/enter", "answer a question")),
+		Revise:        key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise a plan")),
+		Confirm:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
+		Cancel:        key.NewBinding(key.WithKeys("n"), key.WithHelp("n/esc", "cancel")),
+		Decided:       key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "waiting ⇄ decided")),
 
 		NextWaiting: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "oldest waiting (in Approvals: next), and back")),
 
@@ -154,7 +158,7 @@ func (k KeyMap) Groups() []Group {
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Sort, k.Follow, k.Summary}},
 		{"Search, open, copy", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.StepFilter, k.Page, k.Edit, k.PagePrompt, k.Copy, k.CopyPrompt}},
-		{"Approvals", []key.Binding{k.Approve, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
+		{"Approvals", []key.Binding{k.Approve, k.ApproveAlways, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Command, k.Help, k.Quit, k.ForceQuit}},
 	}
 }

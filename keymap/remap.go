@@ -21,7 +21,7 @@ func (k *KeyMap) actions() map[string]*key.Binding {
 		"up": &k.Up, "down": &k.Down, "top": &k.Top, "bottom": &k.Bottom,
 		"page_up": &k.PageUp, "page_down": &k.PageDown, "open": &k.Open, "back": &k.Back,
 		"filter": &k.Filter, "sort": &k.Sort, "follow": &k.Follow, "summary": &k.Summary,
-		"approve": &k.Approve, "deny": &k.Deny, "deny_reason": &k.DenyReason, "answer": &k.Answer, "revise": &k.Revise,
+		"approve": &k.Approve, "approve_always": &k.ApproveAlways, "deny": &k.Deny, "deny_reason": &k.DenyReason, "answer": &k.Answer, "revise": &k.Revise,
 		"confirm": &k.Confirm, "cancel": &k.Cancel, "decided": &k.Decided, "next_waiting": &k.NextWaiting,
 		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "step_filter": &k.StepFilter,
 		"page": &k.Page, "edit": &k.Edit, "page_prompt": &k.PagePrompt, "copy": &k.Copy, "copy_prompt": &k.CopyPrompt,

@@ -29,16 +29,16 @@ func TestEveryHelpKeyHasAnAction(t *testing.T) {
 
 func TestRemapRebindsAndRelabels(t *testing.T) {
 	k := Default()
-	if err := k.Remap(map[string][]string{"approve": {"A"}, "next_waiting": {"ctrl+w", "W"}}); err != nil {
+	if err := k.Remap(map[string][]string{"approve": {"Y"}, "next_waiting": {"ctrl+w", "W"}}); err != nil {
 		t.Fatal(err)
 	}
-	if !key.Matches(tea.KeyPressMsg{Code: 'A', Text: "A"}, k.Approve) || key.Matches(tea.KeyPressMsg{Code: 'a', Text: "a"}, k.Approve) {
-		t.Fatal("approve is not on A alone")
+	if !key.Matches(tea.KeyPressMsg{Code: 'Y', Text: "Y"}, k.Approve) || key.Matches(tea.KeyPressMsg{Code: 'a', Text: "a"}, k.Approve) {
+		t.Fatal("approve is not on Y alone")
 	}
 	if h := k.NextWaiting.Help(); h.Key != "ctrl+w/W" || !strings.Contains(h.Desc, "oldest waiting") {
 		t.Fatalf("help = %+v", h)
 	}
-	if !strings.Contains(k.MarkdownTable(), "| `A` | approve | Approvals | `approve` |") {
+	if !strings.Contains(k.MarkdownTable(), "| `Y` | approve | Approvals | `approve` |") {
 		t.Fatalf("the key table does not show the remap:\n%s", k.MarkdownTable())
 	}
 }

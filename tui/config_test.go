@@ -14,24 +14,24 @@ import (
 // Remapped keys act, and the help overlay and the footer name them.
 func TestRemappedKeysActAndShow(t *testing.T) {
 	k := keymap.Default()
-	if err := k.Remap(map[string][]string{"approve": {"A"}, "help": {"f1"}}); err != nil {
+	if err := k.Remap(map[string][]string{"approve": {"Y"}, "help": {"f1"}}); err != nil {
 		t.Fatal(err)
 	}
 	d := newDriver(t, 200, 60, func(o *Options) { o.Look.Keys = &k })
 	d.send(tea.KeyPressMsg{Code: tea.KeyF1})
 	d.contains("Help · keys")
-	if !regexp.MustCompile(`\bA +approve`).MatchString(d.screen()) || !regexp.MustCompile(`\bf1 +help`).MatchString(d.screen()) {
+	if !regexp.MustCompile(`\bY +approve`).MatchString(d.screen()) || !regexp.MustCompile(`\bf1 +help`).MatchString(d.screen()) {
 		t.Fatalf("the help overlay does not show the remapped keys:\n%s", d.screen())
 	}
 	d.send(tea.KeyPressMsg{Code: tea.KeyF1})
 	onRequest(t, d, approval2)
-	d.contains("A approve")
+	d.contains("Y approve")
 	d.press("a")
 	if d.m.approvals.Capturing() {
-		t.Fatal("a still approves after approve was moved to A")
+		t.Fatal("a still approves after approve was moved to Y")
 	}
 	d.advance(time.Second)
-	d.press("A")
+	d.press("Y")
 	d.contains("Approve write CHANGELOG.md?")
 }
 

@@ -47,6 +47,7 @@ type Approvals struct {
 	guard    Guard
 	mode     queueMode
 	verdict  store.Verdict // the verdict being confirmed
+	always   bool          // the approval being confirmed takes the request's always-allow
 	input    textinput.Model
 	scroll   int // content scroll
 	contentH int // content lines shown
@@ -280,7 +281,9 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		switch {
 		case key.Matches(msg, km.Confirm):
 			p.mode = browsing
-			return p.decide(it, p.verdict, "")
+			in := p.decide(it, p.verdict, "")
+			in.Decision.Always = p.always && p.verdict == store.VerdictApprove
+			return in
 		case key.Matches(msg, km.Cancel), key.Matches(msg, km.Back):
 			p.mode = browsing
 			p.say(true, "not decided")
@@ -349,13 +352,20 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		return Intent{}
 	}
 	var verdict store.Verdict
-	answer, reason := false, false
+	answer, reason, always := false, false, false
 	kind := it.Req.Kind
 	switch {
 	case key.Matches(msg, km.DenyReason) && kind == store.Approval:
 		verdict, reason = store.VerdictDeny, true
 	case key.Matches(msg, km.DenyReason) && kind == store.Plan:
 		verdict, reason = store.VerdictCancel, true
+	case key.Matches(msg, km.ApproveAlways) && kind == store.Approval:
+		if it.Req.AlwaysAllow == "" {
+			p.say(false, "%s also allows what the agent offers from now on; this request offers nothing: %s approves it once",
+				km.ApproveAlways.Help().Key, km.Approve.Help().Key)
+			return redraw
+		}
+		verdict, always = store.VerdictApprove, true
 	case key.Matches(msg, km.Approve) && kind != store.Question:
 		verdict = store.VerdictApprove
 	case key.Matches(msg, km.Deny) && kind == store.Approval:
@@ -398,7 +408,7 @@ func (p *Approvals) Key(msg tea.KeyPressMsg) Intent {
 		p.input.Placeholder = "what to change in the plan"
 		p.input.Focus()
 	default:
-		p.mode, p.verdict = confirming, verdict
+		p.mode, p.verdict, p.always = confirming, verdict, always
 	}
 	p.status = ""
 	return redraw

@@ -61,6 +61,9 @@ func (p *Approvals) footerLines(t *Theme, it ApprovalItem, w int, now time.Time)
 		q := fmt.Sprintf("%s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Key().String()))
 		if r.Kind == store.Approval {
 			q = fmt.Sprintf("%s %s %s? ", strings.ToUpper(v[:1])+v[1:], sanitize.Line(r.Act), sanitize.Line(r.Target))
+			if p.always {
+				q = fmt.Sprintf("Approve %s %s, and from now on %s? ", sanitize.Line(r.Act), sanitize.Line(r.Target), sanitize.Line(r.AlwaysAllow))
+			}
 		}
 		answer := t.hints(km.ConfirmHints())
 		return []string{t.Warning.Render(textfmt.Cut(q, w-textfmt.Width(answer))) + answer}

@@ -134,6 +134,16 @@ func describe(it ApprovalItem, w int) (head, content []styledLine) {
 	case store.Approval:
 		head = append(head, one(roleBold, textfmt.Cut(fmt.Sprintf("%s %s", strings.ToUpper(sanitize.Line(r.Act)), sanitize.Line(r.Target)), w)))
 		head = append(head, one(roleMuted, textfmt.Cut(asker, w)))
+		if f := r.For; f.RunID != "" {
+			link := "for " + sanitize.Line(f.Format) + " run " + sanitize.Line(f.RunID)
+			if f.CallID != "" {
+				link += " · call " + sanitize.Line(f.CallID)
+			}
+			head = append(head, one(roleMuted, textfmt.Cut(link, w)))
+		}
+		if r.AlwaysAllow != "" && r.Waits() {
+			head = append(head, one(roleMuted, textfmt.Cut("A also allows from now on: "+sanitize.Line(r.AlwaysAllow), w)))
+		}
 		if r.HasContent {
 			label := fmt.Sprintf("content (%s bytes):", textfmt.Thousands(r.ContentBytes))
 			if r.Act == "write" {
