@@ -137,7 +137,7 @@ func drawFrames(tmp string) ([]frame, error) {
 		{"step", 100, 30, func(m *tui.Model) string { return m.RenderPane(3, 100, 30) }},
 		{"drift", 110, 20, func(m *tui.Model) string { return m.RenderPane(4, 110, 20) }},
 		{"approvals", 100, 30, func(m *tui.Model) string { return m.RenderPane(5, 100, 30) }},
-		{"help", 120, 32, func(m *tui.Model) string {
+		{"help", 120, 40, func(m *tui.Model) string {
 			m.Settle(key("?"), wait)
 			defer m.Settle(key("?"), wait)
 			return m.Render()
