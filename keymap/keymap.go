@@ -6,6 +6,7 @@ package keymap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -153,7 +154,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // Groups are the help overlay's columns, each with a title.
 func (k KeyMap) Groups() []Group {
-	return []Group{
+	gs := []Group{
 		{"Panes", append([]key.Binding{k.NextPane, k.PrevPane, k.Zoom}, k.Pane[:]...)},
 		{"Move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Open, k.Back}},
 		{"Runs & timeline", []key.Binding{k.Sort, k.Follow, k.Summary}},
@@ -161,6 +162,11 @@ func (k KeyMap) Groups() []Group {
 		{"Approvals", []key.Binding{k.Approve, k.ApproveAlways, k.Deny, k.DenyReason, k.Answer, k.Revise, k.Confirm, k.Cancel, k.Decided, k.NextWaiting}},
 		{"vigil", []key.Binding{k.Command, k.Help, k.Quit, k.ForceQuit}},
 	}
+	// A binding a config left with no key is off: not listed.
+	for i := range gs {
+		gs[i].Bindings = slices.DeleteFunc(gs[i].Bindings, func(b key.Binding) bool { return !b.Enabled() })
+	}
+	return gs
 }
 
 // Hint is a binding as one place on screen offers it: the binding's own key

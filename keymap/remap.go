@@ -86,11 +86,51 @@ func (k *KeyMap) Remap(m map[string][]string) error {
 		}
 		*b = key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(keys, "/"), b.Help().Desc))
 	}
+	yieldDefaults(acts, m)
 	if err := next.conflicts(m); err != nil {
 		return err
 	}
 	*k = next
 	return nil
+}
+
+// yielding are the actions added after configs were written with their
+// default keys on other actions: such a config keeps working (approve =
+// "A", from before A meant approve-always), and the newer action gives the
+// key up. Every other default key a config takes is a conflict it is told.
+var yielding = map[string]bool{"approve_always": true}
+
+// yieldDefaults takes from the yielding actions the user left as they were
+// the keys the user gave other actions, where both would act in the same
+// place. An action left with no key is off.
+func yieldDefaults(acts map[string]*key.Binding, remapped map[string][]string) {
+	takenBy := map[string]string{}
+	for n, keys := range remapped {
+		for _, kk := range keys {
+			takenBy[kk] = n
+		}
+	}
+	for n, b := range acts {
+		if _, mine := remapped[n]; mine || !yielding[n] {
+			continue
+		}
+		var keep []string
+		for _, kk := range b.Keys() {
+			if by, ok := takenBy[kk]; ok && typing[by] == typing[n] && !allowedPair(by, n) {
+				continue
+			}
+			keep = append(keep, kk)
+		}
+		if len(keep) == len(b.Keys()) {
+			continue
+		}
+		desc := b.Help().Desc
+		if len(keep) == 0 {
+			*b = key.NewBinding(key.WithDisabled(), key.WithHelp("", desc))
+			continue
+		}
+		*b = key.NewBinding(key.WithKeys(keep...), key.WithHelp(strings.Join(keep, "/"), desc))
+	}
 }
 
 // conflicts finds a key two actions answer to in the same place.

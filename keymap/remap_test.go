@@ -71,3 +71,21 @@ func TestRemapErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A config from before A meant approve-always (approve = "A", docs/config.md's
+// example) keeps working: approve takes A, approve-always gives it up.
+func TestOlderConfigTakesANewerDefaultsKey(t *testing.T) {
+	k := Default()
+	if err := k.Remap(map[string][]string{"approve": {"A"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !key.Matches(tea.KeyPressMsg{Code: 'A', Text: "A"}, k.Approve) || key.Matches(tea.KeyPressMsg{Code: 'A', Text: "A"}, k.ApproveAlways) {
+		t.Fatal("A is not approve's alone")
+	}
+	if k.ApproveAlways.Enabled() {
+		t.Error("approve-always kept a key")
+	}
+	if err := k.Remap(map[string][]string{"approve_always": {"Z"}}); err != nil || !key.Matches(tea.KeyPressMsg{Code: 'Z', Text: "Z"}, k.ApproveAlways) {
+		t.Errorf("approve-always on Z: %v", err)
+	}
+}
