@@ -580,6 +580,7 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 		return nil
 	}
 	m.st.agent.set(msg.runID, msg.ranged, msg.index, msg.facets, msg.winLo, msg.steps, msg.samples, msg.calls)
+	m.st.agent.policyOnly = msg.policyOnly
 	live := false
 	if _, ok := m.st.model.Run(msg.runID); ok {
 		st := m.st.model.State(msg.runID, m.now())
@@ -601,7 +602,7 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	st, ok := m.timeline.Selected()
 	if !ok {
 		m.detailWant = 0
-		m.detail.Set(nil)
+		m.detail.Set(m.st.agent.policyOnly) // nil, but for a run with policy events and no step
 		return nil
 	}
 	rev := m.stepRev(st)

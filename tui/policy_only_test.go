@@ -1,0 +1,43 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/vigil-run/vigil/store"
+	"github.com/vigil-run/vigil/store/ioharness/harness"
+)
+
+// A run deferred at its provider check: authorize_provider
+// (src/run/gate.rs) writes the pending row at step 0 (put_pending), records
+// PolicyEvent::decision(0, "net", target, "defer", "approver")
+// (record_event) and finishes awaiting_approval before any step is
+// committed. The timeline has no row; the step pane shows step 0 as not
+// committed, with its policy event.
+func TestStepPaneShowsPolicyOnlyStep(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.sqlite3")
+	w, err := harness.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const host = "api.example.com:443"
+	run, _ := w.StartRun(ctx, "Summarise the changelog", "/work")
+	if _, err := w.PutPending(ctx, run, 0, "net", host, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RecordPolicyEvent(ctx, store.PolicyEvent{RunID: run, Step: 0, Kind: store.PolicyDecision, Act: "net", Target: host,
+		Decision: store.PolicyDefer, Source: "approver"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.FinishRun(ctx, run, store.OutcomeAwaitingApproval); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	d := openDriver(t, path, 120, 40)
+	d.press("3")
+	d.contains("no steps: the run committed none", "4 Step 0", "step 0 · not committed yet",
+		"no step committed: the run recorded policy events at step 0", "── Policy (1)", "defer: net "+host+" (approver)")
+}
