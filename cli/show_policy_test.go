@@ -58,7 +58,7 @@ func TestShowPolicyEventsOfUncommittedSteps(t *testing.T) {
 	r = h.run("show", ran, "--store", path)
 	r.wantCode(t, 0)
 	contains(t, r.stdout, "policy events (2)")
-	if !regexp.MustCompile(`(?m)^\s+0\s+approve\s+net\s+` + regexp.QuoteMeta(host) + `\s+approver\s+step not committed$`).MatchString(r.stdout) ||
+	if !regexp.MustCompile(`(?m)^\s+0\s+approve\s+net\s+`+regexp.QuoteMeta(host)+`\s+approver\s+step not committed$`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^\s+1\s+refused \(rule no-secrets\)\s+write\s+secrets/k\s*$`).MatchString(r.stdout) {
 		t.Errorf("show does not list both events at their steps:\n%s", r.stdout)
 	}
