@@ -735,10 +735,10 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 func (m *Model) afterChanges(ch *store.Changes, found bool) tea.Cmd {
 	if ch.More || m.again {
 		m.again = false
-		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing())
+		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing(), m.policyOnlyAfter(ch))
 	}
 	m.ack(found)
-	return m.wantDetailIfFollowing()
+	return tea.Batch(m.wantDetailIfFollowing(), m.policyOnlyAfter(ch))
 }
 
 // ack tells the watcher the refresh is done and whether it found anything.

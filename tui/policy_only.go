@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -36,4 +38,25 @@ func readPolicyOnly(ctx context.Context, src store.Source, runID string) (*store
 	d := &store.StepDetail{Step: store.Step{RunID: runID, Number: lo, Pending: true, TokensUnknown: true,
 		Decision: "no step committed: the run recorded policy events at " + at}, Policy: evs}
 	return d, nil
+}
+
+// policyOnlyAfter reads the shown agent again when it has no step rows and
+// a refresh names its run or one of its requests: the policy event of a
+// deferred provider check comes with the request, before the run stops.
+func (m *Model) policyOnlyAfter(ch *store.Changes) tea.Cmd {
+	a := &m.st.agent
+	if !a.loaded || a.index == nil || a.index.Len() > 0 || !m.src.Capabilities().Has(store.CapPolicy) {
+		return nil
+	}
+	for _, r := range ch.Runs {
+		if r.ID == a.id {
+			return m.reloadAgent()
+		}
+	}
+	for _, q := range ch.Requests {
+		if q.RunID == a.id {
+			return m.reloadAgent()
+		}
+	}
+	return nil
 }

@@ -24,6 +24,11 @@ func TestStepPaneShowsPolicyOnlyStep(t *testing.T) {
 	}
 	const host = "api.example.com:443"
 	run, _ := w.StartRun(ctx, "Summarise the changelog", "/work")
+	// The explorer is open on the run from its start: the event and the
+	// pause come while it is shown.
+	d := openDriver(t, path, 120, 40)
+	d.press("3")
+	d.lacks("── Policy")
 	if _, err := w.PutPending(ctx, run, 0, "net", host, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -35,9 +40,7 @@ func TestStepPaneShowsPolicyOnlyStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-
-	d := openDriver(t, path, 120, 40)
-	d.press("3")
+	d.refresh()
 	d.contains("no steps: the run committed none", "4 Step 0", "step 0 · not committed yet",
 		"no step committed: the run recorded policy events at step 0", "── Policy (1)", "defer: net "+host+" (approver)")
 }
