@@ -571,6 +571,9 @@ func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 		j.Edits = append(j.Edits, je)
 	}
 	for _, p := range d.Policy {
+		if p.Step != d.Number {
+			continue // an event before the first step: the run's policy_events has it at its step
+		}
 		j.PolicyEvents = append(j.PolicyEvents, policyEventJSON(p))
 	}
 	for _, c := range d.ProviderCalls {
