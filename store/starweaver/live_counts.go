@@ -30,13 +30,14 @@ const checkpointPayloadPath = `CASE WHEN json_valid(record) AND json_type(record
 	END END`
 
 // checkpointCounts reads a run's count from its checkpoints: ok is false
-// when it has none. The records are read in SQL (a checkpoint holds the
-// whole message history).
+// when it has none. Only the newest record is read, in SQL (a checkpoint
+// holds the whole message history), picked by rowid from the key index
+// first: ordering the rows by rowid would read every one.
 func (s *Store) checkpointCounts(ctx context.Context, session, runID string) (a agg, ok bool, err error) {
 	var steps, tokens sql.NullInt64
 	err = s.eachRow(ctx, `SELECT (SELECT MAX(sequence_no) FROM checkpoint_records WHERE session_id = ? AND run_id = ?),
 		(SELECT json_extract(record, `+checkpointPayloadPath+` || '.state.usage.total_tokens') FROM checkpoint_records
-			WHERE session_id = ? AND run_id = ? ORDER BY rowid DESC LIMIT 1)`,
+			WHERE rowid = (SELECT MAX(rowid) FROM checkpoint_records WHERE session_id = ? AND run_id = ?))`,
 		[]any{session, runID, session, runID}, func(r *sql.Rows) error { return r.Scan(&steps, &tokens) })
 	return agg{steps: int(steps.Int64), tokens: tokens.Int64}, steps.Valid, err
 }
