@@ -248,6 +248,10 @@ type jsonShow struct {
 	Drift     jsonDrift      `json:"drift"`
 	Requests  []jsonRequest  `json:"requests"`
 	Decisions []jsonDecision `json:"decisions"` // the tree's decided requests
+
+	// PolicyEvents are every policy event of the run, at its step, the
+	// steps never committed too (show_policy.go).
+	PolicyEvents []jsonRunPolicyEvent `json:"policy_events"`
 }
 
 // writeJSON writes v indented, with every character a terminal could act
@@ -567,8 +571,10 @@ func stepJSON(st store.Step, d *store.StepDetail) jsonStep {
 		j.Edits = append(j.Edits, je)
 	}
 	for _, p := range d.Policy {
-		j.PolicyEvents = append(j.PolicyEvents, jsonPolicyEvent{Kind: string(p.Kind), Act: p.Act, Target: p.Target, Rule: str(p.Rule),
-			Layer: str(p.Layer), Decision: str(string(p.Decision)), Source: str(p.Source), Performed: str(p.Performed)})
+		if p.Step != d.Number {
+			continue // an event before the first step: the run's policy_events has it at its step
+		}
+		j.PolicyEvents = append(j.PolicyEvents, policyEventJSON(p))
 	}
 	for _, c := range d.ProviderCalls {
 		j.ProviderCalls = append(j.ProviderCalls, jsonProviderCall{Attempt: c.Attempt, Provider: c.Provider, Model: str(c.Model),
@@ -646,3 +652,8 @@ func (rd *reading) requestJSON(q store.Request) jsonRequest {
 
 // requestKey is the typed key the decision commands take: approval:12.
 func requestKey(k store.RequestKey) string { return k.Kind.String() + ":" + k.ID }
+
+func policyEventJSON(p store.PolicyEvent) jsonPolicyEvent {
+	return jsonPolicyEvent{Kind: string(p.Kind), Act: p.Act, Target: p.Target, Rule: str(p.Rule),
+		Layer: str(p.Layer), Decision: str(string(p.Decision)), Source: str(p.Source), Performed: str(p.Performed)}
+}

@@ -29,6 +29,7 @@ type shown struct {
 	samples   []store.ContextSample
 	requests  []store.Request // open requests of the tree
 	decided   []store.DecisionRecord
+	policy    []store.PolicyEvent // every policy event of the run (show_policy.go)
 }
 
 func noSuchRun(src store.Source, id string) error {
@@ -49,6 +50,9 @@ func (a *app) loadShown(ctx context.Context, src store.Source, id string) (*show
 		return nil, err
 	}
 	if sh.samples, err = src.ContextSamples(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := sh.loadPolicy(ctx, src); err != nil {
 		return nil, err
 	}
 	sh.requests = rd.openRequests(func(runID string) bool { return rd.md.Within(runID, id) })
@@ -104,6 +108,7 @@ func (sh *shown) json() jsonShow {
 	for _, d := range sh.decided {
 		out.Decisions = append(out.Decisions, rd.decisionJSON(d))
 	}
+	out.PolicyEvents = sh.policyJSON()
 	return out
 }
 
@@ -121,6 +126,7 @@ func (sh *shown) writeJSON(w io.Writer) error {
 	d.field("drift", sh.drift())
 	d.list("requests", len(sh.requests), func(i int) any { return rd.requestJSON(sh.requests[i]) })
 	d.list("decisions", len(sh.decided), func(i int) any { return rd.decisionJSON(sh.decided[i]) })
+	d.field("policy_events", sh.policyJSON())
 	return d.close()
 }
 
@@ -314,6 +320,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 		}
 		t.write(w, "  ")
 	}
+	policyText(w, sh)
 
 	d := runmodel.ComputeDrift(sh.samples)
 	head := fmt.Sprintf("\ncontext (%d turns", d.Turns)
@@ -540,6 +547,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 		}
 		mdTable(w, []string{"Step", "Decision", "Tool call", "Tokens", "Retries"}, rows)
 	}
+	policyMarkdown(w, sh)
 
 	fmt.Fprintf(w, "## Context\n\n")
 	d := runmodel.ComputeDrift(sh.samples)

@@ -302,6 +302,10 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		old = m.slots[s]
 	}
 	switch {
+	case r.CountsWhole:
+		// The format counted the open run itself: its counts replace ours,
+		// and rows waiting for a count are in them.
+		delete(m.pendingStats, r.ID)
 	case old != nil && r.Summary == nil && old.Summary != nil:
 		// The summary the counts came from no longer holds (a resume
 		// reopened the run): its steps are counted again.
@@ -322,7 +326,7 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 	case r.Summary != nil && !r.StatsKnown:
 		// Finished, its counts left to RunStats.
 		c.Recount = append(c.Recount, r.ID)
-	case r.Summary != nil:
+	case r.Summary != nil, r.CountsWhole:
 		through = countedAll
 	case old == nil:
 		// A run born after the cursor: every step it has will come

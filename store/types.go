@@ -46,6 +46,11 @@ type Run struct {
 	Steps      int
 	Tokens     int64
 	StatsKnown bool
+	// CountsWhole says Steps and Tokens of this open run are its whole
+	// count as the format reads it now (Starweaver counts a live run from
+	// its checkpoints): a reader takes them in place of its own and adds
+	// no timeline rows to them.
+	CountsWhole bool
 
 	// Lease is who drives the run now, when the store records leases.
 	Lease *Lease

@@ -70,6 +70,9 @@ type agentView struct {
 	facets   *views.StepFacets
 	samples  *sampleLog
 	calls    map[int]map[int64]store.ProviderCall // provider attempts by step, by row: they time its steps
+	// policyOnly is the step pane of a run with no step rows but policy
+	// events (policy_only.go); nil otherwise.
+	policyOnly *store.StepDetail
 }
 
 // want starts showing an agent whose rows are on their way.

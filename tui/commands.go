@@ -166,7 +166,9 @@ type agentMsg struct {
 	steps   []store.Step
 	samples []store.ContextSample
 	calls   []store.ProviderCall
-	err     error
+	// policyOnly: the run has no step rows but policy events (policy_only.go).
+	policyOnly *store.StepDetail
+	err        error
 }
 
 func loadAgent(src source, runID string) tea.Cmd {
@@ -185,6 +187,11 @@ func loadAgent(src source, runID string) tea.Cmd {
 				return m
 			}
 			if m.calls, m.err = src.ProviderCalls(ctx, runID); m.err != nil {
+				return m
+			}
+		}
+		if len(m.steps) == 0 && (m.index == nil || m.index.Len() == 0) {
+			if m.policyOnly, m.err = readPolicyOnly(ctx, src.Source, runID); m.err != nil {
 				return m
 			}
 		}

@@ -588,6 +588,7 @@ func (m *Model) onAgent(msg agentMsg) tea.Cmd {
 		return nil
 	}
 	m.st.agent.set(msg.runID, msg.ranged, msg.index, msg.facets, msg.winLo, msg.steps, msg.samples, msg.calls)
+	m.st.agent.policyOnly = msg.policyOnly
 	live := false
 	if _, ok := m.st.model.Run(msg.runID); ok {
 		st := m.st.model.State(msg.runID, m.now())
@@ -609,7 +610,7 @@ func (m *Model) wantDetail(now bool) tea.Cmd {
 	st, ok := m.timeline.Selected()
 	if !ok {
 		m.detailWant = 0
-		m.detail.Set(nil)
+		m.detail.Set(m.st.agent.policyOnly) // nil, but for a run with policy events and no step
 		return nil
 	}
 	rev := m.stepRev(st)
@@ -742,10 +743,10 @@ func (m *Model) onChanges(msg changesMsg) tea.Cmd {
 func (m *Model) afterChanges(ch *store.Changes, found bool) tea.Cmd {
 	if ch.More || m.again {
 		m.again = false
-		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing())
+		return tea.Batch(m.askRefresh(), m.wantDetailIfFollowing(), m.policyOnlyAfter(ch))
 	}
 	m.ack(found)
-	return m.wantDetailIfFollowing()
+	return tea.Batch(m.wantDetailIfFollowing(), m.policyOnlyAfter(ch))
 }
 
 // ack tells the watcher the refresh is done and whether it found anything.

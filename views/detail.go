@@ -375,6 +375,9 @@ func detailLinesFor(d *store.StepDetail, w int, o detailOpts) []styledLine {
 			if e.Rule != "" {
 				line += fmt.Sprintf(" (rule %s, layer %s)", e.Rule, e.Layer)
 			}
+			if e.Step != d.Number { // before the first step, which has no row of its own
+				line = fmt.Sprintf("step %d · %s", e.Step, line)
+			}
 			r := roleText
 			if e.Kind == store.PolicyRefusal || e.Decision == store.PolicyDeny {
 				r = roleBad

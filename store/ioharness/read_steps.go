@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -257,6 +258,14 @@ func (s *Store) stepExtras(ctx context.Context, run int64, d *store.StepDetail) 
 	return nil
 }
 
+// firstStepNumber is the number of a run's first step. Step 0 is before it and
+// never gets a row: io-harness's authorize_provider (src/run/gate.rs)
+// checks the provider's host there, and a deferred answer stops the run
+// with its policy event written and no step committed. The first step's
+// detail carries those events too (each keeps its own Step), so the step
+// pane shows them once the run has a step.
+const firstStepNumber = 1
+
 // stepExtra is what other tables hold about a run's steps, by step number.
 type stepExtra struct {
 	turns  map[int]sql.NullString
@@ -297,6 +306,9 @@ func (x *stepExtra) fill(d *store.StepDetail) {
 		}
 	}
 	d.Observations, d.Edits, d.Policy, d.ProviderCalls = x.obs[n], x.edits[n], x.policy[n], x.calls[n]
+	if n == firstStepNumber && len(x.policy[0]) > 0 {
+		d.Policy = append(slices.Clip(x.policy[0]), x.policy[n]...)
+	}
 	for _, c := range x.cutSide[n] {
 		cutField(d, c.name, c.size)
 	}
@@ -403,6 +415,13 @@ func (s *Store) extras(ctx context.Context, run int64, step int) (*stepExtra, er
 	pol, err := s.policyEvents(ctx, run, step)
 	if err != nil {
 		return nil, err
+	}
+	if step == firstStepNumber {
+		before, err := s.policyEvents(ctx, run, 0)
+		if err != nil {
+			return nil, err
+		}
+		pol = append(before, pol...)
 	}
 	for _, p := range pol {
 		x.policy[p.Step] = append(x.policy[p.Step], p)

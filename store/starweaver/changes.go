@@ -549,6 +549,9 @@ func (s *Store) changedRuns(ctx context.Context, c *Cursor, ch *store.Changes, t
 		x := byID[r.ID]
 		if r.Summary == nil && !r.Status.Ended() {
 			c.open.Set(r.ID, x.sig)
+			if err := s.countOpen(ctx, &r, tops["stream_records"]); err != nil {
+				return err
+			}
 		} else {
 			c.open.Delete(r.ID)
 			c.tails.Delete(r.ID)

@@ -643,11 +643,15 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	}
 	out := make(map[string]store.RunStats, len(ids))
 	for _, id := range ids {
-		a, err := s.countRun(ctx, id, through)
+		a, whole, err := s.liveCount(ctx, id, through)
 		if err != nil {
 			return nil, err
 		}
-		out[id] = store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through, Provider: a.provider}
+		st := store.RunStats{Steps: a.steps, Tokens: a.tokens, Through: through, Provider: a.provider}
+		if whole {
+			st.Through = wholeThrough
+		}
+		out[id] = st
 	}
 	return out, nil
 }
