@@ -13,7 +13,7 @@ import (
 // writes its tokens as 0: run_from in src/run/step.rs,
 // usage.map(total_tokens).unwrap_or(0)) keeps the known sum and says how
 // many steps it leaves out: in runs and show as text, and in --json as
-// *_tokens_unreported beside the sum.
+// *_tokens_unreported beside the sum; tail's last line says it too.
 func TestRunTokensUnreportedTextAndJSON(t *testing.T) {
 	t.Parallel()
 	p := fixtureStore(t)
@@ -32,7 +32,13 @@ func TestRunTokensUnreportedTextAndJSON(t *testing.T) {
 	if err := w.CheckpointStep(ctx, quiet, twin.StepRecord{Step: 1, Decision: "no usage either", Result: "ok"}); err != nil {
 		t.Fatal(err)
 	}
-	r := newHarness(t).run("show", "4", "--store", p)
+	if err := w.CheckpointStep(ctx, "3", twin.StepRecord{Step: 2, Decision: "no usage on the paused run", Result: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	r := newHarness(t).run("tail", "3", "--store", p)
+	r.wantCode(t, ExitPaused)
+	contains(t, r.stdout, "; 2 steps, 1.1k tokens + 1 step not reported)\n")
+	r = newHarness(t).run("show", "4", "--store", p)
 	r.wantCode(t, 0)
 	contains(t, r.stdout,
 		"  tokens     agent 10,900 + 1 step not reported, tree 23,000 + 1 step not reported\n",
