@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-run/vigil/internal/sanitize"
+	"github.com/vigil-run/vigil/runmodel"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -77,6 +78,11 @@ type jsonRun struct {
 	// Recovery is the tool call the run's driver died in the middle of,
 	// which a resume will not repeat until a person decides it.
 	Recovery *jsonRecovery `json:"recovery"`
+
+	// *_tokens_unreported: how many counted steps had no reported token
+	// count (*_tokens is the sum of the others, null when none had one).
+	AgentUnreported *int `json:"agent_tokens_unreported"`
+	TreeUnreported  *int `json:"tree_tokens_unreported"`
 }
 
 type jsonRetry struct {
@@ -445,7 +451,7 @@ func (rd *reading) runJSON(id string) jsonRun {
 type runScratch struct {
 	parent, status, outcome, workspace, provider, turnKind, started, finished string
 	success                                                                   bool
-	agentSteps, treeSteps                                                     int
+	agentSteps, treeSteps, agentUnreported, treeUnreported                    int
 	agentTokens, treeTokens, durationMS                                       int64
 }
 
@@ -456,6 +462,15 @@ func strIn(slot *string, v string) *string {
 	}
 	*slot = v
 	return slot
+}
+
+// countedTokens is a known count's token sum kept in slot: nil when every
+// step it counted had none reported, as a step's own tokens are (knownTokens).
+func countedTokens(slot *int64, c runmodel.Counts) *int64 {
+	if c.Unreported > 0 && c.Tokens == 0 {
+		return nil
+	}
+	return ptrIn(slot, c.Tokens)
 }
 
 // ptrIn is ptr(v) kept in slot.
@@ -492,10 +507,12 @@ func (rd *reading) fillRunJSON(out *jsonRun, id string, sc *runScratch) {
 	}
 	j := out
 	if c := got.Own; c.Known {
-		j.AgentSteps, j.AgentTokens = ptrIn(&sc.agentSteps, c.Steps), ptrIn(&sc.agentTokens, c.Tokens)
+		j.AgentSteps, j.AgentUnreported = ptrIn(&sc.agentSteps, c.Steps), ptrIn(&sc.agentUnreported, c.Unreported)
+		j.AgentTokens = countedTokens(&sc.agentTokens, c)
 	}
 	if c := got.Tree; c.Known {
-		j.TreeSteps, j.TreeTokens = ptrIn(&sc.treeSteps, c.Steps), ptrIn(&sc.treeTokens, c.Tokens)
+		j.TreeSteps, j.TreeUnreported = ptrIn(&sc.treeSteps, c.Steps), ptrIn(&sc.treeUnreported, c.Unreported)
+		j.TreeTokens = countedTokens(&sc.treeTokens, c)
 	}
 	if sum := r.Summary; sum != nil {
 		j.Success = ptrIn(&sc.success, sum.Success)

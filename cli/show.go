@@ -279,7 +279,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 	}
 	agent, tree := md.Agent(sh.id), md.Tree(sh.id)
 	kv.add("steps", countsLine(stepsText(agent), stepsText(tree)))
-	kv.add("tokens", countsLine(tokensText(agent, textfmt.Thousands), tokensText(tree, textfmt.Thousands)))
+	kv.add("tokens", countsLine(tokensLine(agent), tokensLine(tree)))
 	if r.Provider != "" {
 		kv.add("provider", clean(r.Provider))
 	}
@@ -316,7 +316,7 @@ func (a *app) showText(w io.Writer, sh *shown) {
 			if n := len(st.Retries); n > 0 {
 				retries = strconv.Itoa(n)
 			}
-			t.add(strconv.Itoa(st.Number), dec, cleanCut(st.ToolCall, 56), textfmt.Thousands(st.Tokens), retries)
+			t.add(strconv.Itoa(st.Number), dec, cleanCut(st.ToolCall, 56), stepTokensCell(st), retries)
 		}
 		t.write(w, "  ")
 	}
@@ -506,9 +506,9 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 	}
 	agent, tree := md.Agent(sh.id), md.Tree(sh.id)
 	add("Agent steps", stepsText(agent))
-	add("Agent tokens", tokensText(agent, textfmt.Thousands))
+	add("Agent tokens", tokensLine(agent))
 	add("Tree steps", stepsText(tree))
-	add("Tree tokens", tokensText(tree, textfmt.Thousands))
+	add("Tree tokens", tokensLine(tree))
 	if r.Provider != "" {
 		add("Provider", mdCell(r.Provider))
 	}
@@ -542,7 +542,7 @@ func (a *app) showMarkdown(w io.Writer, sh *shown) {
 			for _, rt := range st.Retries {
 				retries = append(retries, mdCell(rt.Decision))
 			}
-			rows = append(rows, []string{strconv.Itoa(st.Number), dec, mdCode(st.ToolCall, true), textfmt.Thousands(st.Tokens),
+			rows = append(rows, []string{strconv.Itoa(st.Number), dec, mdCode(st.ToolCall, true), stepTokensCell(st),
 				strings.Join(retries, "<br>")})
 		}
 		mdTable(w, []string{"Step", "Decision", "Tool call", "Tokens", "Retries"}, rows)

@@ -306,7 +306,7 @@ func (t *tailer) last(e ending) (int, error) {
 	}
 	parts := []string{}
 	if own := t.md.Agent(r.ID); own.Known {
-		parts = append(parts, fmt.Sprintf("%d steps", own.Steps), textfmt.Tokens(own.Tokens)+" tokens")
+		parts = append(parts, fmt.Sprintf("%d steps", own.Steps), textfmt.TokensProse(own.Tokens, own.Unreported))
 	}
 	if d, ok := t.md.Duration(r.ID, t.a.now()); ok {
 		parts = append(parts, textfmt.Duration(d))
@@ -350,7 +350,7 @@ func (t *tailer) last(e ending) (int, error) {
 		}
 		line += strings.Join(parts, ", ")
 		if n, tree := t.md.Agents(r.ID), t.md.Tree(r.ID); n > 1 && tree.Known {
-			line += fmt.Sprintf("; whole tree: %d agents, %d steps, %s tokens", n, tree.Steps, textfmt.Tokens(tree.Tokens))
+			line += fmt.Sprintf("; whole tree: %d agents, %d steps, %s", n, tree.Steps, textfmt.TokensProse(tree.Tokens, tree.Unreported))
 		}
 		line += ")"
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -41,11 +42,34 @@ func stepsText(c runmodel.Counts) string {
 	return strconv.Itoa(c.Steps)
 }
 
+// A count with steps whose tokens were not reported says so: "12.3k+?"
+// in a cell, "?" when none was (textfmt.TokensPart).
 func tokensText(c runmodel.Counts, format func(int64) string) string {
-	if !c.Known {
+	switch {
+	case !c.Known:
 		return "-"
+	case c.Unreported == 0:
+		return format(c.Tokens)
+	case c.Tokens == 0:
+		return "?"
 	}
-	return format(c.Tokens)
+	return format(c.Tokens) + "+?"
+}
+
+// tokensLine is the count on a line of its own: "12,300 + 2 steps not
+// reported".
+func tokensLine(c runmodel.Counts) string {
+	switch {
+	case !c.Known:
+		return "-"
+	case c.Unreported == 0:
+		return textfmt.Thousands(c.Tokens)
+	case c.Tokens == 0:
+		return "not reported"
+	case c.Unreported == 1:
+		return textfmt.Thousands(c.Tokens) + " + 1 step not reported"
+	}
+	return fmt.Sprintf("%s + %d steps not reported", textfmt.Thousands(c.Tokens), c.Unreported)
 }
 
 // stateName is a state as the CLI prints it.

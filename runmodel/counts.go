@@ -1,5 +1,7 @@
 package runmodel
 
+import "github.com/vigil-run/vigil/store"
+
 // Counts are steps and tokens over one scope. Known is false while a count
 // in the scope is still on its way (then Steps and Tokens are a floor);
 // show it as unknown, never as the floor.
@@ -7,6 +9,9 @@ type Counts struct {
 	Steps  int
 	Tokens int64
 	Known  bool
+	// Unreported is how many steps in the scope had no reported token
+	// count: Tokens is the sum of the others, and says so (store.Run).
+	Unreported int
 }
 
 // sums are what is added up over trees, by age number.
@@ -26,7 +31,7 @@ func (m *Model) sums() (*forest, *sums) {
 	n := len(f.runs)
 	s := sums{tree: make([]Counts, n), waiting: make([]int32, n), treeWaiting: make([]int32, n)}
 	for i, r := range f.runs {
-		s.tree[i] = Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown}
+		s.tree[i] = ownCounts(r)
 	}
 	for _, q := range m.requests {
 		// An orphan is listed, but nobody waits on it (store.Request.Waits).
@@ -44,6 +49,7 @@ func (m *Model) sums() (*forest, *sums) {
 		t, c := &s.tree[p], s.tree[i]
 		t.Steps += c.Steps
 		t.Tokens += c.Tokens
+		t.Unreported += c.Unreported
 		t.Known = t.Known && c.Known
 		s.treeWaiting[p] += s.treeWaiting[i]
 	}
@@ -57,7 +63,12 @@ func (m *Model) Agent(id string) Counts {
 	if r == nil {
 		return Counts{}
 	}
-	return Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown}
+	return ownCounts(r)
+}
+
+// ownCounts are a run's own counts.
+func ownCounts(r *store.Run) Counts {
+	return Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown, Unreported: r.Unreported}
 }
 
 // Tree is the counts of the run and every run under it.

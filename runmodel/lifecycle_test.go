@@ -30,12 +30,12 @@ func TestReopenedRunIsRecounted(t *testing.T) {
 	// Rows that land before the recount are held, then added past it.
 	m.Apply(&store.Changes{Steps: []store.StepRow{{RowID: 40, RunID: "1", Number: 5, Tokens: 50}}}, t0)
 	m.ApplyStats(map[string]store.RunStats{"1": {Steps: 4, Tokens: 400, Through: 30}})
-	if got := m.Agent("1"); got != (Counts{5, 450, true}) {
+	if got := m.Agent("1"); got != (Counts{5, 450, true, 0}) {
 		t.Errorf("recounted = %+v, want 5 steps, 450 tokens", got)
 	}
 	// A plain re-read (no summary either side) keeps the counts.
 	c = m.Apply(&store.Changes{Runs: []store.Run{reopened}}, t0)
-	if len(c.Recount) != 0 || m.Agent("1") != (Counts{5, 450, true}) {
+	if len(c.Recount) != 0 || m.Agent("1") != (Counts{5, 450, true, 0}) {
 		t.Errorf("a re-read asked for a recount: %+v, %+v", c.Recount, m.Agent("1"))
 	}
 }

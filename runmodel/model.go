@@ -210,7 +210,7 @@ func (m *Model) ApplyStats(stats map[string]store.RunStats) {
 		if r.Summary != nil && r.StatsKnown {
 			continue
 		}
-		r.Steps, r.Tokens, r.StatsKnown = st.Steps, st.Tokens, true
+		r.Steps, r.Tokens, r.Unreported, r.StatsKnown = st.Steps, st.Tokens, st.Unreported, true
 		m.through[s] = st.Through
 		if r.Provider == "" {
 			r.Provider = st.Provider
@@ -241,6 +241,9 @@ func (m *Model) countRow(s int32, row store.StepRow) {
 	}
 	r := m.slots[s]
 	r.Tokens += row.Tokens
+	if row.TokensUnknown && row.Kind == store.StepTurn {
+		r.Unreported++
+	}
 	r.Steps = max(r.Steps, row.Number)
 	m.through[s] = row.RowID
 }
@@ -315,7 +318,12 @@ func (m *Model) applyRun(r store.Run, c *Changed) {
 		c.Recount = append(c.Recount, r.ID)
 	case old != nil && r.Summary == nil:
 		// A row re-read for a status change carries no counts: keep ours.
-		r.Steps, r.Tokens, r.StatsKnown = old.Steps, old.Tokens, old.StatsKnown
+		r.Steps, r.Tokens, r.Unreported, r.StatsKnown = old.Steps, old.Tokens, old.Unreported, old.StatsKnown
+	case old != nil && old.StatsKnown:
+		// A run that finishes while held: its summary's total adds the
+		// same steps and says nothing of which went unreported, so the
+		// ones counted as unreported stay counted.
+		r.Unreported = old.Unreported
 	}
 	if old != nil && r.Lease == nil {
 		r.Lease = old.Lease

@@ -10,13 +10,13 @@ import (
 func TestCountsByScope(t *testing.T) {
 	m := modelOf(t, counted(run("1", "", 0), 4, 400), counted(run("2", "1", 1), 3, 300), counted(run("3", "2", 2), 2, 20),
 		counted(run("4", "", 3), 1, 1))
-	if got := m.Agent("1"); got != (Counts{4, 400, true}) {
+	if got := m.Agent("1"); got != (Counts{4, 400, true, 0}) {
 		t.Errorf("agent 1 = %+v", got)
 	}
-	if got := m.Tree("1"); got != (Counts{9, 720, true}) {
+	if got := m.Tree("1"); got != (Counts{9, 720, true, 0}) {
 		t.Errorf("tree 1 = %+v", got)
 	}
-	if got := m.Tree("2"); got != (Counts{5, 320, true}) {
+	if got := m.Tree("2"); got != (Counts{5, 320, true, 0}) {
 		t.Errorf("tree 2 = %+v", got)
 	}
 	if got := m.Tree("4"); got != m.Agent("4") {
@@ -32,7 +32,7 @@ func TestCountsByScope(t *testing.T) {
 	}
 	equal(t, "unknown", m.Unknown(), []string{"5"})
 	m.ApplyStats(map[string]store.RunStats{"5": {Steps: 6, Tokens: 60, Through: 10}})
-	if got := m.Tree("1"); got != (Counts{13, 760, true}) {
+	if got := m.Tree("1"); got != (Counts{13, 760, true, 0}) {
 		t.Errorf("tree 1 once counted = %+v", got)
 	}
 }
@@ -47,35 +47,35 @@ func TestStatsBookkeeping(t *testing.T) {
 		t.Fatal("counted before the count arrived")
 	}
 	m.ApplyStats(map[string]store.RunStats{"1": {Steps: 3, Tokens: 100, Through: 10}})
-	if got := m.Agent("1"); got != (Counts{4, 140, true}) {
+	if got := m.Agent("1"); got != (Counts{4, 140, true, 0}) {
 		t.Fatalf("after the count = %+v, want 4 steps, 140 tokens (row 9 is in the count, row 12 is not)", got)
 	}
 	// A row already counted is not counted again; a new one is.
 	c := m.Apply(&store.Changes{Steps: []store.StepRow{{RowID: 12, RunID: "1", Number: 4, Tokens: 40}, {RowID: 13, RunID: "1", Number: 5, Tokens: 5}}}, t0)
-	if got := m.Agent("1"); got != (Counts{5, 145, true}) || !c.Counts {
+	if got := m.Agent("1"); got != (Counts{5, 145, true, 0}) || !c.Counts {
 		t.Fatalf("after more rows = %+v (%+v)", got, c)
 	}
 	// A status re-read keeps the counts; a summary replaces them.
 	reread := run("1", "", 0)
 	reread.StatsKnown = false
 	m.Apply(&store.Changes{Runs: []store.Run{reread}}, t0)
-	if got := m.Agent("1"); got != (Counts{5, 145, true}) {
+	if got := m.Agent("1"); got != (Counts{5, 145, true, 0}) {
 		t.Fatalf("a re-read run lost its counts: %+v", got)
 	}
 	done := counted(run("1", "", 0), 6, 150)
 	done.Status, done.Outcome = store.StatusCompleted, store.OutcomeSuccess
 	done.Summary = &store.Summary{Outcome: store.OutcomeSuccess, Steps: 6, Tokens: 150}
 	m.Apply(&store.Changes{Runs: []store.Run{done}, Steps: []store.StepRow{{RowID: 20, RunID: "1", Number: 7, Tokens: 99}}}, t0)
-	if got := m.Agent("1"); got != (Counts{6, 150, true}) {
+	if got := m.Agent("1"); got != (Counts{6, 150, true, 0}) {
 		t.Fatalf("a finished run's counts are not its summary's: %+v", got)
 	}
 	// A run born after the cursor starts counted at zero.
 	m.Apply(&store.Changes{Runs: []store.Run{{ID: "2", ParentID: "1", Status: store.StatusRunning, StartedAt: t0}},
 		Steps: []store.StepRow{{RowID: 21, RunID: "2", Number: 1, Tokens: 7}}}, t0)
-	if got := m.Agent("2"); got != (Counts{1, 7, true}) {
+	if got := m.Agent("2"); got != (Counts{1, 7, true, 0}) {
 		t.Fatalf("a new run = %+v", got)
 	}
-	if got := m.Tree("1"); got != (Counts{7, 157, true}) {
+	if got := m.Tree("1"); got != (Counts{7, 157, true, 0}) {
 		t.Fatalf("tree after a new child = %+v", got)
 	}
 }

@@ -35,7 +35,7 @@ func (m *Model) Read(id string, now time.Time) (Reading, bool) {
 		return Reading{}, false
 	}
 	r := f.runs[i]
-	rd := Reading{Run: *r, Own: Counts{Steps: r.Steps, Tokens: r.Tokens, Known: r.StatsKnown},
+	rd := Reading{Run: *r, Own: ownCounts(r),
 		Tree: s.tree[i], Agents: int(f.size[i]), Waiting: int(s.waiting[i]), TreeWaiting: int(s.treeWaiting[i]),
 		Root: f.runs[f.root[i]].ID}
 	waiting := rd.Waiting

@@ -62,7 +62,7 @@ func TestScale(t *testing.T) {
 			if took > 30*small+50*time.Millisecond {
 				t.Errorf("%d runs took %v, %.0f× the %v of %d: not linear", n, took, float64(took)/float64(small), small, n/10)
 			}
-			if got := m.Tree("1"); got != (Counts{n, 10 * n, true}) {
+			if got := m.Tree("1"); got != (Counts{n, 10 * n, true, 0}) {
 				t.Errorf("root's tree counts %+v", got)
 			}
 			if m.TreeWaiting("1") != 1 || m.State("1", t0) != store.StateWaiting {

@@ -50,6 +50,9 @@ func (c *Changes) Empty() bool {
 type RunStats struct {
 	Steps  int
 	Tokens int64
+	// Unreported is how many counted steps had no reported token count
+	// (Run.Unreported).
+	Unreported int
 	// Through is the highest timeline row id the count includes: a reader
 	// adding rows from Changes skips those at or below it.
 	Through int64

@@ -89,7 +89,7 @@ func (s *completed) Run(ctx context.Context, id string) (Run, error) {
 		}
 		if st, err := s.RunStats(ctx, []string{id}); err == nil {
 			if v, ok := st[id]; ok {
-				r.Steps, r.Tokens, r.StatsKnown = v.Steps, v.Tokens, true
+				r.Steps, r.Tokens, r.Unreported, r.StatsKnown = v.Steps, v.Tokens, v.Unreported, true
 			}
 		}
 		return r, nil

@@ -46,6 +46,11 @@ type Run struct {
 	Steps      int
 	Tokens     int64
 	StatsKnown bool
+	// Unreported is how many of the steps counted into Tokens had no
+	// reported count (StepRow.TokensUnknown): Tokens is then the sum of the
+	// known ones, not the run's spend. A count taken from a finished run's
+	// summary counts no steps, so it is 0 there.
+	Unreported int
 	// CountsWhole says Steps and Tokens of this open run are its whole
 	// count as the format reads it now (Starweaver counts a live run from
 	// its checkpoints): a reader takes them in place of its own and adds

@@ -528,7 +528,7 @@ func (p *Runs) row(t *Theme, it RunItem, cols []column, selected, focused bool, 
 		case "STEPS":
 			cell = unknown(it.Tree.Known, textfmt.Thousands(int64(it.Tree.Steps)))
 		case "TOKENS":
-			cell = unknown(it.Tree.Known, textfmt.Tokens(it.Tree.Tokens))
+			cell = unknown(it.Tree.Known, textfmt.TokensPart(it.Tree.Tokens, it.Tree.Unreported, c.width))
 		case "STARTED":
 			cell, style = textfmt.Ago(it.Run.StartedAt, now), t.Muted
 		case "TIME":

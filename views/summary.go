@@ -637,7 +637,7 @@ func countsText(c runmodel.Counts) string {
 	if !c.Known {
 		return "counting…"
 	}
-	return fmt.Sprintf("%s, %s tokens", plural(c.Steps, "step"), textfmt.Tokens(c.Tokens))
+	return plural(c.Steps, "step") + ", " + textfmt.TokensProse(c.Tokens, c.Unreported)
 }
 
 func plural(n int, noun string) string {

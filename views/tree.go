@@ -469,7 +469,7 @@ func (p *Tree) line(t *Theme, l TreeLine, selected, focused bool, w int) string 
 		case "TOKENS":
 			cell = "…"
 			if n.Own.Known {
-				cell = textfmt.Tokens(n.Own.Tokens)
+				cell = textfmt.TokensPart(n.Own.Tokens, n.Own.Unreported, c.width)
 			}
 		}
 		if c.right {

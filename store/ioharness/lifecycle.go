@@ -56,7 +56,7 @@ func resumable(status store.Status, outcome store.Outcome) bool {
 func reopen(r *store.Run) {
 	if r.Reopened() && r.Summary != nil {
 		r.Summary = nil
-		r.Steps, r.Tokens, r.StatsKnown = 0, 0, false
+		r.Steps, r.Tokens, r.Unreported, r.StatsKnown = 0, 0, 0, false
 	}
 }
 

@@ -311,7 +311,7 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 		if err != nil {
 			return store.Run{}, err
 		}
-		r.Steps, r.Tokens, r.StatsKnown = st[r.ID].Steps, st[r.ID].Tokens, true
+		r.Steps, r.Tokens, r.Unreported, r.StatsKnown = st[r.ID].Steps, st[r.ID].Tokens, st[r.ID].Unreported, true
 	}
 	return r, nil
 }
@@ -356,17 +356,18 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		out[id] = store.RunStats{Through: through}
 	}
 	type row struct {
-		run    int64
-		step   int
-		tokens int64
+		run      int64
+		step     int
+		tokens   int64
+		decision string
 	}
 	rows, left, below, err := scanBackSome(ctx, s.read, scanSpec{
-		table: "steps", cols: "tokens", runs: nums, top: through,
+		table: "steps", cols: "tokens, substr(decision, 1, 32)", runs: nums, top: through,
 		done: firstStep,
 	}, statsBackChunks, func(r *sql.Rows) (row, int64, int, error) {
 		var id int64
 		var x row
-		err := r.Scan(&id, &x.run, &x.step, &x.tokens)
+		err := r.Scan(&id, &x.run, &x.step, &x.tokens, &x.decision)
 		return x, x.run, x.step, err
 	})
 	if err != nil {
@@ -375,6 +376,9 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 	for _, r := range rows {
 		st := out[idStr(r.run)]
 		st.Tokens += r.tokens
+		if unreportedStep(r.tokens, r.decision) {
+			st.Unreported++
+		}
 		if r.step > st.Steps {
 			st.Steps = r.step
 		}
@@ -397,19 +401,20 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 		} else {
 			filter = fmt.Sprintf("p.run_id IN (%s) AND", sqlitex.IDList(nums))
 		}
-		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0) FROM provider_calls p
+		q := fmt.Sprintf(`SELECT p.run_id, COALESCE(SUM(p.total_tokens), 0), COUNT(*) - COUNT(p.total_tokens) FROM provider_calls p
 			WHERE %s p.run_id IN (SELECT id FROM runs WHERE turn_kind = 'reply')
 			GROUP BY p.run_id`, filter)
 		err := s.eachRow(ctx, q, nil, func(r *sql.Rows) error {
 			var run, tokens int64
-			if err := r.Scan(&run, &tokens); err != nil {
+			var unreported int
+			if err := r.Scan(&run, &tokens, &unreported); err != nil {
 				return err
 			}
 			if want != nil && !want.has(run) {
 				return nil
 			}
 			st := out[idStr(run)]
-			st.Tokens = tokens
+			st.Tokens, st.Unreported = tokens, unreported // a call with no usage, as a step with none
 			out[idStr(run)] = st
 			return nil
 		})
@@ -435,8 +440,8 @@ const statsChunk = 1 << 16
 // statsForward adds to out the steps and tokens of runs in the rows at or
 // below below, read forwards in chunks, each aggregated by SQLite.
 func (s *Store) statsForward(ctx context.Context, runs []int64, below int64, out map[string]store.RunStats) error {
-	q := fmt.Sprintf(`SELECT run_id, MAX(step), COALESCE(SUM(tokens), 0) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) GROUP BY run_id`,
-		sqlitex.IDList(runs))
+	q := fmt.Sprintf(`SELECT run_id, MAX(step), COALESCE(SUM(tokens), 0), SUM(%s) FROM steps WHERE id > ? AND id <= ? AND run_id IN (%s) GROUP BY run_id`,
+		unreportedSQL, sqlitex.IDList(runs))
 	var low int64
 	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MIN(id), 1) - 1 FROM steps").Scan(&low); err != nil {
 		return mapDriverErr(s.path, err)
@@ -444,12 +449,13 @@ func (s *Store) statsForward(ctx context.Context, runs []int64, below int64, out
 	for lo := low; lo < below; lo += statsChunk {
 		err := s.eachRow(ctx, q, []any{lo, min(lo+statsChunk, below)}, func(r *sql.Rows) error {
 			var run, tokens int64
-			var step int
-			if err := r.Scan(&run, &step, &tokens); err != nil {
+			var step, unreported int
+			if err := r.Scan(&run, &step, &tokens, &unreported); err != nil {
 				return err
 			}
 			st := out[idStr(run)]
 			st.Tokens += tokens
+			st.Unreported += unreported
 			st.Steps = max(st.Steps, step)
 			out[idStr(run)] = st
 			return nil
@@ -506,7 +512,7 @@ func (s *Store) Tree(ctx context.Context, rootID string) ([]store.Run, error) {
 		}
 		for i := range runs {
 			if x, ok := st[runs[i].ID]; ok {
-				runs[i].Steps, runs[i].Tokens, runs[i].StatsKnown = x.Steps, x.Tokens, true
+				runs[i].Steps, runs[i].Tokens, runs[i].Unreported, runs[i].StatsKnown = x.Steps, x.Tokens, x.Unreported, true
 			}
 		}
 	}
