@@ -23,8 +23,8 @@ func (m *Model) refreshItems() {
 	md := m.st.model
 	roots := md.Roots()
 	// The runs pane's own array is filled again (it reads it only in
-	// SetItems): 20 k roots are 6 MB a refresh, which the clock asks for
-	// every second.
+	// SetItems): 20 k roots are 6 MB a refresh, and a burst of commits
+	// asks for one every countsEvery.
 	items := slices.Grow(m.runItems[:0], len(roots))
 	clocked := m.built.clocked[:0]
 	set, _ := m.src.Source.(store.StoreSet)
