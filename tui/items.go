@@ -15,20 +15,26 @@ import (
 
 // refreshItems rebuilds what the runs, tree and approval panes list from
 // the run model: O(runs) once the model's sums are up to date, done only
-// when runs, requests or leases changed, or once a second for the clock.
+// when runs, requests or leases changed (the clock's tick reads again only
+// the rows it moves: onClock).
 func (m *Model) refreshItems() {
 	now := m.now()
 	m.itemsAt = now
 	md := m.st.model
 	roots := md.Roots()
 	// The runs pane's own array is filled again (it reads it only in
-	// SetItems): 20 k roots are 6 MB a refresh, which the clock asks for
-	// every second.
+	// SetItems): 20 k roots are 6 MB a refresh, and a burst of commits
+	// asks for one every countsEvery.
 	items := slices.Grow(m.runItems[:0], len(roots))
+	clocked := m.built.clocked[:0]
 	set, _ := m.src.Source.(store.StoreSet)
 	m.itemsOffline = offlineStores(set)
 	for _, id := range roots {
 		rd, _ := md.Read(id, now)
+		m.rowReads++
+		if !rd.Run.Ended() {
+			clocked = append(clocked, int32(len(items)))
+		}
 		it := views.RunItem{Run: rd.Run, State: rd.State, Agents: rd.Agents, Tree: rd.Tree, Waiting: rd.TreeWaiting, Duration: rd.Duration}
 		if set != nil {
 			if st, ok := set.StoreOf(id); ok {
@@ -38,6 +44,7 @@ func (m *Model) refreshItems() {
 		items = append(items, it)
 	}
 	m.runItems = items
+	m.built = itemsBuilt{model: md, rev: md.Rev(), clocked: clocked}
 	m.runs.SetItems(items)
 	m.refreshTree()
 	m.refreshApprovals()

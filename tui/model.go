@@ -114,6 +114,8 @@ type Model struct {
 	lastChange   time.Time
 	itemsOffline string          // the stores offline when the lists were built (offlineStores)
 	runItems     []views.RunItem // the runs pane's rows, refilled by refreshItems
+	built        itemsBuilt      // what runItems were built from (onClock)
+	rowReads     int             // run rows read from the model for the run list (tests)
 	problem      string          // the last error, one line, in the status bar
 	noticeText   string          // a confirmation (copied, opened), shown a moment (open.go)
 	noticeAt     time.Time
@@ -286,7 +288,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		return m, m.onWheel(msg.Mouse())
 	case tickMsg:
-		m.refreshItems() // ages, leases, the misfire guard, counts held back
+		m.onClock() // ages, leases, the misfire guard, counts held back
 		if m.opt.NoTick {
 			return m, nil
 		}

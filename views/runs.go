@@ -119,6 +119,17 @@ func (p *Runs) SetItems(items []RunItem) {
 	p.apply()
 }
 
+// ClockMoved says the clock moved the state or duration of items in
+// place, in the array SetItems was handed (states: a state moved): the
+// pane draws again, and filters and sorts again only where its order or
+// filter reads what moved.
+func (p *Runs) ClockMoved(states bool) {
+	p.bump()
+	if p.sort == SortDuration || (states && (p.sort == SortState || p.filter.Value() != "")) {
+		p.apply()
+	}
+}
+
 // SetReading says whether more runs are still being read (the first
 // frame is drawn from the newest page): an empty list then says so, not
 // that the store has none.

@@ -59,6 +59,9 @@ type Store struct {
 	// (publishEnded), for version.
 	ended   atomic.Pointer[map[string]bool]
 	listing atomic.Pointer[dirListing] // the runs directory as version last listed it
+	plan    atomic.Pointer[probePlan]  // what version stats of that listing (planFor)
+	// namesPlanned counts the run directories planFor went through (tests).
+	namesPlanned atomic.Int64
 }
 
 var (

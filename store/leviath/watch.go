@@ -32,24 +32,24 @@ func (s *Store) Watch() store.WatchSpec {
 // terminal status (publishEnded) are not stat'ed: Leviath writes nothing
 // more to it, and file events still report a change. Its directory is, by
 // name: a run directory removed or added moves the version. The runs
-// directory is listed again only when its mtime moved (runDirNames).
+// directory is listed again only when its mtime moved (runDirNames), and
+// which runs are live is worked out again only when the listing or the
+// ended set is replaced (planFor).
 func (s *Store) version() (uint64, error) {
 	names, err := s.runDirNames()
 	if err != nil {
 		return 0, err
 	}
-	ended := s.ended.Load()
+	plan := s.planFor(names, s.ended.Load())
 	h := fnv.New64a()
 	var buf [8]byte
 	put := func(v uint64) {
 		binary.LittleEndian.PutUint64(buf[:], v)
 		h.Write(buf[:])
 	}
-	for _, name := range names {
+	put(plan.namesSum)
+	for _, name := range plan.live {
 		h.Write([]byte(name))
-		if ended != nil && (*ended)[name] {
-			continue
-		}
 		for _, n := range watchedNames {
 			fi, err := os.Stat(filepath.Join(s.root, name, n))
 			if err != nil {
