@@ -75,13 +75,15 @@ func (s *Set) link(reqs []store.Request) {
 			continue
 		}
 		k := linkKey{q.For.Format, q.For.RunID}
+		// This read is the request's newest: an older one kept waiting
+		// must never be given again over it.
+		delete(l.waiting[k], q.Key().String())
 		if id, ok := l.known[k]; ok {
 			q.For.RunID, q.For.InSet = id, true
 			continue
 		}
 		if q.Resolved {
-			delete(l.waiting[k], q.Key().String()) // nothing to give again
-			continue
+			continue // decided: nothing to give again
 		}
 		if l.waiting == nil {
 			l.waiting = map[linkKey]map[string]store.Request{}

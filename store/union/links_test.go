@@ -93,3 +93,28 @@ func only(t *testing.T, reqs []store.Request) store.Request {
 	}
 	return reqs[0]
 }
+
+// A request kept waiting for its run, then read again decided (its run
+// still unknown, then known): the older, waiting read is never given again
+// when the run's changes come.
+func TestLinkNeverGivesAStaleRead(t *testing.T) {
+	s := &Set{}
+	waiting := store.Request{Kind: store.Approval, ID: "g/1", For: store.RunLink{Format: "claude-code", RunID: "sid"}}
+	s.link([]store.Request{waiting})
+	decided := waiting
+	decided.Resolved, decided.Decision = true, "approve"
+	s.links.mu.Lock()
+	s.links.known = map[linkKey]string{{"claude-code", "sid"}: "c/sid"}
+	s.links.mu.Unlock()
+	batch := []store.Request{decided}
+	s.link(batch)
+	if !batch[0].For.InSet || batch[0].For.RunID != "c/sid" {
+		t.Fatalf("the decided read is not linked: %+v", batch[0].For)
+	}
+	s.links.mu.Lock()
+	n := len(s.links.waiting[linkKey{"claude-code", "sid"}])
+	s.links.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the waiting read is still kept to give again (%d)", n)
+	}
+}
