@@ -53,19 +53,7 @@ var claudeHook = hookDialect{
 			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event,
 				"permissionDecision": string(a.verdict), "permissionDecisionReason": a.reason}}
 		case "PermissionRequest":
-			if a.verdict == answerAsk {
-				return nil // no decision: Claude Code asks in its own prompt
-			}
-			d := map[string]any{"behavior": string(a.verdict)}
-			if a.reason != "" {
-				d["message"] = a.reason
-			}
-			if a.verdict == answerAllow && a.always != nil {
-				// As Claude Code's "don't ask again" would: its own
-				// suggestions, applied as it offered them.
-				d["updatedPermissions"] = a.always
-			}
-			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "decision": d}}
+			return permissionRequestAnswer(a) // no decision: Claude Code asks in its own prompt
 		default:
 			return nil
 		}
@@ -75,4 +63,24 @@ var claudeHook = hookDialect{
 	// A request that cannot be parsed or recorded: exit 2 blocks the call
 	// in both events and shows Claude Code the one line on stderr.
 	failCode: 2,
+}
+
+// permissionRequestAnswer is the answer to a PermissionRequest hook, the
+// same for Claude Code and Codex: nothing when there is no decision (the
+// CLI asks in its own way), else the decision with its reason, and with
+// an approval "always", the suggestions the request offered, applied as
+// offered (Claude Code's "don't ask again").
+func permissionRequestAnswer(a hookAnswer) []byte {
+	if a.verdict == answerAsk {
+		return nil
+	}
+	d := map[string]any{"behavior": string(a.verdict)}
+	if a.reason != "" {
+		d["message"] = a.reason
+	}
+	if a.verdict == answerAllow && a.always != nil {
+		d["updatedPermissions"] = a.always
+	}
+	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": d}})
+	return append(b, '\n')
 }

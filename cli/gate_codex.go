@@ -74,14 +74,7 @@ var codexHook = hookDialect{
 			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event,
 				"permissionDecision": string(answerDeny), "permissionDecisionReason": reason}}
 		case "PermissionRequest":
-			if a.verdict == answerAsk {
-				return nil // no decision: Codex's own approval flow asks
-			}
-			d := map[string]any{"behavior": string(a.verdict)}
-			if a.reason != "" {
-				d["message"] = a.reason
-			}
-			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "decision": d}}
+			return permissionRequestAnswer(a) // no decision: Codex's own approval flow asks
 		default:
 			return nil
 		}

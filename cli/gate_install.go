@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,77 +71,107 @@ alone and prints the change.`
 	return c
 }
 
-// claudeSettingsPath is the settings file of a scope, as Claude Code finds it.
-func (a *app) claudeSettingsPath(scope string) (string, error) {
+// scopedFile is an agent CLI's settings file for a scope: the user's in
+// userDir (else ~/dir), the project's in ./dir.
+func (a *app) scopedFile(scope, userDir, dir, file, what string) (string, error) {
 	switch scope {
 	case "user":
-		if d := a.getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "settings.json"), nil
+		if userDir != "" {
+			return filepath.Join(userDir, file), nil
 		}
 		home := a.getenv("HOME")
 		if home == "" {
-			return "", errors.New("cannot tell where Claude Code's settings are: $HOME is not set")
+			return "", fmt.Errorf("cannot tell where %s is: $HOME is not set", what)
 		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
+		return filepath.Join(home, dir, file), nil
 	case "project":
 		wd, err := os.Getwd()
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(wd, ".claude", "settings.json"), nil
+		return filepath.Join(wd, dir, file), nil
 	}
 	return "", usagef("--scope %q: give user or project", scope)
 }
 
-func (a *app) gateInstall(o gateInstallOpts, install bool) error {
-	if install && o.event != "PreToolUse" && o.event != "PermissionRequest" {
-		return usagef("--event %q: give PermissionRequest or PreToolUse", o.event)
+// claudeSettingsPath is the settings file of a scope, as Claude Code finds it.
+func (a *app) claudeSettingsPath(scope string) (string, error) {
+	return a.scopedFile(scope, a.getenv("CLAUDE_CONFIG_DIR"), ".claude", "settings.json", "Claude Code's settings")
+}
+
+// checkInstall refuses flags install cannot use.
+func checkInstall(o gateInstallOpts, install bool, events ...string) error {
+	if install && !slices.Contains(events, o.event) {
+		return usagef("--event %q: give %s", o.event, strings.Join(events, " or "))
 	}
 	if install && o.timeout <= 0 {
 		return usagef("--timeout %s: give a positive duration", o.timeout)
+	}
+	return nil
+}
+
+// hookTimeout is the CLI's own limit on the hook, in unit: it must outlast
+// the gate's, because a hook the CLI times out lets the call go on.
+func hookTimeout(gateTimeout, unit time.Duration) int {
+	return int((gateTimeout + time.Minute) / unit)
+}
+
+func (a *app) gateInstall(o gateInstallOpts, install bool) error {
+	if err := checkInstall(o, install, "PermissionRequest", "PreToolUse"); err != nil {
+		return err
 	}
 	path, err := a.claudeSettingsPath(o.scope)
 	if err != nil {
 		return err
 	}
+	_, err = a.rewriteSettings(path, install, func(old []byte, exe string) ([]byte, error) {
+		command := fmt.Sprintf("%s gate --agent claude --timeout %s", shellQuote(exe), o.timeout)
+		return editClaudeSettings(old, install, o.event, o.matcher, command, hookTimeout(o.timeout, time.Second))
+	})
+	return err
+}
+
+// rewriteSettings edits the settings file at path as install and
+// uninstall do: edit makes the new content from the old (nil when there is
+// no file) and this vigil's path; an unchanged file is left be, else the
+// old one is kept as path.vigil-backup, the new one written in its place
+// and the change printed as a diff. It reports whether the file changed.
+func (a *app) rewriteSettings(path string, install bool, edit func(old []byte, exe string) ([]byte, error)) (bool, error) {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("cannot tell where this vigil is: %w", err)
+		return false, fmt.Errorf("cannot tell where this vigil is: %w", err)
 	}
-	command := fmt.Sprintf("%s gate --agent claude --timeout %s", shellQuote(exe), o.timeout)
-	// Claude Code's own limit must outlast the gate's: a hook it times out
-	// counts as an error, and the call goes on as if there were no hook.
-	hookTimeout := int((o.timeout + time.Minute) / time.Second)
-	next, err := editClaudeSettings(old, install, o.event, o.matcher, command, hookTimeout)
+	next, err := edit(old, exe)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return false, fmt.Errorf("%s: %v", path, err)
 	}
-	if bytes.Equal(next, old) || bytes.Equal(next, canonicalJSON(old)) {
+	// A JSON file vigil would only re-indent is unchanged too.
+	if c := canonicalJSON(old); bytes.Equal(next, old) || c != nil && bytes.Equal(next, c) {
 		fmt.Fprintf(a.out(), "%s: nothing to change\n", path)
-		return nil
+		return false, nil
 	}
 	if install {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if old != nil {
 		if err := os.WriteFile(path+".vigil-backup", old, 0o600); err != nil {
-			return fmt.Errorf("keeping a backup: %w", err)
+			return false, fmt.Errorf("keeping a backup: %w", err)
 		}
 	}
 	if err := writeAtomic(path, next); err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprint(a.out(), udiff.Unified(path, path, string(old), string(next)))
 	if old != nil {
 		fmt.Fprintf(a.out(), "the file as it was: %s.vigil-backup\n", path)
 	}
-	return nil
+	return true, nil
 }
 
 // writeAtomic replaces path with b through a file beside it, keeping its mode.

@@ -29,7 +29,7 @@ func gateCommands(t *testing.T, path string) (ours, others []string) {
 		t.Fatal(err)
 	}
 	var s struct {
-		Hooks map[string][]claudeHookEntry `json:"hooks"`
+		Hooks map[string][]hookGroup `json:"hooks"`
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("%s: %v", b, err)

@@ -275,41 +275,7 @@ func installForTestEvent(bin, home, event string, hookArgs ...string) error {
 func TestGateRealClaudeRace(t *testing.T) {
 	g := startGated(t, "--timeout", "2m")
 	checkRequest(t, g.waiting(t))
-	type result struct {
-		out  string
-		code int
-	}
-	res := make([]result, 2)
-	var wg sync.WaitGroup
-	for i, args := range [][]string{{"approve", "1"}, {"deny", "1", "--reason", "no"}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res[i].out, res[i].code = g.vigil(t, args...)
-		}()
-	}
-	wg.Wait()
-	won, lost := -1, -1
-	for i, r := range res {
-		switch {
-		case r.code == 0:
-			won = i
-		case r.code == ExitDecision && strings.Contains(r.out, "approval:1 was already decided"):
-			lost = i
-		}
-	}
-	if won < 0 || lost < 0 || won == lost {
-		t.Fatalf("want one winner and one told it lost: %+v", res)
-	}
-	wantVerdict := []string{"approve", "deny"}[won] // what the loser is told won
-	if !strings.Contains(res[lost].out, "already decided: "+wantVerdict) {
-		t.Errorf("the loser was told %q, the winner was %d", res[lost].out, won)
-	}
-	run := g.Wait()
-	_, err := os.Stat(filepath.Join(run.Work, "out.txt"))
-	if ran := err == nil; ran != (won == 0) {
-		t.Errorf("out.txt exists %v, but the winner was %v", ran, res[won].out)
-	}
+	raceDeciders(t, g)
 	var outcomes []string
 	for _, r := range auditRecords(t, g) {
 		outcomes = append(outcomes, r.Outcome)
@@ -356,5 +322,47 @@ func TestGateRealClaudeTimeout(t *testing.T) {
 	out, code := g.vigil(t, "approve", "1")
 	if code != ExitDecision || !strings.Contains(out, "not decided: expired: no decision within 2s") {
 		t.Fatalf("late approve: exit %d: %s", code, out)
+	}
+}
+
+// raceDeciders has two processes decide approval 1 at once, one approving,
+// one denying: exactly one wins, the other is told it lost and what won,
+// and the agent does what the winner said (out.txt is written only after
+// an approve).
+func raceDeciders(t *testing.T, g *gateRun) {
+	t.Helper()
+	type result struct {
+		out  string
+		code int
+	}
+	res := make([]result, 2)
+	var wg sync.WaitGroup
+	for i, args := range [][]string{{"approve", "1"}, {"deny", "1", "--reason", "no"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].out, res[i].code = g.vigil(t, args...)
+		}()
+	}
+	wg.Wait()
+	won, lost := -1, -1
+	for i, r := range res {
+		switch {
+		case r.code == 0:
+			won = i
+		case r.code == ExitDecision && strings.Contains(r.out, "approval:1 was already decided"):
+			lost = i
+		}
+	}
+	if won < 0 || lost < 0 || won == lost {
+		t.Fatalf("want one winner and one told it lost: %+v", res)
+	}
+	if want := []string{"approve", "deny"}[won]; !strings.Contains(res[lost].out, "already decided: "+want) {
+		t.Errorf("the loser was told %q, the winner was %d", res[lost].out, won)
+	}
+	run := g.Wait()
+	_, err := os.Stat(filepath.Join(run.Work, "out.txt"))
+	if ran := err == nil; ran != (won == 0) {
+		t.Errorf("out.txt exists %v, but the winner was %v", ran, res[won].out)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -184,40 +183,7 @@ func TestGateRealCodexDeny(t *testing.T) {
 func TestGateRealCodexRace(t *testing.T) {
 	g := startCodexGated(t, "--timeout", "3m")
 	checkCodexRequest(t, g, g.waiting(t))
-	type result struct {
-		out  string
-		code int
-	}
-	res := make([]result, 2)
-	var wg sync.WaitGroup
-	for i, args := range [][]string{{"approve", "1"}, {"deny", "1", "--reason", "no"}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res[i].out, res[i].code = g.vigil(t, args...)
-		}()
-	}
-	wg.Wait()
-	won, lost := -1, -1
-	for i, r := range res {
-		switch {
-		case r.code == 0:
-			won = i
-		case r.code == ExitDecision && strings.Contains(r.out, "approval:1 was already decided"):
-			lost = i
-		}
-	}
-	if won < 0 || lost < 0 || won == lost {
-		t.Fatalf("want one winner and one told it lost: %+v", res)
-	}
-	if want := []string{"approve", "deny"}[won]; !strings.Contains(res[lost].out, "already decided: "+want) {
-		t.Errorf("the loser was told %q, the winner was %d", res[lost].out, won)
-	}
-	run := g.Wait()
-	_, err := os.Stat(filepath.Join(run.Work, "out.txt"))
-	if ran := err == nil; ran != (won == 0) {
-		t.Errorf("out.txt exists %v, but the winner was %v", ran, res[won].out)
-	}
+	raceDeciders(t, g)
 }
 
 // (e) Codex is killed while its hook waits: the request reads withdrawn

@@ -103,8 +103,8 @@ func isGateCommand(cmd string) bool {
 	return strings.HasPrefix(filepath.Base(strings.Trim(f[0], `"'`)), "vigil") || len(f) > 2 && f[2] == "--agent"
 }
 
-// claudeHookEntry is one matcher group of Claude Code's settings.hooks.
-type claudeHookEntry struct {
+// hookGroup is one matcher group of a JSON settings file's hooks.
+type hookGroup struct {
 	Matcher string `json:"matcher"`
 	Hooks   []struct {
 		Type    string `json:"type"`
@@ -116,6 +116,20 @@ type claudeHookEntry struct {
 // Claude Code settings file and, when add is set, adds the one for event;
 // the user's other hooks and settings stay as they were.
 func editClaudeSettings(old []byte, add bool, event, matcher, command string, timeoutSec int) ([]byte, error) {
+	return editHookGroups(old, nil, func(hooks *object) {
+		if add {
+			appendGroup(hooks, event, map[string]any{"matcher": matcher,
+				"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": timeoutSec}}})
+		}
+	})
+}
+
+// editHookGroups edits the hooks object of a JSON settings file laid out
+// as Claude Code's and Gemini CLI's are (hooks.EVENT: a list of matcher
+// groups of command hooks): it removes every group that is vigil's gate,
+// leaves the keys of hooks named in notEvents as they are, and lets add
+// put vigil's group in. Every other key keeps its place.
+func editHookGroups(old []byte, notEvents map[string]bool, add func(hooks *object)) ([]byte, error) {
 	top, err := parseObject(old)
 	if err != nil {
 		return nil, err
@@ -125,13 +139,16 @@ func editClaudeSettings(old []byte, add bool, event, matcher, command string, ti
 		return nil, fmt.Errorf("hooks: %v", err)
 	}
 	for _, ev := range append([]string(nil), hooks.keys...) {
+		if notEvents[ev] {
+			continue
+		}
 		var groups []json.RawMessage
 		if err := json.Unmarshal(hooks.vals[ev], &groups); err != nil {
 			return nil, fmt.Errorf("hooks.%s: not a list", ev)
 		}
 		kept := groups[:0]
 		for _, g := range groups {
-			var e claudeHookEntry
+			var e hookGroup
 			ours := json.Unmarshal(g, &e) == nil && len(e.Hooks) == 1 && isGateCommand(e.Hooks[0].Command)
 			if !ours {
 				kept = append(kept, g)
@@ -146,16 +163,7 @@ func editClaudeSettings(old []byte, add bool, event, matcher, command string, ti
 			hooks.set(ev, b)
 		}
 	}
-	if add {
-		var groups []json.RawMessage
-		if v, ok := hooks.vals[event]; ok {
-			json.Unmarshal(v, &groups)
-		}
-		g, _ := json.Marshal(map[string]any{"matcher": matcher,
-			"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": timeoutSec}}})
-		b, _ := json.Marshal(append(groups, g))
-		hooks.set(event, b)
-	}
+	add(hooks)
 	if len(hooks.keys) == 0 {
 		top.del("hooks")
 	} else {
@@ -163,4 +171,15 @@ func editClaudeSettings(old []byte, add bool, event, matcher, command string, ti
 		top.set("hooks", b)
 	}
 	return indent(top)
+}
+
+// appendGroup adds group at the end of hooks.event.
+func appendGroup(hooks *object, event string, group any) {
+	var groups []json.RawMessage
+	if v, ok := hooks.vals[event]; ok {
+		json.Unmarshal(v, &groups)
+	}
+	g, _ := json.Marshal(group)
+	b, _ := json.Marshal(append(groups, g))
+	hooks.set(event, b)
 }

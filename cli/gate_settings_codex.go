@@ -1,19 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/aymanbagabas/go-udiff"
 )
 
 // Codex keeps its hooks in config.toml ([[hooks.PreToolUse]] groups, each
@@ -36,79 +31,26 @@ const codexGateMarker = "# vigil gate:"
 // user's under $CODEX_HOME (else ~/.codex), the project's in ./.codex
 // (which Codex reads only in a project it trusts).
 func (a *app) codexConfigPath(scope string) (string, error) {
-	switch scope {
-	case "user":
-		if d := a.getenv("CODEX_HOME"); d != "" {
-			return filepath.Join(d, "config.toml"), nil
-		}
-		home := a.getenv("HOME")
-		if home == "" {
-			return "", errors.New("cannot tell where Codex's config is: $HOME is not set")
-		}
-		return filepath.Join(home, ".codex", "config.toml"), nil
-	case "project":
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(wd, ".codex", "config.toml"), nil
-	}
-	return "", usagef("--scope %q: give user or project", scope)
+	return a.scopedFile(scope, a.getenv("CODEX_HOME"), ".codex", "config.toml", "Codex's config")
 }
 
 // gateInstallCodex is `vigil gate install|uninstall codex`.
 func (a *app) gateInstallCodex(o gateInstallOpts, install bool) error {
-	if install && o.event != "PreToolUse" && o.event != "PermissionRequest" {
-		return usagef("--event %q: give PermissionRequest or PreToolUse", o.event)
-	}
-	if install && o.timeout <= 0 {
-		return usagef("--timeout %s: give a positive duration", o.timeout)
+	if err := checkInstall(o, install, "PermissionRequest", "PreToolUse"); err != nil {
+		return err
 	}
 	path, err := a.codexConfigPath(o.scope)
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot tell where this vigil is: %w", err)
-	}
-	command := fmt.Sprintf("%s gate --agent codex --timeout %s", shellQuote(exe), o.timeout)
-	// Codex's own limit must outlast the gate's: a hook it times out has
-	// failed, and a failed hook lets the call run.
-	hookTimeout := int((o.timeout + time.Minute) / time.Second)
-	next, err := editCodexConfig(old, install, o.event, o.matcher, command, hookTimeout)
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	if bytes.Equal(next, old) {
-		fmt.Fprintf(a.out(), "%s: nothing to change\n", path)
-		return nil
-	}
-	if install {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
-	}
-	if old != nil {
-		if err := os.WriteFile(path+".vigil-backup", old, 0o600); err != nil {
-			return fmt.Errorf("keeping a backup: %w", err)
-		}
-	}
-	if err := writeAtomic(path, next); err != nil {
-		return err
-	}
-	fmt.Fprint(a.out(), udiff.Unified(path, path, string(old), string(next)))
-	if old != nil {
-		fmt.Fprintf(a.out(), "the file as it was: %s.vigil-backup\n", path)
-	}
-	if install {
+	changed, err := a.rewriteSettings(path, install, func(old []byte, exe string) ([]byte, error) {
+		command := fmt.Sprintf("%s gate --agent codex --timeout %s", shellQuote(exe), o.timeout)
+		return editCodexConfig(old, install, o.event, o.matcher, command, hookTimeout(o.timeout, time.Second))
+	})
+	if changed && install {
 		fmt.Fprintln(a.out(), codexTrustNote)
 	}
-	return nil
+	return err
 }
 
 // editCodexConfig removes vigil's gate groups from every hook event of a
