@@ -291,19 +291,7 @@ func TestGateRealClaudeKilled(t *testing.T) {
 	g := startGated(t, "--timeout", "2m")
 	r := g.waiting(t)
 	checkRequest(t, r)
-	g.Kill()
-	g.Wait()
-	out, code := g.vigil(t, "show", r.SessionID, "--json")
-	if code != 0 || !strings.Contains(out, `"withdrawn"`) {
-		t.Errorf("vigil show after the kill: exit %d: %s", code, out)
-	}
-	out, code = g.vigil(t, "approve", "1")
-	if code != ExitDecision || !strings.Contains(out, "approval:1 not decided: withdrawn: the agent") {
-		t.Fatalf("late approve: exit %d: %s", code, out)
-	}
-	if _, err := os.Stat(filepath.Join(g.Work, "out.txt")); err == nil {
-		t.Error("out.txt exists after the agent was killed")
-	}
+	killWhileWaiting(t, g, r)
 }
 
 // (f) No decision within --timeout: PreToolUse answers "ask", which a
@@ -364,5 +352,25 @@ func raceDeciders(t *testing.T, g *gateRun) {
 	_, err := os.Stat(filepath.Join(run.Work, "out.txt"))
 	if ran := err == nil; ran != (won == 0) {
 		t.Errorf("out.txt exists %v, but the winner was %v", ran, res[won].out)
+	}
+}
+
+// killWhileWaiting kills the agent while its request r waits in the gate:
+// the request reads withdrawn, a late approve is refused with that reason,
+// and the command never ran.
+func killWhileWaiting(t *testing.T, g *gateRun, r gate.Row) {
+	t.Helper()
+	g.Kill()
+	g.Wait()
+	out, code := g.vigil(t, "show", r.SessionID, "--json")
+	if code != 0 || !strings.Contains(out, `"withdrawn"`) {
+		t.Errorf("vigil show after the kill: exit %d: %s", code, out)
+	}
+	out, code = g.vigil(t, "approve", "1")
+	if code != ExitDecision || !strings.Contains(out, "approval:1 not decided: withdrawn: the agent") {
+		t.Fatalf("late approve: exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(g.Work, "out.txt")); err == nil {
+		t.Error("out.txt exists after the agent was killed")
 	}
 }

@@ -192,19 +192,7 @@ func TestGateRealCodexKilled(t *testing.T) {
 	g := startCodexGated(t, "--timeout", "3m")
 	r := g.waiting(t)
 	checkCodexRequest(t, g, r)
-	g.Kill()
-	g.Wait()
-	out, code := g.vigil(t, "show", r.SessionID, "--json")
-	if code != 0 || !strings.Contains(out, `"withdrawn"`) {
-		t.Errorf("vigil show after the kill: exit %d: %s", code, out)
-	}
-	out, code = g.vigil(t, "approve", "1")
-	if code != ExitDecision || !strings.Contains(out, "approval:1 not decided: withdrawn: the agent") {
-		t.Fatalf("late approve: exit %d: %s", code, out)
-	}
-	if _, err := os.Stat(filepath.Join(g.Work, "out.txt")); err == nil {
-		t.Error("out.txt exists after the agent was killed")
-	}
+	killWhileWaiting(t, g, r)
 }
 
 // (f) No decision within --timeout: PreToolUse has no "ask" in Codex, so
