@@ -25,7 +25,7 @@ import (
 const serveSessions = 50
 
 // serveFigure is one build's commit → screen through vigil serve: with the
-// measured session alone at its view, then with the others watching too.
+// measured session alone at its view, and with the others watching too.
 type serveFigure struct {
 	alone, loaded []time.Duration
 	cpu           time.Duration // the server's CPU over the loaded commits
@@ -34,8 +34,9 @@ type serveFigure struct {
 
 // commitToServe times foreign commits to the measured ssh session's screen
 // while vigil serve serves the small store's copy: c.commits with that
-// session alone, then c.commits with 49 more watching. With -before, the
-// other build is measured the same way after it, on a copy of its own.
+// session alone and c.commits with 49 more watching, a half of each in
+// turn. With -before, the other build is measured the same way after it,
+// on a copy of its own.
 func commitToServe(c *config, t *term, small string) (row, error) {
 	now, err := serveRun(c, t, c.vigil, small, "serve.sqlite3")
 	if err != nil {
@@ -46,7 +47,7 @@ func commitToServe(c *config, t *term, small string) (row, error) {
 		now:   fmt.Sprintf("%s (p50 %s)", ms(p99), ms(quantile(now.loaded, 0.5))),
 		goal:  "≤ 25 ms",
 		ratio: float64(p99) / float64(25*time.Millisecond),
-		detail: fmt.Sprintf("the measured session alone, same run: p99 %s (p50 %s); server CPU with %d watching %.2f cores",
+		detail: fmt.Sprintf("the measured session alone, in turn with them: p99 %s (p50 %s); server CPU with %d watching %.2f cores",
 			ms(quantile(now.alone, 0.99)), ms(quantile(now.alone, 0.5)), serveSessions, now.cores())}
 	if c.before != "" {
 		b, err := serveRun(c, t, c.before, small, "serve-before.sqlite3")
@@ -110,41 +111,58 @@ func serveRun(c *config, t *term, bin, small, name string) (serveFigure, error) 
 	if _, ok := t.waitFor(func(sc string) bool { return strings.Contains(sc, marker) }, 30*time.Second); !ok {
 		return f, fmt.Errorf("the ssh session never showed the runs list; the screen:\n%s\nthe server's log:\n%s", t.screen(), srv.log())
 	}
+	// Alone and with the others in turn, twice, each a half of the
+	// commits: the load of a shared machine drifts, and the two figures
+	// are to be compared.
 	step := liveFirstStep
-	commits := func(seed int64) ([]time.Duration, error) {
-		ds, err := timeCommits(c, t, w, seed, step)
+	commits := func(seed int64, n int) ([]time.Duration, error) {
+		ds, err := timeCommits(t, w, seed, step, n)
 		step += len(ds)
 		return ds, err
 	}
-	if f.alone, err = commits(17); err != nil {
-		return f, fmt.Errorf("alone: %w", err)
-	}
-	watchers, err := watch(srv.addr, k, serveSessions-1, t.w, t.h, marker)
-	defer watchers.close()
-	if err != nil {
-		return f, fmt.Errorf("%w; the server's log:\n%s", err, srv.log())
-	}
-	// Each joining seat had the view drawn whole for every seat: let that
-	// pass before timing.
-	time.Sleep(time.Second)
-	cpu0, wall0 := procCPU(srv.cmd.Process.Pid), time.Now()
-	if f.loaded, err = commits(18); err != nil {
-		return f, fmt.Errorf("with %d watching: %w", serveSessions, err)
-	}
-	f.cpu, f.wall = procCPU(srv.cmd.Process.Pid)-cpu0, time.Since(wall0)
-	if dead := watchers.ended(); dead > 0 {
-		return f, fmt.Errorf("%d of the %d watching sessions ended while measured; the server's log:\n%s", dead, serveSessions-1, srv.log())
+	for half := 0; half < 2; half++ {
+		n := c.commits / 2
+		if half == 0 {
+			n = c.commits - n
+		}
+		ds, err := commits(int64(17+2*half), n)
+		f.alone = append(f.alone, ds...)
+		if err != nil {
+			return f, fmt.Errorf("alone: %w", err)
+		}
+		watchers, err := watch(srv.addr, k, serveSessions-1, t.w, t.h, marker)
+		if err != nil {
+			watchers.close()
+			return f, fmt.Errorf("%w; the server's log:\n%s", err, srv.log())
+		}
+		// Each joining seat had the view drawn whole for every seat: let
+		// that pass before timing.
+		time.Sleep(time.Second)
+		cpu0, wall0 := procCPU(srv.cmd.Process.Pid), time.Now()
+		ds, err = commits(int64(18+2*half), n)
+		f.loaded = append(f.loaded, ds...)
+		f.cpu, f.wall = f.cpu+procCPU(srv.cmd.Process.Pid)-cpu0, f.wall+time.Since(wall0)
+		dead := watchers.ended()
+		watchers.close()
+		if err != nil {
+			return f, fmt.Errorf("with %d watching: %w", serveSessions, err)
+		}
+		if dead > 0 {
+			return f, fmt.Errorf("%d of the %d watching sessions ended while measured; the server's log:\n%s", dead, serveSessions-1, srv.log())
+		}
+		// The server lets the closed sessions' seats go.
+		time.Sleep(time.Second)
 	}
 	return f, nil
 }
 
-// timeCommits commits c.commits steps at random 20–80 ms intervals and
-// times each from the writer's COMMIT returning to the first screen that
-// shows its row.
-func timeCommits(c *config, t *term, w *foreignWriter, seed int64, first int) ([]time.Duration, error) {
+// timeCommits commits n steps at random 20–80 ms intervals and times each
+// from the writer's COMMIT returning to the first screen that shows its
+// row.
+func timeCommits(t *term, w *foreignWriter, seed int64, first, n int) ([]time.Duration, error) {
 	rng := mrand.New(mrand.NewSource(seed))
 	var ds []time.Duration
-	for i := 0; i < c.commits; i++ {
+	for i := 0; i < n; i++ {
 		time.Sleep(time.Duration(20+rng.Intn(60)) * time.Millisecond)
 		text := fmt.Sprintf("mark%04d", first+i)
 		at, err := w.steps(liveRun, first+i, 1, text)
