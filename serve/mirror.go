@@ -25,10 +25,12 @@ import (
 // explorer's frames, not fifty.
 
 // mirrorFrameEvery paces a shared explorer: one frame drawn for all its
-// sessions is cheap, so it draws as often as a 60 Hz display.
+// sessions is cheap, so it draws as often as a 60 Hz display. It is eager
+// (paced.eager): it draws what comes at once, and waits (no settle) only
+// for the rest of a frame's time after the last frame it wrote.
 const (
 	mirrorFrameEvery  = 16 * time.Millisecond
-	mirrorFrameSettle = 5 * time.Millisecond
+	mirrorFrameSettle = 0
 )
 
 // mirrorKey is what must be equal for two sessions to show the same bytes.
