@@ -32,7 +32,7 @@ type paced struct {
 	pending bool        // a repaint is on its way
 	frames  int         // frames drawn (tests)
 	screen  *lineScreen // draws each frame on the session (nil: Bubble Tea's renderer does)
-	// eager draws on any message at once, unless a frame was drawn less
+	// eager draws on any message at once, unless a frame was written less
 	// than every ago (then as the rest): a shared view, whose one frame
 	// costs the server little for all its sessions.
 	eager bool
