@@ -156,3 +156,49 @@ func TestRunReadsLittleAndSaysWhatTheWholeSays(t *testing.T) {
 		})
 	}
 }
+
+// Changes compares only what the view's log says changed since the
+// cursor's view; a cursor older than the log, or made by another store
+// open on the same directory, is compared on every transcript, and nothing
+// appended is missed either way.
+func TestChangesFromAnOldOrAnotherStoresCursor(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	ctx := context.Background()
+	src := open(t, cfg)
+	spec := src.Watch()
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	_, err := spec.Touched(nil)
+	must(t, err)
+	cur, err := src.Head(ctx)
+	must(t, err)
+	_, cur, err = src.Changes(ctx, cur) // a cursor with the view's gen
+	must(t, err)
+
+	other := open(t, cfg)
+	appendTo(t, file, toolTurn)
+	_, err = spec.Touched([]string{file})
+	must(t, err)
+	for name, s := range map[string]interface {
+		Changes(context.Context, store.Cursor) (*store.Changes, store.Cursor, error)
+	}{"this store": src, "another store": other} {
+		ch, _, err := s.Changes(ctx, cur)
+		must(t, err)
+		if len(ch.Steps) != 1 {
+			t.Fatalf("%s: the appended turn from the cursor: %+v", name, ch.Steps)
+		}
+	}
+
+	// Past the log's bound: the session's change is no longer in it, the
+	// cursor's gen is older than what it holds.
+	sub := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid, "subagents", "agent-adacfd069ace754ac.jsonl")
+	for i := 0; i < logMax+10; i++ {
+		appendTo(t, sub, "\n")
+		_, err = spec.Touched([]string{sub})
+		must(t, err)
+	}
+	ch, _, err := src.Changes(ctx, cur)
+	must(t, err)
+	if len(ch.Steps) != 1 {
+		t.Fatalf("a cursor older than the log: %+v", ch.Steps)
+	}
+}
