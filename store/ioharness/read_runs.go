@@ -468,6 +468,21 @@ func (s *Store) RunStats(ctx context.Context, ids []string) (map[string]store.Ru
 // reply's spend and keeps the ones asked for instead.
 const manyIDs = 1000
 
+// runIn is a condition on run_id holding it to runs, and its parameters.
+// Past manyIDs runs they are one parameter, a JSON array SQLite reads
+// into the same ephemeral index the literals made: a statement naming
+// tens of thousands of ids held SQLite memory outside the Go heap (the
+// parsed literals and their code) for as long as it stayed prepared, and
+// the statement cache kept it. Reading every run's rows and keeping the
+// asked ones in Go instead cost half as much CPU again: SQLite then
+// groups every run's steps, not a third of them.
+func runIn(runs []int64) (string, []any) {
+	if len(runs) > manyIDs {
+		return "run_id IN (SELECT value FROM json_each(?))", []any{"[" + sqlitex.IDList(runs) + "]"}
+	}
+	return "run_id IN (" + sqlitex.IDList(runs) + ")", nil
+}
+
 // statsBackChunks is how far back RunStats reads row by row (4 × 8192
 // rows) before it counts the runs left with SQLite's GROUP BY.
 const statsBackChunks = 4
@@ -478,31 +493,20 @@ const statsChunk = 1 << 16
 
 // statsForward adds to out the steps and tokens of runs in the rows at or
 // below below, read forwards in chunks, each aggregated by SQLite.
-//
-// Past manyIDs runs, every run's group is read and the ones asked for kept
-// here: a statement naming tens of thousands of ids costs SQLite memory
-// outside the Go heap for as long as it stays prepared (the statement
-// cache keeps it), and it is prepared for each chunk's ephemeral index.
 func (s *Store) statsForward(ctx context.Context, runs []int64, below int64, out map[string]store.RunStats) error {
-	filter, want := "AND run_id IN ("+sqlitex.IDList(runs)+")", (*runSet)(nil)
-	if len(runs) > manyIDs {
-		filter, want = "", &runSet{nums: runs}
-	}
-	q := fmt.Sprintf(`SELECT run_id, MAX(step), COALESCE(SUM(tokens), 0), SUM(%s) FROM steps WHERE id > ? AND id <= ? %s GROUP BY run_id`,
+	filter, ids := runIn(runs)
+	q := fmt.Sprintf(`SELECT run_id, MAX(step), COALESCE(SUM(tokens), 0), SUM(%s) FROM steps WHERE id > ? AND id <= ? AND %s GROUP BY run_id`,
 		unreportedSQL, filter)
 	var low int64
 	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MIN(id), 1) - 1 FROM steps").Scan(&low); err != nil {
 		return mapDriverErr(s.path, err)
 	}
 	for lo := low; lo < below; lo += statsChunk {
-		err := s.eachRow(ctx, q, []any{lo, min(lo+statsChunk, below)}, func(r *sql.Rows) error {
+		err := s.eachRow(ctx, q, append([]any{lo, min(lo+statsChunk, below)}, ids...), func(r *sql.Rows) error {
 			var run, tokens int64
 			var step, unreported int
 			if err := r.Scan(&run, &step, &tokens, &unreported); err != nil {
 				return err
-			}
-			if want != nil && !want.has(run) {
-				return nil
 			}
 			st := out[idStr(run)]
 			st.Tokens += tokens

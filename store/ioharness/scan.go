@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"slices"
-
-	"github.com/vigil-run/vigil/internal/sqlitex"
 )
 
 // scanChunk is how many row ids one read of a backward scan covers. Each
@@ -61,20 +58,14 @@ func scanBackSome[T any](ctx context.Context, db *sql.DB, sp scanSpec, chunks in
 	for _, r := range sp.runs {
 		pending[r] = true
 	}
-	// Past manyIDs runs the rows of every run are read and the others
-	// passed over here: a statement naming them all costs SQLite memory
-	// outside the Go heap, and is prepared again for every chunk.
-	runFilter, want := " AND run_id IN ("+sqlitex.IDList(sp.runs)+")", map[int64]bool(nil)
-	if len(sp.runs) > manyIDs {
-		runFilter, want = "", maps.Clone(pending)
-	}
-	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id > ? AND id <= ?%s%s ORDER BY id DESC",
+	runFilter, ids := runIn(sp.runs)
+	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id > ? AND id <= ? AND %s%s ORDER BY id DESC",
 		prefixComma(sp.cols), sp.table, runFilter, andClause(sp.where))
 	margin := false
 	hi := top
 	for n := 0; hi > 0 && (chunks == 0 || n < chunks || margin); n, hi = n+1, hi-scanChunk {
 		err := func() error {
-			rows, err := db.QueryContext(ctx, q, append([]any{hi - scanChunk, hi}, sp.args...)...)
+			rows, err := db.QueryContext(ctx, q, append(append([]any{hi - scanChunk, hi}, ids...), sp.args...)...)
 			if err != nil {
 				return err
 			}
@@ -83,9 +74,6 @@ func scanBackSome[T any](ctx context.Context, db *sql.DB, sp scanSpec, chunks in
 				item, run, step, err := read(rows)
 				if err != nil {
 					return err
-				}
-				if want != nil && !want[run] {
-					continue
 				}
 				out = append(out, item)
 				if pending[run] && sp.done != nil && sp.done(run, step) {
