@@ -162,6 +162,7 @@ func (s *Store) refold(path string, ino uint64, off int64) fold {
 	f, read := fold{keep: cursorKeep}, int64(0)
 	if ok && c.ino == ino && c.off <= off {
 		f, read = c.fold.clone(), c.off
+		f.counting = false // a tail reports every malformed line
 	}
 	readLines(path, read, func(l []byte) {
 		if read >= off {

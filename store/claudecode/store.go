@@ -377,7 +377,7 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	c, ok := s.counted[path]
 	s.mu.Unlock()
 	if !ok || c.ino != store.Inode(fi) || fi.Size() < c.off {
-		c = counted{ino: store.Inode(fi), fold: fold{keep: cursorKeep}}
+		c = counted{ino: store.Inode(fi), fold: fold{keep: cursorKeep, counting: true}}
 	}
 	c.fold = c.fold.clone()
 	add := func(t *turn) {

@@ -202,3 +202,35 @@ func TestChangesFromAnOldOrAnotherStoresCursor(t *testing.T) {
 		t.Fatalf("a cursor older than the log: %+v", ch.Steps)
 	}
 }
+
+// A count reads a line whose top-level type is neither assistant nor user
+// without decoding it, and counts what a fold decoding every line counts:
+// a progress line carrying a sub-agent's assistant message inside it is
+// still not a turn of this transcript.
+func TestCountsReadOtherLinesUndecodedAndCountTheSame(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	progress := `{"type":"progress","data":{"message":{"type":"assistant","message":{"id":"msg_sub","content":[{"type":"text","text":"inner"}],"usage":{"input_tokens":999,"output_tokens":1}}}}}` + "\n"
+	appendTo(t, file, toolTurn+progress+toolResult+progress+strings.Replace(toolTurn, "msg_t1", "msg_t2", 1))
+	src := open(t, cfg)
+	got, err := src.RunStats(context.Background(), []string{sid})
+	must(t, err)
+	body, err := os.ReadFile(file)
+	must(t, err)
+	var want store.RunStats
+	f := fold{keep: cursorKeep}
+	for _, l := range completeLines(body) {
+		f.feed(l, func(t *turn) {
+			want.Steps, want.Through = t.number, t.commit
+			if tot := t.usage.total(); tot != nil {
+				want.Tokens += *tot
+			}
+		})
+	}
+	if f.open != nil {
+		want.Steps = f.open.number
+	}
+	if got[sid] != want {
+		t.Fatalf("counted %+v; a fold decoding every line counts %+v", got[sid], want)
+	}
+}
