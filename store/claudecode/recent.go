@@ -35,9 +35,9 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		mod  time.Time
 	}
 	var sessions []session
-	s.tree.look.Lock()
+	s.tree.listMu.Lock()
 	files := s.sessionFiles()
-	s.tree.look.Unlock()
+	s.tree.listMu.Unlock()
 	for _, f := range files {
 		x := session{path: f}
 		if fi, err := os.Stat(f); err == nil {
@@ -47,7 +47,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 	}
 	slices.SortStableFunc(sessions, func(a, b session) int { return b.mod.Compare(a.mod) })
 	taken := 0
-	s.tree.look.Lock()
+	s.tree.listMu.Lock()
 	for ; taken < len(sessions); taken++ {
 		es := s.sessionEntries(sessions[taken].path)
 		if len(entries)+len(es) > limit {
@@ -55,7 +55,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		}
 		entries = append(entries, es...)
 	}
-	s.tree.look.Unlock()
+	s.tree.listMu.Unlock()
 	if taken == len(sessions) {
 		return entries, time.Time{}, true
 	}

@@ -30,12 +30,14 @@ import (
 // as a reader without a watcher needs. From then on the watcher keeps it
 // current (touched after each event, version on its safety tick and
 // whenever events may have been missed), and reads use the view as it
-// stands. Looking holds look; a view is published whole and never changed
-// after, so a read never waits for a look of the whole tree.
+// stands. A view is published whole and never changed after, so a read
+// never waits for a look; the whole look lists and stats before it takes
+// look, so a touched never waits for it either.
 type tree struct {
-	look  sync.Mutex // held while looking; guards dirs and metas
-	dirs  map[string]listing
-	metas map[string]metaSeen
+	look   sync.Mutex // held while a view is made from the current one
+	listMu sync.Mutex // held while listing; guards dirs and metas
+	dirs   map[string]dirListing
+	metas  map[string]metaSeen
 
 	mu   sync.Mutex // guards view
 	view treeView
@@ -118,7 +120,7 @@ func (e *viewEdit) changed(path string) {
 	e.log = append(e.log, logged{path, e.gen})
 }
 
-type listing struct {
+type dirListing struct {
 	mod, at time.Time // the directory's mtime, and when it was listed
 	ents    []dirent
 }
@@ -146,7 +148,7 @@ type fileSeen struct {
 const listTrust = 2 * time.Second
 
 // list is a directory's entries, sorted by name; nil when it is not
-// there. Callers hold t.look.
+// there. Callers hold t.listMu.
 func (t *tree) list(dir string) []dirent {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
@@ -167,9 +169,9 @@ func (t *tree) list(dir string) []dirent {
 		ents[i] = dirent{d.Name(), d.IsDir() || d.Type()&os.ModeSymlink != 0 && isDir(filepath.Join(dir, d.Name()))}
 	}
 	if t.dirs == nil {
-		t.dirs = map[string]listing{}
+		t.dirs = map[string]dirListing{}
 	}
-	t.dirs[dir] = listing{mod: fi.ModTime(), at: at, ents: ents}
+	t.dirs[dir] = dirListing{mod: fi.ModTime(), at: at, ents: ents}
 	return ents
 }
 
@@ -220,34 +222,72 @@ func (s *Store) scan() []entry {
 	if v := s.tree.current(); v.watched && v.entries != nil {
 		return v.entries
 	}
+	l := s.listTree()
 	t := &s.tree
 	t.look.Lock()
 	defer t.look.Unlock()
 	e := t.begin()
-	s.relist(e)
+	e.apply(l)
 	return t.publish(e).entries
 }
 
 // lookWhole lists the tree again (each directory only as list allows) and
 // stats every transcript, and publishes that view; watched marks it kept
-// current by a watcher from now on.
+// current by a watcher from now on. The listing and the stats are made
+// without holding look: a touched meanwhile is not kept waiting, and what
+// it saw of a transcript is newer than what this look saw and is kept.
 func (s *Store) lookWhole(watched bool) treeView {
 	t := &s.tree
+	before := t.current()
+	l := s.listTree()
+	seen := make([]fileSeen, len(l.entries))
+	there := make([]bool, len(l.entries))
+	for i, x := range l.entries {
+		if fi, err := os.Stat(x.path); err == nil {
+			seen[i], there[i] = fileSeen{size: fi.Size(), mod: fi.ModTime(), ino: store.Inode(fi)}, true
+		}
+	}
+	if wholeLooked != nil {
+		wholeLooked()
+	}
 	t.look.Lock()
 	defer t.look.Unlock()
 	e := t.begin()
 	e.watched = e.watched || watched
-	s.relist(e)
-	for _, x := range e.entries {
-		e.look(x.path)
+	e.apply(l)
+	for i, x := range l.entries {
+		now, nowOK := e.file(x.path)
+		was, wasOK := before.files.get(x.path)
+		if now != was || nowOK != wasOK {
+			continue // looked at since this look began
+		}
+		switch {
+		case !there[i] && nowOK:
+			e.set(x.path, fileSeen{}, true)
+		case there[i] && (!nowOK || now != seen[i]):
+			e.set(x.path, seen[i], false)
+		}
 	}
 	s.lookRegistry(e)
 	return t.publish(e)
 }
 
-// relist lists the tree again into e, and drops transcripts that went.
-// Callers hold t.look.
-func (s *Store) relist(e *viewEdit) {
+// wholeLooked, set by a test, runs when a whole look has listed and
+// stat'ed and not yet taken look.
+var wholeLooked func()
+
+// listing is the tree as listed: every transcript in scan's order, each
+// one's place, each run's depth in its tree.
+type listing struct {
+	entries []entry
+	index   map[string]int
+	depth   map[string]int
+}
+
+// listTree lists the tree again, each directory only as list allows.
+func (s *Store) listTree() listing {
+	s.tree.listMu.Lock()
+	defer s.tree.listMu.Unlock()
 	var out []entry
 	for _, f := range s.sessionFiles() {
 		out = append(out, s.sessionEntries(f)...)
@@ -255,19 +295,28 @@ func (s *Store) relist(e *viewEdit) {
 	index := make(map[string]int, len(out))
 	for i, x := range out {
 		index[x.path] = i
+	}
+	return listing{entries: out, index: index, depth: depths(out)}
+}
+
+// apply takes a listing into the view: transcripts it lists that the view
+// has not seen are stat'ed, those it no longer lists are gone. Callers
+// hold t.look.
+func (e *viewEdit) apply(l listing) {
+	for _, x := range l.entries {
 		if _, ok := e.file(x.path); !ok {
 			e.look(x.path)
 		}
 	}
 	var gone []string
 	e.edit.from.each(func(p string, _ fileSeen) {
-		if _, ok := index[p]; !ok {
+		if _, ok := l.index[p]; !ok {
 			gone = append(gone, p)
 		}
 	})
 	if e.edit.copied {
-		for p, l := range e.edit.top {
-			if _, ok := index[p]; !ok && !l.gone {
+		for p, x := range e.edit.top {
+			if _, ok := l.index[p]; !ok && !x.gone {
 				gone = append(gone, p)
 			}
 		}
@@ -277,7 +326,7 @@ func (s *Store) relist(e *viewEdit) {
 			e.set(p, fileSeen{}, true)
 		}
 	}
-	e.entries, e.index, e.depth = out, index, depths(out)
+	e.entries, e.index, e.depth = l.entries, l.index, l.depth
 }
 
 // sessionFiles lists the main transcripts, sorted as a glob would.
@@ -338,7 +387,7 @@ func (s *Store) touched(named []string) (uint64, error) {
 		}
 	}
 	if again {
-		s.relist(e)
+		e.apply(s.listTree())
 	}
 	s.lookRegistry(e)
 	return t.publish(e).gen, nil

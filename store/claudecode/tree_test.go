@@ -234,3 +234,45 @@ func TestCountsReadOtherLinesUndecodedAndCountTheSame(t *testing.T) {
 		t.Fatalf("counted %+v; a fold decoding every line counts %+v", got[sid], want)
 	}
 }
+
+// The safety tick's whole look lists and stats without holding up a
+// Touched: one made while it is under way returns at once, and what it saw
+// (newer) is what the view keeps after the whole look publishes.
+func TestTouchedDoesNotWaitForTheWholeLook(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	c, err := Open(cfg, store.Options{})
+	must(t, err)
+	s := c.(*Store)
+	spec := s.Watch()
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	_, err = spec.Touched(nil)
+	must(t, err)
+
+	parked, release := make(chan struct{}), make(chan struct{})
+	wholeLooked = func() { close(parked); <-release }
+	defer func() { wholeLooked = nil }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		spec.Version()
+	}()
+	<-parked
+	appendTo(t, file, toolTurn)
+	touched := make(chan struct{})
+	go func() {
+		spec.Touched([]string{file})
+		close(touched)
+	}()
+	select {
+	case <-touched:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Touched waited for the whole look")
+	}
+	close(release)
+	<-done
+	seen, _ := s.tree.current().files.get(file)
+	if fi, err := os.Stat(file); err != nil || seen.size != fi.Size() {
+		t.Fatalf("after the whole look the view holds size %d; the file is %d bytes", seen.size, fi.Size())
+	}
+}
