@@ -13,11 +13,15 @@ import (
 // (message_session_time_created_id_idx finds it) and its count of
 // assistant messages (one per model call). A message whose data is not
 // JSON is not counted and does not stop the read.
-const runCols = `s.rowid, s.id, COALESCE(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
+const runCols = statusCols + `,
+	(SELECT count(*) FROM message m WHERE m.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'assistant')`
+
+// statusCols is runCols without the count, which reads the data of every
+// message of the session: enough to tell whether a session has ended.
+const statusCols = `s.rowid, s.id, COALESCE(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
 	COALESCE(s.model, ''),
 	(SELECT data FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
 	(SELECT id FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
-	(SELECT count(*) FROM message m WHERE m.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'assistant'),
 	s.tokens_input + s.tokens_output + s.tokens_reasoning + s.tokens_cache_read + s.tokens_cache_write`
 
 // session is one session row as Runs reads it.
@@ -28,18 +32,36 @@ type session struct {
 }
 
 func (s *Store) querySessions(ctx context.Context, where string, args ...any) ([]session, error) {
+	return s.readSessions(ctx, true, where, args...)
+}
+
+// sessionStates reads sessions without their counts (statusCols): their
+// status is exact, their Steps and Summary.Steps are not counted.
+func (s *Store) sessionStates(ctx context.Context, where string, args ...any) ([]session, error) {
+	return s.readSessions(ctx, false, where, args...)
+}
+
+func (s *Store) readSessions(ctx context.Context, counted bool, where string, args ...any) ([]session, error) {
 	var out []session
 	if !strings.Contains(where, "ORDER BY") {
 		where += " ORDER BY s.time_created, s.id"
 	}
-	err := s.eachRow(ctx, "SELECT "+runCols+" FROM session s "+where, args, func(r *sql.Rows) error {
+	cols := statusCols
+	if counted {
+		cols = runCols
+	}
+	err := s.eachRow(ctx, "SELECT "+cols+" FROM session s "+where, args, func(r *sql.Rows) error {
 		var x session
 		var created int64
 		var model string
 		var last []byte
 		var lastID sql.NullString
 		var steps, tok int64
-		if err := r.Scan(&x.rowid, &x.run.ID, &x.run.ParentID, &x.run.Goal, &x.run.Workspace, &created, &x.updated, &model, &last, &lastID, &steps, &tok); err != nil {
+		dest := []any{&x.rowid, &x.run.ID, &x.run.ParentID, &x.run.Goal, &x.run.Workspace, &created, &x.updated, &model, &last, &lastID, &tok}
+		if counted {
+			dest = append(dest, &steps)
+		}
+		if err := r.Scan(dest...); err != nil {
 			return err
 		}
 		x.run.StartedAt = millis(created)
