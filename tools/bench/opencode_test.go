@@ -125,3 +125,93 @@ func TestOpencodeHistoryIsBuiltAsSaid(t *testing.T) {
 		t.Errorf("%d roots", roots)
 	}
 }
+
+// The live appender writes one more model call of the newest session into
+// a copy of the history, in a transaction per call: the sqlite3 CLI reads
+// opencode's rows, vigil a tail that sees each step's text, and the
+// session as finished.
+func TestOpencodeAppenderWritesAStep(t *testing.T) {
+	sqlite := testkit.Tool(t, "sqlite3", "the appended rows are read back by C SQLite")
+	testkit.Tool(t, "python3", "the appender is python3's sqlite3")
+	testkit.Fixtures(t, "agents/opencode")
+	h := ocHistory{Sessions: 3, Big: 0, Bytes: 16 << 10}
+	dir := t.TempDir()
+	cached, err := opencodePath(dir, h, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "live.db")
+	if err := copyFile(cached, path); err != nil {
+		t.Fatal(err)
+	}
+	src, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	head, err := src.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := startOcAppender(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	before, err := src.Steps(ctx, w.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		at, err := w.step(fmt.Sprintf("live step %d", i))
+		if err != nil || time.Since(at) > time.Minute || at.After(time.Now()) {
+			t.Fatalf("step %d: committed at %s, %v", i, at, err)
+		}
+	}
+	q := func(sql string) string {
+		out, err := exec.Command(sqlite, "-readonly", path, sql).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v: %s", sql, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	want := map[string]string{
+		"SELECT title FROM session WHERE id = '" + w.Session + "'": "session 3: Mock title",
+		"SELECT group_concat(json_extract(data, '$.type'), ',') FROM (SELECT data FROM part WHERE session_id = '" + w.Session + "' ORDER BY rowid DESC LIMIT 3)": "step-finish,text,step-start",
+		"SELECT COUNT(*) FROM message WHERE json_extract(data, '$.parentID') NOT IN (SELECT id FROM message)":                                                    "0",
+	}
+	for sql, v := range want {
+		if got := q(sql); got != v {
+			t.Errorf("%s = %s, want %s", sql, got, v)
+		}
+	}
+	ch, _, err := src.Changes(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range ch.Steps {
+		got = append(got, r.Decision)
+	}
+	if strings.Join(got, "|") != "live step 1|live step 2" {
+		t.Errorf("a tail read %q", got)
+	}
+	after, err := src.Steps(ctx, w.Session)
+	if err != nil || len(after) != len(before)+2 || after[len(after)-1].Decision != "live step 2" {
+		t.Fatalf("the timeline after: %d rows (was %d), %v", len(after), len(before), err)
+	}
+	runs, err := src.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.ID == w.Session && (r.Status != store.StatusCompleted || r.Steps != after[len(after)-1].Number) {
+			t.Errorf("the session after: %s, %d steps", r.Status, r.Steps)
+		}
+	}
+	// The cached history is left as it was.
+	if out, _ := exec.Command(sqlite, "-readonly", cached, "SELECT COUNT(*) FROM part WHERE data LIKE '%live step%'").Output(); strings.TrimSpace(string(out)) != "0" {
+		t.Errorf("the cached history was written: %s", out)
+	}
+}
