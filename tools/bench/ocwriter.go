@@ -12,9 +12,10 @@ import (
 )
 
 // ocAppender is another process writing an opencode database through C
-// SQLite (python3's sqlite3, held open), as opencode writes one more model
-// call of a session: the assistant message answering the session's last
-// prompt, its step-start, text and step-finish parts, in one transaction.
+// SQLite (python3's sqlite3, held open) as opencode runs its newest
+// session again: a new prompt first (the session runs), then one model
+// call at a time, each the assistant message answering the prompt with
+// its step-start, bash tool and step-finish parts, in one transaction.
 // It says when each commit returned, by the wall clock this process reads
 // too.
 type ocAppender struct {
@@ -26,14 +27,14 @@ type ocAppender struct {
 
 // ocAppendPy writes ids in opencode's shape (Identifier.ascending: 12 hex
 // digits of the time in ms ·4096 plus a counter, then 14 base62
-// characters) and the message and parts as opencode's session processor
-// leaves a finished text-only step (MessageV2.Assistant, StepStartPart,
-// TextPart, StepFinishPart).
+// characters) and the messages and parts as opencode's session processor
+// leaves a prompt and a finished step that called a tool
+// (MessageV2.User, TextPart, MessageV2.Assistant, StepStartPart, ToolPart,
+// StepFinishPart).
 const ocAppendPy = `import json, random, sqlite3, string, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 db.execute("PRAGMA busy_timeout=10000")
 sid, = db.execute("SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created DESC, id DESC LIMIT 1").fetchone()
-prompt, = db.execute("SELECT id FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'user' ORDER BY time_created DESC, id DESC LIMIT 1", (sid,)).fetchone()
 cwd, = db.execute("SELECT directory FROM session WHERE id = ?", (sid,)).fetchone()
 last, counter = 0, 0
 def ident(prefix):
@@ -46,22 +47,35 @@ def ident(prefix):
     return "%s_%012x%s" % (prefix, v, tail), now
 def js(v):
     return json.dumps(v, separators=(",", ":"))
+def insert(table, row):
+    db.execute("INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(row), ", ".join("?" * len(row))), list(row.values()))
+# A new prompt: the session runs again.
+prompt, t = ident("msg")
+db.execute("BEGIN IMMEDIATE")
+insert("message", {"id": prompt, "session_id": sid, "time_created": t, "time_updated": t,
+    "data": js({"role": "user", "time": {"created": t}, "agent": "build", "model": {"providerID": "mock", "modelID": "mock-model"}})})
+pid, pt = ident("prt")
+insert("part", {"id": pid, "message_id": prompt, "session_id": sid, "time_created": pt, "time_updated": pt,
+    "data": js({"type": "text", "text": "Go on, one shell command at a time."})})
+db.execute("COMMIT")
 print(sid, flush=True)
-for line in sys.stdin:
+for n, line in enumerate(sys.stdin):
     text = line.rstrip("\n")
     mid, t = ident("msg")
-    tokens = {"total": 1330, "input": 1300, "output": 30, "reasoning": 0, "cache": {"write": 0, "read": 0}}
+    tokens = {"total": 1230, "input": 1200, "output": 30, "reasoning": 0, "cache": {"write": 0, "read": 0}}
     msg = {"parentID": prompt, "role": "assistant", "mode": "build", "agent": "build", "path": {"cwd": cwd, "root": cwd},
            "cost": 0, "tokens": tokens, "modelID": "mock-model", "providerID": "mock",
-           "time": {"created": t, "completed": t + 3}, "finish": "stop"}
+           "time": {"created": t, "completed": t + 4}, "finish": "tool-calls"}
     parts = [{"type": "step-start", "snapshot": "3457c0ee355c71457ad96c754e8e3ba4a3283912"},
-             {"type": "text", "text": text, "time": {"start": t + 1, "end": t + 2}},
-             {"type": "step-finish", "reason": "stop", "snapshot": "3457c0ee355c71457ad96c754e8e3ba4a3283912", "tokens": tokens, "cost": 0}]
+             {"type": "tool", "tool": "bash", "callID": "call_live%04d" % n,
+              "state": {"status": "completed", "input": {"command": "echo " + text, "description": "live step"},
+                        "output": text + "\n", "title": "echo " + text, "metadata": {"exit": 0}, "time": {"start": t + 1, "end": t + 2}}},
+             {"type": "step-finish", "reason": "tool-calls", "snapshot": "3457c0ee355c71457ad96c754e8e3ba4a3283912", "tokens": tokens, "cost": 0}]
     db.execute("BEGIN IMMEDIATE")
-    db.execute("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?,?,?,?,?)", (mid, sid, t, t + 3, js(msg)))
+    insert("message", {"id": mid, "session_id": sid, "time_created": t, "time_updated": t + 4, "data": js(msg)})
     for p in parts:
         pid, pt = ident("prt")
-        db.execute("INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?,?,?,?,?,?)", (pid, mid, sid, pt, pt, js(p)))
+        insert("part", {"id": pid, "message_id": mid, "session_id": sid, "time_created": pt, "time_updated": pt, "data": js(p)})
     db.execute("COMMIT")
     print(time.time_ns(), flush=True)
 `
@@ -94,8 +108,8 @@ func startOcAppender(path string) (*ocAppender, error) {
 	return w, nil
 }
 
-// step commits one model call whose reply is text (one line) and returns
-// when the commit returned in the writer.
+// step commits one model call that ran "echo text" (text one line) and
+// returns when the commit returned in the writer.
 func (w *ocAppender) step(text string) (time.Time, error) {
 	if _, err := fmt.Fprintln(w.in, text); err != nil {
 		return time.Time{}, err
@@ -116,12 +130,25 @@ func (w *ocAppender) close() {
 	w.cmd.Wait()
 }
 
-// copyFile copies a database that no process has open (the cached
-// history) for a run that writes to it.
-func copyFile(from, to string) error {
-	cmd := exec.Command("cp", "--reflink=auto", from, to)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("copying %s: %v: %s", from, err, out)
+// opencodeLive times a model call committed to the newest session of a
+// copy of the history to its row on screen (lineToScreen), the explorer
+// showing that session.
+func opencodeLive(c *config, t *term, cached string, h ocHistory) (row, error) {
+	path, err := copyStore(c, cached, "opencode-live.db")
+	if err != nil {
+		return row{}, err
 	}
-	return nil
+	w, err := startOcAppender(path)
+	if err != nil {
+		return row{}, err
+	}
+	defer w.close()
+	// The session's own turns on screen: its timeline has loaded. The
+	// explorer follows it: it runs.
+	return lineToScreen(c, t, h.String(), []string{"--store", path, "--run", w.Session}, "All done after 1 tool call(s).",
+		func(i int) (string, time.Time, error) {
+			marker := fmt.Sprintf("live step %04d", i)
+			at, err := w.step(marker)
+			return marker, at, err
+		})
 }

@@ -127,9 +127,9 @@ func TestOpencodeHistoryIsBuiltAsSaid(t *testing.T) {
 }
 
 // The live appender writes one more model call of the newest session into
-// a copy of the history, in a transaction per call: the sqlite3 CLI reads
-// opencode's rows, vigil a tail that sees each step's text, and the
-// session as finished.
+// a copy of the history after a new prompt, in a transaction per call:
+// the sqlite3 CLI reads opencode's rows, vigil a tail that sees each
+// step's command and output, and the session as running.
 func TestOpencodeAppenderWritesAStep(t *testing.T) {
 	sqlite := testkit.Tool(t, "sqlite3", "the appended rows are read back by C SQLite")
 	testkit.Tool(t, "python3", "the appender is python3's sqlite3")
@@ -140,8 +140,8 @@ func TestOpencodeAppenderWritesAStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "live.db")
-	if err := copyFile(cached, path); err != nil {
+	path, err := copyStore(&config{work: dir}, cached, "live.db")
+	if err != nil {
 		t.Fatal(err)
 	}
 	src, err := store.Open(path, store.Options{ReadOnly: true})
@@ -178,7 +178,7 @@ func TestOpencodeAppenderWritesAStep(t *testing.T) {
 	}
 	want := map[string]string{
 		"SELECT title FROM session WHERE id = '" + w.Session + "'": "session 3: Mock title",
-		"SELECT group_concat(json_extract(data, '$.type'), ',') FROM (SELECT data FROM part WHERE session_id = '" + w.Session + "' ORDER BY rowid DESC LIMIT 3)": "step-finish,text,step-start",
+		"SELECT group_concat(json_extract(data, '$.type'), ',') FROM (SELECT data FROM part WHERE session_id = '" + w.Session + "' ORDER BY rowid DESC LIMIT 3)": "step-finish,tool,step-start",
 		"SELECT COUNT(*) FROM message WHERE json_extract(data, '$.parentID') NOT IN (SELECT id FROM message)":                                                    "0",
 	}
 	for sql, v := range want {
@@ -192,21 +192,21 @@ func TestOpencodeAppenderWritesAStep(t *testing.T) {
 	}
 	var got []string
 	for _, r := range ch.Steps {
-		got = append(got, r.Decision)
+		got = append(got, r.Decision+" "+r.ToolCall+" "+r.ResultHead)
 	}
-	if strings.Join(got, "|") != "live step 1|live step 2" {
+	if g := strings.Join(got, "|"); !strings.Contains(g, "echo live step 1") || !strings.Contains(g, "echo live step 2") || len(got) != 4 {
 		t.Errorf("a tail read %q", got)
 	}
 	after, err := src.Steps(ctx, w.Session)
-	if err != nil || len(after) != len(before)+2 || after[len(after)-1].Decision != "live step 2" {
-		t.Fatalf("the timeline after: %d rows (was %d), %v", len(after), len(before), err)
+	if err != nil || len(after) != len(before)+4 || after[len(after)-1].ResultHead != "live step 2" {
+		t.Fatalf("the timeline after: %d rows (was %d), %+v %v", len(after), len(before), after[len(after)-1], err)
 	}
 	runs, err := src.Runs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		if r.ID == w.Session && (r.Status != store.StatusCompleted || r.Steps != after[len(after)-1].Number) {
+		if r.ID == w.Session && r.Status != store.StatusRunning {
 			t.Errorf("the session after: %s, %d steps", r.Status, r.Steps)
 		}
 	}
