@@ -1,11 +1,14 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strings"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -23,6 +26,12 @@ const statusCols = `s.rowid, s.id, COALESCE(s.parent_id, ''), s.title, s.directo
 	(SELECT data FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
 	(SELECT id FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
 	s.tokens_input + s.tokens_output + s.tokens_reasoning + s.tokens_cache_read + s.tokens_cache_write`
+
+// The windows of Runs' short reads, in rowids.
+const (
+	sessionWindow = 256
+	messageWindow = 1024
+)
 
 // session is one session row as Runs reads it.
 type session struct {
@@ -129,11 +138,50 @@ func setStatus(r *store.Run, m *message, created int64) {
 // Runs lists every session, a sub-agent's under its parent (parent_id).
 // A finished session carries its counts in its summary; an unfinished
 // one's are left to RunStats, which says which rows they include.
+//
+// Counting model calls reads the data of every message in the file, so
+// Runs reads in short reads (a window of sessions, then of messages, by
+// rowid, up to the tops it read first), each closed before the next:
+// opencode's checkpoints and a refresh's reads go on in between.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
-	rows, err := s.querySessions(ctx, "")
+	tops, _, err := sqlitex.Tops(ctx, &s.stmts, s.read, "rowid", tailed, "")
 	if err != nil {
-		return nil, err
+		return nil, sqlitex.MapErr(s.path, err)
 	}
+	var rows []session
+	for from := int64(0); from < tops["session"]; from += sessionWindow {
+		page, err := s.sessionStates(ctx, "WHERE s.rowid > ? AND s.rowid <= ?", from, min(from+sessionWindow, tops["session"]))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, page...)
+	}
+	calls := map[string]int{}
+	for from := int64(0); from < tops["message"]; from += messageWindow {
+		err := s.eachRow(ctx, `SELECT session_id, count(*) FROM message WHERE rowid > ? AND rowid <= ?
+			AND json_valid(data) AND json_extract(data, '$.role') = 'assistant' GROUP BY session_id`,
+			[]any{from, min(from+messageWindow, tops["message"])}, func(r *sql.Rows) error {
+				var id string
+				var n int
+				err := r.Scan(&id, &n)
+				calls[id] += n
+				return err
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range rows {
+		r := &rows[i].run
+		r.Steps = calls[r.ID]
+		if r.Summary != nil {
+			r.Summary.Steps = r.Steps
+		}
+	}
+	// The list's order, as one read's ORDER BY s.time_created, s.id.
+	slices.SortStableFunc(rows, func(a, b session) int {
+		return cmp.Or(a.run.StartedAt.Compare(b.run.StartedAt), cmp.Compare(a.run.ID, b.run.ID))
+	})
 	runs := withDepth(rows)
 	for i := range runs {
 		uncounted(&runs[i])

@@ -143,12 +143,21 @@ func opencodeLive(c *config, t *term, cached string, h ocHistory) (row, error) {
 		return row{}, err
 	}
 	defer w.close()
-	// The session's own turns on screen: its timeline has loaded. The
-	// explorer follows it: it runs.
-	return lineToScreen(c, t, h.String(), []string{"--store", path, "--run", w.Session}, "All done after 1 tool call(s).",
+	// Every session listed: the explorer has read the rest after its first
+	// page (changes wait for it), and follows the session: it runs.
+	return lineToScreen(c, t, h.String(), []string{"--store", path, "--run", w.Session}, fmt.Sprintf("%s runs", commas(h.Sessions)),
 		func(i int) (string, time.Time, error) {
-			marker := fmt.Sprintf("live step %04d", i)
+			marker := fmt.Sprintf("mark%04d", i) // short: the timeline row shows it whole
 			at, err := w.step(marker)
 			return marker, at, err
 		})
+}
+
+// commas writes 2000 as "2,000", as the runs pane counts.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
