@@ -108,6 +108,9 @@ type WatchSpec struct {
 	Path    string
 	Names   []string
 	Version func() (uint64, error)
+	// Touched is Version told which paths events named (watch.Options);
+	// nil for most formats.
+	Touched func(named []string) (uint64, error)
 }
 
 // CanonicalTrace is src's trace of a run as one string (for diffing two

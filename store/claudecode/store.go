@@ -37,6 +37,11 @@ type Store struct {
 	seen     map[string]bool // problems already reported, by file:line
 	counted  map[string]counted
 	callers  map[string]string // a nested sub-agent's transcript → its parent's run id
+
+	tree tree
+
+	detailMu sync.Mutex
+	detail   *detailFold
 }
 
 // counted is a transcript's counts as far as it was read, so RunStats
@@ -105,31 +110,20 @@ type agentMeta struct {
 	Finished    bool   `json:"finished"`
 }
 
-// scan lists every transcript, sessions first, each followed by its
-// sub-agents. A sub-agent's parent is the transcript holding the tool call
-// its meta names (the session itself at depth 1).
-func (s *Store) scan() []entry {
-	var out []entry
-	for _, f := range s.lay.sessionFiles(0) {
-		out = append(out, s.sessionEntries(f)...)
-	}
-	return out
-}
-
-// sessionEntries is one session's transcript f and its sub-agents'.
+// sessionEntries is one session's transcript f and its sub-agents', each
+// followed by its sub-agents. A sub-agent's parent is the transcript
+// holding the tool call its meta names (the session itself at depth 1).
+// Callers hold s.tree.look.
 func (s *Store) sessionEntries(f string) []entry {
 	sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 	out := []entry{{id: sid, path: f, session: sid}}
-	subs := subagentFiles(f)
+	subs := s.subagentFiles(f)
 	for _, sf := range subs {
 		e := entry{id: strings.TrimSuffix(filepath.Base(sf), ".jsonl"), path: sf, session: sid, parent: sid}
-		if b, err := os.ReadFile(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); err == nil {
-			var m agentMeta
-			if json.Unmarshal(b, &m) == nil {
-				e.meta = &m
-				if m.SpawnDepth > 1 && m.ToolUseID != "" {
-					e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
-				}
+		if m := s.tree.meta(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); m != nil {
+			e.meta = m
+			if m.SpawnDepth > 1 && m.ToolUseID != "" {
+				e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
 			}
 		}
 		out = append(out, e)
@@ -355,6 +349,9 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	e, err := s.find(runID)
 	if err != nil {
 		return store.StepDetail{}, err
+	}
+	if d, ok := s.recentDetail(e.path, runID, rowID); ok {
+		return d, nil
 	}
 	ts, err := s.turns(e.path, store.MaxDetailBytes)
 	if err != nil {

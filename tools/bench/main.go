@@ -185,6 +185,8 @@ func run(c *config, bin string) error {
 			var r row
 			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
+			r, err = claudeLine(c, t, h, path)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
 		}
@@ -197,7 +199,7 @@ func run(c *config, bin string) error {
 			r, err = firstRows(c, t, path, target{h.String(), sessionMark(h.Sessions), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
 			r, err = opencodeLive(c, t, path, h)
-			add("a line appended to a live session → on screen, "+h.String(), r, err)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
 		}
