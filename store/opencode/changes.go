@@ -106,8 +106,8 @@ func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, 
 // unfinished replies: those named in only (all when nil), but none in
 // skip.
 func (s *Store) followRunning(ctx context.Context, c *Cursor, only []string, skip ...map[string]bool) error {
-	// Which sessions still run is read without their counts; only theirs
-	// are counted, for their signature.
+	// Which sessions still run is read without their counts (a running
+	// session's signature has none: Changes sends it uncounted).
 	where, args := "WHERE s.rowid <= ?", []any{c.marks["session"]}
 	if only != nil {
 		if len(only) == 0 {
@@ -125,13 +125,6 @@ func (s *Store) followRunning(ctx context.Context, c *Cursor, only []string, ski
 			continue
 		}
 		x := st
-		counted, err := s.querySessions(ctx, "WHERE s.rowid = ?", st.rowid)
-		if err != nil {
-			return err
-		}
-		if len(counted) == 1 {
-			x.run.Steps = counted[0].run.Steps
-		}
 		c.sessions[x.run.ID] = sig(x.run)
 		// An unfinished reply belongs to a running session: only theirs
 		// are looked at (message_session_time_created_id_idx).
@@ -214,7 +207,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	touched := map[string]bool{}
 	var newRuns []session
 	if tops["session"] > c.marks["session"] {
-		if newRuns, err = s.querySessions(ctx, fmt.Sprintf("WHERE s.rowid > ? AND s.rowid <= ? ORDER BY s.rowid LIMIT %d", sqlitex.ChangesPage),
+		if newRuns, err = s.changedSessions(ctx, fmt.Sprintf("WHERE s.rowid > ? AND s.rowid <= ? ORDER BY s.rowid LIMIT %d", sqlitex.ChangesPage),
 			c.marks["session"], tops["session"]); err != nil {
 			return nil, cur, err
 		}
@@ -398,7 +391,7 @@ func (s *Store) changedRuns(ctx context.Context, next *Cursor, ch *store.Changes
 		if seen[id] || id == "" {
 			continue
 		}
-		rows, err := s.querySessions(ctx, "WHERE s.id = ?", id)
+		rows, err := s.changedSessions(ctx, "WHERE s.id = ?", id)
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,29 @@ func (s *Store) sessionStates(ctx context.Context, where string, args ...any) ([
 	return s.readSessions(ctx, false, where, args...)
 }
 
+// changedSessions reads sessions for Changes: a running one is sent
+// uncounted (its turns come through Changes), so only an ended one's
+// summary is counted, read again whole.
+func (s *Store) changedSessions(ctx context.Context, where string, args ...any) ([]session, error) {
+	rows, err := s.sessionStates(ctx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range rows {
+		if !x.run.Status.Ended() {
+			continue
+		}
+		again, err := s.querySessions(ctx, "WHERE s.rowid = ?", x.rowid)
+		if err != nil {
+			return nil, err
+		}
+		if len(again) == 1 {
+			rows[i] = again[0]
+		}
+	}
+	return rows, nil
+}
+
 func (s *Store) readSessions(ctx context.Context, counted bool, where string, args ...any) ([]session, error) {
 	var out []session
 	if !strings.Contains(where, "ORDER BY") {
