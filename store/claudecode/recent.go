@@ -94,10 +94,11 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 // every session.
 func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, bool, error) {
 	entries, _, all := s.page(limit)
-	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now())), partial: !all}
+	files := layered[fileCursor]{}.edit()
 	for _, e := range entries {
-		c.follow(e.path)
+		follow(files, e.path)
 	}
+	c := &cursor{files: files.done(), live: liveKey(liveSessions(s.lay.registry(), time.Now())), partial: !all}
 	return c, all, nil
 }
 
@@ -111,15 +112,13 @@ func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, 
 	if !c.partial {
 		return c, nil
 	}
-	next := &cursor{files: make(map[string]fileCursor, len(c.files)), live: c.live}
-	for k, v := range c.files {
-		next.files[k] = v
-	}
+	files := c.files.edit()
 	for _, e := range s.scan() {
-		if _, ok := next.files[e.path]; !ok {
-			next.follow(e.path)
+		if _, ok := c.files.get(e.path); !ok {
+			follow(files, e.path)
 		}
 	}
+	next := &cursor{files: files.done(), live: c.live}
 	return next, nil
 }
 

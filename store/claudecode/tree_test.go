@@ -106,3 +106,99 @@ func hasRun(runs []store.Run, id string) bool {
 	}
 	return false
 }
+
+// run reads a transcript's first and last 16 KiB, and reads 64 KiB of each
+// only when those do not hold the first prompt or the last turn's start:
+// what it says of a session is what folding the whole transcript says,
+// whether the prompt sits behind a long first line or the last turn
+// began long before the end.
+func TestRunReadsLittleAndSaysWhatTheWholeSays(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	body, err := os.ReadFile(file)
+	must(t, err)
+	pad := strings.Repeat("x", 20<<10)
+	longFirst := `{"type":"summary","summary":"` + pad + `","sessionId":"` + sid + `"}` + "\n" + string(body)
+	longResult := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"` + pad + `"}]}}` + "\n"
+	cases := map[string]string{
+		"as recorded":                   string(body),
+		"prompt behind a long line":     longFirst,
+		"last turn long before the end": string(body) + toolTurn + longResult,
+		"its call still running":        string(body) + toolTurn + strings.Repeat(`{"type":"attachment","attachment":{"note":"`+pad[:4<<10]+`"}}`+"\n", 6),
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			writeFile(t, file, text)
+			c, err := Open(cfg, store.Options{})
+			must(t, err)
+			s := c.(*Store)
+			e, err := s.find(sid)
+			must(t, err)
+			got := s.run(e, nil)
+
+			want := store.Run{}
+			runHead(&want, []byte(text))
+			stop, atRest := "", false
+			f := fold{keep: 256}
+			for _, l := range completeLines([]byte(text)) {
+				f.feed(l, func(t *turn) { stop, atRest = t.stop, !t.running() && t.stop != "tool_use" })
+			}
+			if f.open != nil {
+				stop, atRest = f.open.stop, false
+			}
+			if got.Goal != want.Goal || !got.StartedAt.Equal(want.StartedAt) || got.Workspace != want.Workspace || got.TurnKind != stop {
+				t.Fatalf("run says goal %q start %v cwd %q turn %q; the whole says %q %v %q %q",
+					got.Goal, got.StartedAt, got.Workspace, got.TurnKind, want.Goal, want.StartedAt, want.Workspace, stop)
+			}
+			if wantDone := atRest; (got.Status == store.StatusCompleted) != wantDone {
+				t.Fatalf("status %v; the whole says at rest: %v", got.Status, atRest)
+			}
+		})
+	}
+}
+
+// Changes compares only what the view's log says changed since the
+// cursor's view; a cursor older than the log, or made by another store
+// open on the same directory, is compared on every transcript, and nothing
+// appended is missed either way.
+func TestChangesFromAnOldOrAnotherStoresCursor(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	ctx := context.Background()
+	src := open(t, cfg)
+	spec := src.Watch()
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	_, err := spec.Touched(nil)
+	must(t, err)
+	cur, err := src.Head(ctx)
+	must(t, err)
+	_, cur, err = src.Changes(ctx, cur) // a cursor with the view's gen
+	must(t, err)
+
+	other := open(t, cfg)
+	appendTo(t, file, toolTurn)
+	_, err = spec.Touched([]string{file})
+	must(t, err)
+	for name, s := range map[string]interface {
+		Changes(context.Context, store.Cursor) (*store.Changes, store.Cursor, error)
+	}{"this store": src, "another store": other} {
+		ch, _, err := s.Changes(ctx, cur)
+		must(t, err)
+		if len(ch.Steps) != 1 {
+			t.Fatalf("%s: the appended turn from the cursor: %+v", name, ch.Steps)
+		}
+	}
+
+	// Past the log's bound: the session's change is no longer in it, the
+	// cursor's gen is older than what it holds.
+	sub := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid, "subagents", "agent-adacfd069ace754ac.jsonl")
+	for i := 0; i < logMax+10; i++ {
+		appendTo(t, sub, "\n")
+		_, err = spec.Touched([]string{sub})
+		must(t, err)
+	}
+	ch, _, err := src.Changes(ctx, cur)
+	must(t, err)
+	if len(ch.Steps) != 1 {
+		t.Fatalf("a cursor older than the log: %+v", ch.Steps)
+	}
+}
