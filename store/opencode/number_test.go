@@ -74,3 +74,41 @@ func TestNewTurnsAreNumberedFromTheLastOne(t *testing.T) {
 		t.Errorf("after the revert: %q, want step 5", got)
 	}
 }
+
+// TestRunningSessionIsSentWhenItsStateChanges: a running session goes
+// uncounted through Changes (its turns come as rows), so a new turn that
+// leaves it running does not send it again; when it ends it comes with its
+// summary, counted.
+func TestRunningSessionIsSentWhenItsStateChanges(t *testing.T) {
+	db := fixtureDB(t)
+	src, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	foreign(t, db, fmt.Sprintf(userMsg, rootID), "exec")
+	cur, err := src.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign(t, db, turn(1), "exec")
+	ch, cur, err := src.Changes(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decisions(ch.Steps) != "3:calls bash|3:result bash" || len(ch.Runs) != 0 {
+		t.Errorf("a turn that leaves the session running: rows %q, runs %+v", decisions(ch.Steps), ch.Runs)
+	}
+	foreign(t, db, fmt.Sprintf(`INSERT INTO message VALUES ('msg_end', '%[1]s', 1796409700500, 1796409700510,
+  '{"role":"assistant","modelID":"mock-model","providerID":"mock","finish":"stop","time":{"created":1796409700500,"completed":1796409700510}}');
+INSERT INTO part VALUES ('prt_end', 'msg_end', '%[1]s', 1796409700505, 1796409700505, '{"type":"text","text":"Done."}');`, rootID), "exec")
+	ch, _, err = src.Changes(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Runs) != 1 || ch.Runs[0].ID != rootID || ch.Runs[0].Status != store.StatusCompleted || ch.Runs[0].Summary == nil ||
+		ch.Runs[0].Summary.Steps != 4 || ch.Runs[0].Steps != 4 || !ch.Runs[0].StatsKnown {
+		t.Errorf("the session's end: %+v", ch.Runs)
+	}
+}
