@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -130,5 +131,36 @@ func TestHeadNewestFollowsThePageUntilWhole(t *testing.T) {
 	}
 	if !seen {
 		t.Errorf("the session's end did not come: %+v", ch.Runs)
+	}
+}
+
+// TestRunsReadsSparseRowids: Runs reads in windows of rows, not of rowid
+// ranges, so a session or message with a far or negative rowid (a
+// hand-made or hostile file) is read like any other, and counted.
+func TestRunsReadsSparseRowids(t *testing.T) {
+	db := fixtureDB(t)
+	foreign(t, db, `INSERT INTO session (rowid, id, project_id, slug, directory, title, version, time_created, time_updated)
+  SELECT 1000000000000000000, 'ses_far', project_id, slug, directory, 'far away', version, time_created + 1, time_updated FROM session WHERE id = '`+rootID+`';
+INSERT INTO message (rowid, id, session_id, time_created, time_updated, data)
+  SELECT -5, 'msg_neg', 'ses_far', time_created, time_updated, data FROM message WHERE id = 'msg_2425c8843001oVSHJYZjJIyaOF';`, "exec")
+	src, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	runs, err := src.Runs(ctx)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	var far store.Run
+	for _, r := range runs {
+		if r.ID == "ses_far" {
+			far = r
+		}
+	}
+	if far.ID != "ses_far" || far.Status != store.StatusCompleted || far.Summary == nil || far.Summary.Steps != 1 || far.Steps != 1 {
+		t.Errorf("the far session: %+v %+v", far, far.Summary)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 
@@ -32,6 +33,15 @@ const (
 	sessionWindow = 256
 	messageWindow = 1024
 )
+
+// windowEnd is the rowid that ends a window of n rows of table after
+// from (at most top): the rows' own rowids, however sparse.
+func (s *Store) windowEnd(ctx context.Context, table string, from int64, n int, top int64) (int64, error) {
+	end := top
+	err := s.eachRow(ctx, "SELECT rowid FROM "+table+" WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", []any{from, n - 1},
+		func(r *sql.Rows) error { return r.Scan(&end) })
+	return min(end, top), err
+}
 
 // session is one session row as Runs reads it.
 type session struct {
@@ -172,18 +182,26 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		return nil, sqlitex.MapErr(s.path, err)
 	}
 	var rows []session
-	for from := int64(0); from < tops["session"]; from += sessionWindow {
-		page, err := s.sessionStates(ctx, "WHERE s.rowid > ? AND s.rowid <= ?", from, min(from+sessionWindow, tops["session"]))
+	for from := int64(math.MinInt64); from < tops["session"]; {
+		to, err := s.windowEnd(ctx, "session", from, sessionWindow, tops["session"])
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, page...)
+		page, err := s.sessionStates(ctx, "WHERE s.rowid > ? AND s.rowid <= ?", from, to)
+		if err != nil {
+			return nil, err
+		}
+		rows, from = append(rows, page...), to
 	}
 	calls := map[string]int{}
-	for from := int64(0); from < tops["message"]; from += messageWindow {
-		err := s.eachRow(ctx, `SELECT session_id, count(*) FROM message WHERE rowid > ? AND rowid <= ?
+	for from := int64(math.MinInt64); from < tops["message"]; {
+		to, err := s.windowEnd(ctx, "message", from, messageWindow, tops["message"])
+		if err != nil {
+			return nil, err
+		}
+		err = s.eachRow(ctx, `SELECT session_id, count(*) FROM message WHERE rowid > ? AND rowid <= ?
 			AND json_valid(data) AND json_extract(data, '$.role') = 'assistant' GROUP BY session_id`,
-			[]any{from, min(from+messageWindow, tops["message"])}, func(r *sql.Rows) error {
+			[]any{from, to}, func(r *sql.Rows) error {
 				var id string
 				var n int
 				err := r.Scan(&id, &n)
@@ -193,6 +211,7 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		if err != nil {
 			return nil, err
 		}
+		from = to
 	}
 	for i := range rows {
 		r := &rows[i].run
