@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
@@ -24,13 +26,17 @@ type Cursor struct {
 	sessions map[string]string // running session → its signature
 	asked    map[string]bool   // permission requests waiting in the opencode server (permissions.go)
 	ident    string
+	// page is the sessions a cursor from HeadNewest follows, when it does
+	// not follow every one yet: WholeHead adds the rest, and Changes
+	// refuses it until then.
+	page map[string]bool
 }
 
 // CursorFormat is "opencode".
 func (c *Cursor) CursorFormat() string { return Format }
 
 func (c *Cursor) fork() *Cursor {
-	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sent: maps.Clone(c.sent), sessions: maps.Clone(c.sessions), asked: maps.Clone(c.asked), ident: c.ident}
+	return &Cursor{marks: maps.Clone(c.marks), open: maps.Clone(c.open), sent: maps.Clone(c.sent), sessions: maps.Clone(c.sessions), asked: maps.Clone(c.asked), ident: c.ident, page: maps.Clone(c.page)}
 }
 
 func sig(r store.Run) string {
@@ -47,27 +53,90 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 	if c.ident, err = s.ident(ctx, tops); err != nil {
 		return nil, err
 	}
-	runs, err := s.querySessions(ctx, "WHERE s.rowid <= ?", tops["session"])
-	if err != nil {
+	if err := s.followRunning(ctx, c, nil); err != nil {
 		return nil, err
 	}
-	for _, x := range runs {
-		if x.run.Status.Ended() {
+	c.asked = s.waitingIDs(ctx, c)
+	return c, nil
+}
+
+// HeadNewest is Head following only the sessions of the first page
+// (RecentRuns' trees): telling which sessions still run reads every
+// session's last message. whole says the page is every session.
+func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, bool, error) {
+	tops, _, err := sqlitex.Tops(ctx, &s.stmts, s.read, "rowid", tailed, "")
+	if err != nil {
+		return nil, false, sqlitex.MapErr(s.path, err)
+	}
+	c := &Cursor{marks: tops, open: map[string]string{}, sent: map[string]int64{}, sessions: map[string]string{}}
+	if c.ident, err = s.ident(ctx, tops); err != nil {
+		return nil, false, err
+	}
+	ids, all, err := s.page(ctx, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	if all {
+		return c, true, s.followRunning(ctx, c, nil)
+	}
+	c.page = map[string]bool{}
+	for _, id := range ids {
+		c.page[id] = true
+	}
+	return c, false, s.followRunning(ctx, c, ids)
+}
+
+// WholeHead returns cur following every session: those HeadNewest left
+// out are read as they are now.
+func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, error) {
+	c, ok := cur.(*Cursor)
+	if !ok || c == nil || c.page == nil {
+		return cur, nil
+	}
+	next := c.fork()
+	next.page = nil
+	if err := s.followRunning(ctx, next, nil, c.page); err != nil {
+		return nil, err
+	}
+	next.asked = s.waitingIDs(ctx, next)
+	return next, nil
+}
+
+// followRunning adds to c the sessions still running at its marks, with their
+// unfinished replies: those named in only (all when nil), but none in
+// skip.
+func (s *Store) followRunning(ctx context.Context, c *Cursor, only []string, skip ...map[string]bool) error {
+	// Which sessions still run is read without their counts (a running
+	// session's signature has none: Changes sends it uncounted).
+	where, args := "WHERE s.rowid <= ?", []any{c.marks["session"]}
+	if only != nil {
+		if len(only) == 0 {
+			return nil
+		}
+		where += " AND s.id IN (?" + strings.Repeat(", ?", len(only)-1) + ")"
+		args = append(args, anys(only)...)
+	}
+	states, err := s.sessionStates(ctx, where, args...)
+	if err != nil {
+		return err
+	}
+	for _, st := range states {
+		if st.run.Status.Ended() || len(skip) > 0 && skip[0][st.run.ID] {
 			continue
 		}
+		x := st
 		c.sessions[x.run.ID] = sig(x.run)
 		// An unfinished reply belongs to a running session: only theirs
 		// are looked at (message_session_time_created_id_idx).
-		msgs, err := s.openMessages(ctx, "WHERE session_id = ? AND rowid <= ?", x.run.ID, tops["message"])
+		msgs, err := s.openMessages(ctx, "WHERE session_id = ? AND rowid <= ?", x.run.ID, c.marks["message"])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for id, run := range msgs {
 			c.open[id] = run
 		}
 	}
-	c.asked = s.waitingIDs(ctx, c)
-	return c, nil
+	return nil
 }
 
 // openMessages finds the unfinished assistant messages among those where
@@ -113,6 +182,10 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		}
 		return nil, cur, fmt.Errorf("a %s cursor cannot read an opencode database", name)
 	}
+	if c.page != nil {
+		// Which of the other sessions ran meanwhile cannot be told.
+		return nil, cur, errors.New("a cursor from HeadNewest follows only the newest sessions: make it whole (WholeHead) before reading changes")
+	}
 	ch := &store.Changes{}
 	tops, _, err := sqlitex.Tops(ctx, &s.stmts, s.read, "rowid", tailed, "")
 	if err != nil {
@@ -134,7 +207,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	touched := map[string]bool{}
 	var newRuns []session
 	if tops["session"] > c.marks["session"] {
-		if newRuns, err = s.querySessions(ctx, fmt.Sprintf("WHERE s.rowid > ? AND s.rowid <= ? ORDER BY s.rowid LIMIT %d", sqlitex.ChangesPage),
+		if newRuns, err = s.changedSessions(ctx, fmt.Sprintf("WHERE s.rowid > ? AND s.rowid <= ? ORDER BY s.rowid LIMIT %d", sqlitex.ChangesPage),
 			c.marks["session"], tops["session"]); err != nil {
 			return nil, cur, err
 		}
@@ -318,7 +391,7 @@ func (s *Store) changedRuns(ctx context.Context, next *Cursor, ch *store.Changes
 		if seen[id] || id == "" {
 			continue
 		}
-		rows, err := s.querySessions(ctx, "WHERE s.id = ?", id)
+		rows, err := s.changedSessions(ctx, "WHERE s.id = ?", id)
 		if err != nil {
 			return err
 		}

@@ -39,6 +39,12 @@
 //   - A row whose JSON does not decode is one problem (Problems: table,
 //     rowid, id); the rest of its session still shows.
 //
+// The first frame (recent.go) reads the newest trees whose messages fit a
+// page (store.RecentRunner) and a cursor following only them
+// (store.QuickHeader): a session's count of model calls reads the data of
+// every message it has, and telling which sessions still run reads every
+// session's last message. Head reads that without the counts.
+//
 // Changes (changes.go) follows session and message by rowid and reads an
 // unfinished assistant message again by its primary key until opencode
 // finishes it: meanwhile its pending row comes again whenever its id grew,

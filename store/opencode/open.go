@@ -78,6 +78,9 @@ type Store struct {
 	asked    map[string]store.Request // requests seen waiting in the server
 	calls    map[string][2]string     // their tool calls: message id, call id
 	done     map[string]store.Request // those since answered, as they were
+	// numberedAt is where each session's model calls were last numbered
+	// (steps.go, callsBefore).
+	numberedAt map[string]numbered
 }
 
 var _ store.Core = (*Store)(nil)
@@ -99,7 +102,7 @@ func Open(path string, opts ...store.Options) (*Store, error) {
 		return nil, sqlitex.MapErr(abs, err)
 	}
 	s := &Store{path: abs, reading: reading, read: db, problems: map[string]error{}, srv: newServer(os.Getenv), readOnly: o.ReadOnly,
-		asked: map[string]store.Request{}, calls: map[string][2]string{}, done: map[string]store.Request{}}
+		asked: map[string]store.Request{}, calls: map[string][2]string{}, done: map[string]store.Request{}, numberedAt: map[string]numbered{}}
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		return nil, err

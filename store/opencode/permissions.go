@@ -26,11 +26,16 @@ import (
 // answered (unless unresolvedOnly). No server running means nothing
 // waits: browsing does not fail for it.
 func (s *Store) Requests(ctx context.Context, unresolvedOnly bool, runIDs ...string) ([]store.Request, error) {
-	dirs, err := s.runningDirs(ctx, nil)
-	if err != nil {
-		return nil, err
+	var pend []permission
+	// Which sessions run is read from every session's last message: not
+	// when no server listens.
+	if s.srv.listening(ctx) {
+		dirs, err := s.runningDirs(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		pend, _ = s.srv.browse(ctx, dirs)
 	}
-	pend, _ := s.srv.browse(ctx, dirs)
 	reqs, err := s.requestsOf(ctx, pend)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,15 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"math"
+	"slices"
 	"strings"
 
+	"github.com/vigil-run/vigil/internal/sqlitex"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -13,12 +17,31 @@ import (
 // (message_session_time_created_id_idx finds it) and its count of
 // assistant messages (one per model call). A message whose data is not
 // JSON is not counted and does not stop the read.
-const runCols = `s.rowid, s.id, COALESCE(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
+const runCols = statusCols + `,
+	(SELECT count(*) FROM message m WHERE m.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'assistant')`
+
+// statusCols is runCols without the count, which reads the data of every
+// message of the session: enough to tell whether a session has ended.
+const statusCols = `s.rowid, s.id, COALESCE(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
 	COALESCE(s.model, ''),
 	(SELECT data FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
 	(SELECT id FROM message m WHERE m.session_id = s.id ORDER BY m.time_created DESC, m.id DESC LIMIT 1),
-	(SELECT count(*) FROM message m WHERE m.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'assistant'),
 	s.tokens_input + s.tokens_output + s.tokens_reasoning + s.tokens_cache_read + s.tokens_cache_write`
+
+// The windows of Runs' short reads, in rowids.
+const (
+	sessionWindow = 256
+	messageWindow = 1024
+)
+
+// windowEnd is the rowid that ends a window of n rows of table after
+// from (at most top): the rows' own rowids, however sparse.
+func (s *Store) windowEnd(ctx context.Context, table string, from int64, n int, top int64) (int64, error) {
+	end := top
+	err := s.eachRow(ctx, "SELECT rowid FROM "+table+" WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", []any{from, n - 1},
+		func(r *sql.Rows) error { return r.Scan(&end) })
+	return min(end, top), err
+}
 
 // session is one session row as Runs reads it.
 type session struct {
@@ -28,18 +51,59 @@ type session struct {
 }
 
 func (s *Store) querySessions(ctx context.Context, where string, args ...any) ([]session, error) {
+	return s.readSessions(ctx, true, where, args...)
+}
+
+// sessionStates reads sessions without their counts (statusCols): their
+// status is exact, their Steps and Summary.Steps are not counted.
+func (s *Store) sessionStates(ctx context.Context, where string, args ...any) ([]session, error) {
+	return s.readSessions(ctx, false, where, args...)
+}
+
+// changedSessions reads sessions for Changes: a running one is sent
+// uncounted (its turns come through Changes), so only an ended one's
+// summary is counted, read again whole.
+func (s *Store) changedSessions(ctx context.Context, where string, args ...any) ([]session, error) {
+	rows, err := s.sessionStates(ctx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range rows {
+		if !x.run.Status.Ended() {
+			continue
+		}
+		again, err := s.querySessions(ctx, "WHERE s.rowid = ?", x.rowid)
+		if err != nil {
+			return nil, err
+		}
+		if len(again) == 1 {
+			rows[i] = again[0]
+		}
+	}
+	return rows, nil
+}
+
+func (s *Store) readSessions(ctx context.Context, counted bool, where string, args ...any) ([]session, error) {
 	var out []session
 	if !strings.Contains(where, "ORDER BY") {
 		where += " ORDER BY s.time_created, s.id"
 	}
-	err := s.eachRow(ctx, "SELECT "+runCols+" FROM session s "+where, args, func(r *sql.Rows) error {
+	cols := statusCols
+	if counted {
+		cols = runCols
+	}
+	err := s.eachRow(ctx, "SELECT "+cols+" FROM session s "+where, args, func(r *sql.Rows) error {
 		var x session
 		var created int64
 		var model string
 		var last []byte
 		var lastID sql.NullString
 		var steps, tok int64
-		if err := r.Scan(&x.rowid, &x.run.ID, &x.run.ParentID, &x.run.Goal, &x.run.Workspace, &created, &x.updated, &model, &last, &lastID, &steps, &tok); err != nil {
+		dest := []any{&x.rowid, &x.run.ID, &x.run.ParentID, &x.run.Goal, &x.run.Workspace, &created, &x.updated, &model, &last, &lastID, &tok}
+		if counted {
+			dest = append(dest, &steps)
+		}
+		if err := r.Scan(dest...); err != nil {
 			return err
 		}
 		x.run.StartedAt = millis(created)
@@ -107,11 +171,59 @@ func setStatus(r *store.Run, m *message, created int64) {
 // Runs lists every session, a sub-agent's under its parent (parent_id).
 // A finished session carries its counts in its summary; an unfinished
 // one's are left to RunStats, which says which rows they include.
+//
+// Counting model calls reads the data of every message in the file, so
+// Runs reads in short reads (a window of sessions, then of messages, by
+// rowid, up to the tops it read first), each closed before the next:
+// opencode's checkpoints and a refresh's reads go on in between.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
-	rows, err := s.querySessions(ctx, "")
+	tops, _, err := sqlitex.Tops(ctx, &s.stmts, s.read, "rowid", tailed, "")
 	if err != nil {
-		return nil, err
+		return nil, sqlitex.MapErr(s.path, err)
 	}
+	var rows []session
+	for from := int64(math.MinInt64); from < tops["session"]; {
+		to, err := s.windowEnd(ctx, "session", from, sessionWindow, tops["session"])
+		if err != nil {
+			return nil, err
+		}
+		page, err := s.sessionStates(ctx, "WHERE s.rowid > ? AND s.rowid <= ?", from, to)
+		if err != nil {
+			return nil, err
+		}
+		rows, from = append(rows, page...), to
+	}
+	calls := map[string]int{}
+	for from := int64(math.MinInt64); from < tops["message"]; {
+		to, err := s.windowEnd(ctx, "message", from, messageWindow, tops["message"])
+		if err != nil {
+			return nil, err
+		}
+		err = s.eachRow(ctx, `SELECT session_id, count(*) FROM message WHERE rowid > ? AND rowid <= ?
+			AND json_valid(data) AND json_extract(data, '$.role') = 'assistant' GROUP BY session_id`,
+			[]any{from, to}, func(r *sql.Rows) error {
+				var id string
+				var n int
+				err := r.Scan(&id, &n)
+				calls[id] += n
+				return err
+			})
+		if err != nil {
+			return nil, err
+		}
+		from = to
+	}
+	for i := range rows {
+		r := &rows[i].run
+		r.Steps = calls[r.ID]
+		if r.Summary != nil {
+			r.Summary.Steps = r.Steps
+		}
+	}
+	// The list's order, as one read's ORDER BY s.time_created, s.id.
+	slices.SortStableFunc(rows, func(a, b session) int {
+		return cmp.Or(a.run.StartedAt.Compare(b.run.StartedAt), cmp.Compare(a.run.ID, b.run.ID))
+	})
 	runs := withDepth(rows)
 	for i := range runs {
 		uncounted(&runs[i])

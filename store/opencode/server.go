@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -164,6 +165,35 @@ func (s *server) browse(ctx context.Context, dirs []string) ([]permission, error
 		s.downUntil.Store(time.Now().Add(5 * time.Second).UnixNano())
 	}
 	return out, err
+}
+
+// listening says whether anything takes a connection at the server's
+// address (not while browse holds off it): when nothing does, no request
+// can wait, and a reader need not find which sessions run to ask it.
+func (s *server) listening(ctx context.Context) bool {
+	if time.Now().UnixNano() < s.downUntil.Load() {
+		return false
+	}
+	u, err := url.Parse(s.url)
+	if err != nil || u.Host == "" {
+		return true // do says what is wrong with it
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	d := net.Dialer{Timeout: s.client.Timeout}
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		s.downUntil.Store(time.Now().Add(5 * time.Second).UnixNano())
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // errAnswered is the server's 404 on a reply: the request is no longer

@@ -237,9 +237,7 @@ func (s *Store) turnOf(ctx context.Context, run string, m msgRow, heads bool) (*
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	err = s.eachRow(ctx, `SELECT count(*) FROM message WHERE session_id = ? AND (time_created, id) < (SELECT time_created, id FROM message WHERE id = ?)
-		AND json_valid(data) AND json_extract(data, '$.role') = 'assistant'`, []any{run, m.id}, func(r *sql.Rows) error { return r.Scan(&n) })
+	n, err := s.callsBefore(ctx, run, m.id)
 	if err != nil {
 		return nil, err
 	}
@@ -518,4 +516,72 @@ func (s *Store) ContextSamples(ctx context.Context, runID string) ([]store.Conte
 		out = append(out, t.contextSamples()...)
 	}
 	return out, nil
+}
+
+// numbered is where a session's model calls were last numbered: a
+// message, its time, how many assistant messages come before it and
+// whether it is one.
+type numbered struct {
+	id        string
+	created   int64
+	before    int
+	assistant bool
+}
+
+// callsBefore is how many assistant messages of the session come before
+// message id (its step is the next number). Counting reads every earlier
+// message's data, so the count is kept from the session's last numbered
+// message and only the messages since are read, while that message is
+// still there at its time: opencode deletes messages only as a session's
+// newest ones (a revert's cleanup), which takes it too. An earlier
+// message is counted whole.
+func (s *Store) callsBefore(ctx context.Context, run, id string) (int, error) {
+	var created int64
+	var assistant, found bool
+	err := s.eachRow(ctx, `SELECT time_created, json_valid(data) AND json_extract(data, '$.role') IS 'assistant' FROM message WHERE id = ?`,
+		[]any{id}, func(r *sql.Rows) error {
+			found = true
+			return r.Scan(&created, &assistant)
+		})
+	if err != nil || !found {
+		return 0, err
+	}
+	s.mu.Lock()
+	mark, ok := s.numberedAt[run]
+	s.mu.Unlock()
+	after := ok && (created > mark.created || created == mark.created && id > mark.id)
+	n, counted := 0, false
+	if ok && (after || id == mark.id) {
+		var still bool
+		var since int
+		err := s.eachRow(ctx, `SELECT EXISTS (SELECT 1 FROM message WHERE id = ? AND session_id = ? AND time_created = ?),
+			(SELECT count(*) FROM message WHERE session_id = ? AND (time_created, id) > (?, ?) AND (time_created, id) < (?, ?)
+				AND json_valid(data) AND json_extract(data, '$.role') = 'assistant')`,
+			[]any{mark.id, run, mark.created, run, mark.created, mark.id, created, id}, func(r *sql.Rows) error { return r.Scan(&still, &since) })
+		if err != nil {
+			return 0, err
+		}
+		if still {
+			n, counted = mark.before, true
+			if after {
+				n += since
+				if mark.assistant {
+					n++
+				}
+			}
+		}
+	}
+	if !counted {
+		err := s.eachRow(ctx, `SELECT count(*) FROM message WHERE session_id = ? AND (time_created, id) < (?, ?)
+			AND json_valid(data) AND json_extract(data, '$.role') = 'assistant'`, []any{run, created, id}, func(r *sql.Rows) error { return r.Scan(&n) })
+		if err != nil {
+			return 0, err
+		}
+	}
+	if !ok || after || id == mark.id {
+		s.mu.Lock()
+		s.numberedAt[run] = numbered{id: id, created: created, before: n, assistant: assistant}
+		s.mu.Unlock()
+	}
+	return n, nil
 }

@@ -33,9 +33,43 @@ func (h history) dir() string {
 }
 
 // newestGoal is the goal of the session that started last.
-func (h history) newestGoal() string { return fmt.Sprintf("session %d: ", h.Sessions) }
+func (h history) newestGoal() string { return sessionMark(h.Sessions) }
+
+// sessionMark numbers a replicated session's prompt or title: the bench
+// waits for the newest one's.
+func sessionMark(n int) string { return fmt.Sprintf("session %d: ", n) }
 
 var anySession = regexp.MustCompile(`session \d+: `)
+
+// historyStart is when a replicated history begins: session n starts n
+// hours later.
+var historyStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// bigSessions are the sessions of a history of n grown to size: half
+// among the newest, half spread over the history.
+func bigSessions(n, big int) map[int]bool {
+	out := map[int]bool{}
+	for i := 0; i < big; i++ {
+		if i%2 == 0 {
+			out[n-1-i] = true // among the newest
+		} else {
+			out[1+i*n/big] = true // spread over the history
+		}
+	}
+	return out
+}
+
+// sharedDir is the project's shared fixtures directory: $VIGIL_SHARED,
+// else shared beside the checkout.
+func sharedDir() string {
+	if s := os.Getenv("VIGIL_SHARED"); s != "" {
+		return s
+	}
+	if root, err := moduleRoot(); err == nil {
+		return filepath.Join(filepath.Dir(root), "shared")
+	}
+	return "../shared"
+}
 
 // The fixture's ids and clock, replaced in every copy.
 const (
@@ -59,11 +93,7 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 		return projects, nil
 	}
 	os.RemoveAll(root)
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared = "../shared"
-	}
-	src := filepath.Join(shared, "fixtures", "agents", "claude-code", "transcript")
+	src := filepath.Join(sharedDir(), "fixtures", "agents", "claude-code", "transcript")
 	main, err := os.ReadFile(filepath.Join(src, "main-session.jsonl"))
 	if err != nil {
 		return "", fmt.Errorf("the Claude Code history is built from the real CLI's transcript: %w (set $VIGIL_SHARED)", err)
@@ -78,21 +108,13 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 	}
 	start := time.Now()
 	log("building %s (%s) once; it is cached for the next run", h, projects)
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	big := map[int]bool{}
-	for i := 0; i < h.Big; i++ {
-		if i%2 == 0 {
-			big[h.Sessions-1-i] = true // among the newest
-		} else {
-			big[1+i*h.Sessions/h.Big] = true // spread over the history
-		}
-	}
+	big := bigSessions(h.Sessions, h.Big)
 	for n := 1; n <= h.Sessions; n++ {
-		began := base.Add(time.Duration(n) * time.Hour)
+		began := historyStart.Add(time.Duration(n) * time.Hour)
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n)
 		agent := fmt.Sprintf("a%016x", n)
 		re := strings.NewReplacer(fixtureSession, id, fixtureAgent, agent,
-			fixtureHour, began.Format("2006-01-02T15:"), fixtureGoal, fmt.Sprintf("session %d: %s", n, fixtureGoal))
+			fixtureHour, began.Format("2006-01-02T15:"), fixtureGoal, sessionMark(n)+fixtureGoal)
 		proj := filepath.Join(projects, fmt.Sprintf("-home-dev-work-project%d", n%h.Projects))
 		body := re.Replace(string(main))
 		var w []string

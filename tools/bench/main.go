@@ -1,6 +1,6 @@
 // Command bench measures vigil against the goals of issues 15 and 30, side
 // by side in one run: the first frame of the real binary in tmux on stores
-// of several shapes and on a Claude Code history, runs --json beside C
+// of several shapes and on Claude Code and opencode histories, runs --json beside C
 // SQLite's one-pass GROUP BY, a foreign commit to the screen and to vigil
 // tail, and memory while a run grows by a million steps live.
 //
@@ -83,7 +83,7 @@ func main() {
 	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
 	flag.BoolVar(&c.huge, "huge", false, "also measure 100 k runs / 10 M steps (building that store once takes minutes and 7 GB)")
-	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude (their first frames); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, opencode (their first frames); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
 	flag.BoolVar(&c.verbose, "v", false, "print the screens measured")
 	flag.Parse()
 	if only != "" {
@@ -186,6 +186,19 @@ func run(c *config, bin string) error {
 			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
 			r, err = claudeLine(c, t, h, path)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
+		} else {
+			add("first frame, "+h.String(), row{}, err)
+		}
+	}
+	if c.huge || c.only["opencode"] {
+		h := opencodeHistory
+		path, err := opencodePath(c.dir, h, logf)
+		if err == nil {
+			var r row
+			r, err = firstRows(c, t, path, target{h.String(), sessionMark(h.Sessions), anySession}, 200*time.Millisecond, 150<<10)
+			add("first frame, "+h.String(), r, err)
+			r, err = opencodeLive(c, t, path, h)
 			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
