@@ -57,11 +57,7 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 		return projects, nil
 	}
 	os.RemoveAll(root)
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared = "../shared"
-	}
-	src := filepath.Join(shared, "fixtures", "agents", "claude-code", "transcript")
+	src := agentFixtures("claude-code", "transcript")
 	main, err := os.ReadFile(filepath.Join(src, "main-session.jsonl"))
 	if err != nil {
 		return "", fmt.Errorf("the Claude Code history is built from the real CLI's transcript: %w (set $VIGIL_SHARED)", err)
@@ -77,14 +73,7 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 	start := time.Now()
 	log("building %s (%s) once; it is cached for the next run", h, projects)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	big := map[int]bool{}
-	for i := 0; i < h.Big; i++ {
-		if i%2 == 0 {
-			big[h.Sessions-1-i] = true // among the newest
-		} else {
-			big[1+i*h.Sessions/h.Big] = true // spread over the history
-		}
-	}
+	big := bigSessions(h.Sessions, h.Big)
 	for n := 1; n <= h.Sessions; n++ {
 		began := base.Add(time.Duration(n) * time.Hour)
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n)
@@ -121,6 +110,30 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 	return projects, os.WriteFile(root+".done", nil, 0o644)
 }
 
+// agentFixtures is a directory of the real CLIs' recorded files in the
+// shared fixtures ($VIGIL_SHARED, else ../shared).
+func agentFixtures(elem ...string) string {
+	shared := os.Getenv("VIGIL_SHARED")
+	if shared == "" {
+		shared = "../shared"
+	}
+	return filepath.Join(append([]string{shared, "fixtures", "agents"}, elem...)...)
+}
+
+// bigSessions are the sessions (numbered 1…sessions) grown to a history's
+// big size: half among the newest ten, half spread over the history.
+func bigSessions(sessions, big int) map[int]bool {
+	out := map[int]bool{}
+	for i := 0; i < big; i++ {
+		if i%2 == 0 {
+			out[sessions-1-i] = true // among the newest
+		} else {
+			out[1+i*sessions/big] = true // spread over the history
+		}
+	}
+	return out
+}
+
 // grow appends copies of the session's turns (every line after its first
 // user prompt) to path until it holds size bytes, each copy's record,
 // message and tool ids made its own (the session id kept).
@@ -133,24 +146,38 @@ func grow(path, body, session string, size int64) error {
 			break
 		}
 	}
-	turns := strings.Join(lines[from:], "")
+	return appendCopies(path, int64(len(body)), strings.Join(lines[from:], ""), recordIDs, func(id string, r int) string {
+		if id == session {
+			return id
+		}
+		suffix := fmt.Sprintf("%06x", r)
+		if strings.Contains(id, "-") {
+			return id[:len(id)-6] + suffix // a uuid keeps its shape
+		}
+		return id + "r" + suffix
+	}, size)
+}
+
+// appendCopies appends copies of turns to path (written bytes long) until
+// it holds size bytes; in copy r (from 1) each match of ids is fresh(id,
+// r). The matches are found once: every copy is the same text.
+func appendCopies(path string, written int64, turns string, ids *regexp.Regexp, fresh func(id string, r int) string, size int64) error {
+	at := ids.FindAllStringIndex(turns, -1)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	written := int64(len(body))
+	var b strings.Builder
 	for r := 1; written < size; r++ {
-		suffix := fmt.Sprintf("%06x", r)
-		again := recordIDs.ReplaceAllStringFunc(turns, func(id string) string {
-			if id == session {
-				return id
-			}
-			if strings.Contains(id, "-") {
-				return id[:len(id)-6] + suffix // a uuid keeps its shape
-			}
-			return id + "r" + suffix
-		})
-		n, err := f.WriteString(again)
+		b.Reset()
+		prev := 0
+		for _, m := range at {
+			b.WriteString(turns[prev:m[0]])
+			b.WriteString(fresh(turns[m[0]:m[1]], r))
+			prev = m[1]
+		}
+		b.WriteString(turns[prev:])
+		n, err := f.WriteString(b.String())
 		if err != nil {
 			f.Close()
 			return err
