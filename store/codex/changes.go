@@ -17,6 +17,9 @@ import (
 type Cursor struct {
 	files  map[string]fileCur
 	reason string // why the cursor before this one could not be followed
+	// partial: HeadNewest's, following the newest rollouts alone until
+	// WholeHead.
+	partial bool
 }
 
 type fileCur struct {
@@ -37,17 +40,21 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		if err == nil {
-			c.files[p] = fileCur{ino: store.Inode(fi), off: wholeEnd(f, fi.Size())}
-		}
-		f.Close()
+		c.follow(p)
 	}
 	return c, nil
+}
+
+// follow takes a rollout from the end of its last whole line now.
+func (c *Cursor) follow(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		c.files[p] = fileCur{ino: store.Inode(fi), off: wholeEnd(f, fi.Size())}
+	}
 }
 
 // wholeEnd is the offset after the last newline at or before size.
@@ -75,6 +82,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	c, ok := cur.(*Cursor)
 	if !ok || c == nil {
 		return nil, nil, store.Errorf(s.path, store.ErrUnsupported, nil, "not a cursor of this Codex source")
+	}
+	if c.partial {
+		return nil, cur, errPartial
 	}
 	next := &Cursor{files: make(map[string]fileCur, len(c.files))}
 	ch := &store.Changes{}
@@ -124,7 +134,7 @@ func (s *Store) follow(f *os.File, p string, fc fileCur, known bool) (fileCur, e
 		ses, fc.off = newSession(), 0
 	case fc.ses == nil:
 		ses = newSession()
-		if _, err := s.foldFrom(f, p, ses, 0, fc.off); err != nil {
+		if _, err := s.foldFrom(f, p, ses, 0, fc.off, nil); err != nil {
 			return fc, err
 		}
 		ses.seen()
@@ -134,7 +144,7 @@ func (s *Store) follow(f *os.File, p string, fc fileCur, known bool) (fileCur, e
 	if _, err := f.Seek(fc.off, io.SeekStart); err != nil {
 		return fc, store.Errorf(p, store.ErrIO, err, "%v", err)
 	}
-	off, err := s.foldFrom(f, p, ses, fc.off, -1)
+	off, err := s.foldFrom(f, p, ses, fc.off, -1, nil)
 	if err != nil {
 		return fc, err
 	}

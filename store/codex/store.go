@@ -205,19 +205,24 @@ func (s *Store) readWhole(path string) (*session, error) {
 	}
 	defer f.Close()
 	ses := newSession()
-	_, err = s.foldFrom(f, path, ses, 0, -1)
+	_, err = s.foldFrom(f, path, ses, 0, -1, nil)
 	return ses, err
 }
 
 // foldFrom folds the whole lines of r (at offset off in path) into ses, at
 // most limit bytes (-1: to the end), and returns the offset after the last
 // whole line: a last line without its newline is still being written.
-func (s *Store) foldFrom(r io.Reader, path string, ses *session, off, limit int64) (int64, error) {
+// done, when set, ends it sooner: before any line once the session holds
+// what the reader needs.
+func (s *Store) foldFrom(r io.Reader, path string, ses *session, off, limit int64, done func(*session) bool) (int64, error) {
 	if limit >= 0 {
 		r = io.LimitReader(r, limit)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
+		if done != nil && done(ses) {
+			return off, nil
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long := append([]byte(nil), b...)
