@@ -123,8 +123,14 @@ func decodeLine(raw []byte) (line, payload, error) {
 				return line{Timestamp: whole.Timestamp, Type: whole.Type}, whole.Payload, nil
 			}
 		}
-		// Damaged or odd: the two-step decode below says what is wrong.
+		// Damaged or odd: the two-step decode says what is wrong.
 	}
+	return decodeTwice(raw)
+}
+
+// decodeTwice decodes the line, then its payload when vigil reads it.
+func decodeTwice(raw []byte) (line, payload, error) {
+	var p payload
 	var l line
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return l, p, err
