@@ -102,12 +102,14 @@ type Source interface {
 }
 
 // WatchSpec is what to watch for a source's changes: a file (its directory
-// is watched) or a directory, the base names whose events count (nil: all),
+// is watched) or a directory (with its subdirectories to Depth levels, 0
+// or 1: the immediate ones), the base names whose events count (nil: all),
 // and a cheap probe that changes whenever the data does.
 type WatchSpec struct {
 	Path    string
 	Names   []string
 	Version func() (uint64, error)
+	Depth   int
 }
 
 // CanonicalTrace is src's trace of a run as one string (for diffing two

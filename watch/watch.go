@@ -93,6 +93,11 @@ type Options struct {
 	// formats) is watched together with its immediate subdirectories, and new
 	// subdirectories are added as they appear.
 	Path string
+	// Depth is how many levels of subdirectories a directory Path is
+	// watched to (0 or 1: its immediate subdirectories): a journal that
+	// nests its files by date (YYYY/MM/DD) needs 3. New subdirectories
+	// are added as they appear, to that depth.
+	Depth int
 	// Names are the base names whose events count. For a file Path the
 	// default is {base, base+"-wal", base+"-journal"}. For a directory Path
 	// the default is every file; when set, it filters files in the directory
@@ -212,6 +217,9 @@ type Watcher struct {
 	// listedMtime is the directory's mtime at the last whole rescan, and
 	// listedAt when that rescan began (rescan).
 	listedMtime, listedAt time.Time
+	// listedSub is the same for each subdirectory listed by a rescan
+	// (Depth > 1).
+	listedSub map[string][2]time.Time
 }
 
 type cause int
@@ -287,6 +295,9 @@ func newWatcher(opts Options, h hooks) (*Watcher, error) {
 	}
 	if opts.FallbackPoll <= 0 {
 		opts.FallbackPoll = 250 * time.Millisecond
+	}
+	if opts.Depth < 1 {
+		opts.Depth = 1
 	}
 	if opts.RecheckMin <= 0 {
 		opts.RecheckMin = 2 * time.Millisecond

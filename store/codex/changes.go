@@ -238,16 +238,15 @@ func (ses *session) trim() {
 	ses.turns = ses.turns[n:]
 }
 
-// watch is the rollout itself, or the directory tree of rollouts. The
-// watcher follows a directory and its immediate subdirectories only, and
-// Codex nests its sessions by date (sessions/YYYY/MM/DD), so Version hashes
-// every rollout's size, mtime and inode: the watcher's safety tick finds
-// a write in a day directory it does not watch through it.
+// watch is the rollout itself, or the directory tree of rollouts to the
+// depth walk reads (Codex nests its sessions by date, sessions/YYYY/MM/DD):
+// a line appended to any rollout is an event. Version hashes every
+// rollout's size, mtime and inode, for the watcher's safety tick.
 func (s *Store) watch() store.WatchSpec {
 	if s.one != "" {
 		return store.WatchSpec{Path: s.one, Version: s.version}
 	}
-	return store.WatchSpec{Path: s.root, Version: s.version}
+	return store.WatchSpec{Path: s.root, Version: s.version, Depth: walkDepth}
 }
 
 func (s *Store) version() (uint64, error) {

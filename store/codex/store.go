@@ -88,7 +88,7 @@ func Open(path string) (*Store, error) {
 	if sub := filepath.Join(abs, "sessions"); isDir(sub) {
 		s.root = sub
 	}
-	if len(s.files()) == 0 && !isDir(filepath.Join(abs, "sessions")) && filepath.Base(abs) != "sessions" {
+	if !isDir(filepath.Join(abs, "sessions")) && filepath.Base(abs) != "sessions" && !hasRollout(abs) {
 		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "no Codex rollouts (rollout-*.jsonl) under it")
 	}
 	return s, nil
@@ -156,8 +156,12 @@ func isRollout(p string) bool {
 	return json.Unmarshal(h, &l) == nil && l.Type == "session_meta"
 }
 
-// walk calls fn with each rollout-named file under root, at most four
-// directories deep (CODEX_HOME/sessions/YYYY/MM/DD), until fn says stop.
+// walkDepth is how many directories deep rollouts are looked for
+// (CODEX_HOME/sessions/YYYY/MM/DD).
+const walkDepth = 4
+
+// walk calls fn with each rollout-named file under root, at most walkDepth
+// directories deep, until fn says stop.
 func walk(root string, fn func(string) bool) {
 	depth0 := strings.Count(root, string(filepath.Separator))
 	stop := errors.New("stop")
@@ -166,7 +170,7 @@ func walk(root string, fn func(string) bool) {
 			return nil
 		}
 		if d.IsDir() {
-			if strings.Count(p, string(filepath.Separator))-depth0 > 4 {
+			if strings.Count(p, string(filepath.Separator))-depth0 > walkDepth {
 				return filepath.SkipDir
 			}
 			return nil
@@ -178,6 +182,13 @@ func walk(root string, fn func(string) bool) {
 		}
 		return nil
 	})
+}
+
+// hasRollout reports a rollout-named file under root.
+func hasRollout(root string) bool {
+	found := false
+	walk(root, func(string) bool { found = true; return false })
+	return found
 }
 
 // files lists the store's rollouts, oldest name first (names carry the
