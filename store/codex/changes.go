@@ -93,6 +93,21 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			return nil, nil, err
 		}
 		fc, known := c.files[p]
+		if known {
+			// A stat says whether a rollout moved; only one that did is
+			// opened.
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue // gone between the listing and now: the next call says
+			}
+			if store.Inode(fi) != fc.ino || fi.Size() < fc.off {
+				return s.reset(ctx, p+" was replaced or cut short")
+			}
+			if fi.Size() == fc.off {
+				next.files[p] = fc
+				continue
+			}
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			continue // gone between the listing and now: the next call says

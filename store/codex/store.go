@@ -58,6 +58,8 @@ type Store struct {
 	root string // the directory walked for rollouts
 	one  string // a single rollout file, when that is what was opened
 
+	list listing // the tree's directories as last read
+
 	mu       sync.Mutex
 	byID     map[string]string // run id: its rollout
 	problems map[string]error  // "file:line": the line it could not read
@@ -192,15 +194,12 @@ func hasRollout(root string) bool {
 }
 
 // files lists the store's rollouts, oldest name first (names carry the
-// start time).
+// start time). The slice is shared: callers must not change it.
 func (s *Store) files() []string {
 	if s.one != "" {
 		return []string{s.one}
 	}
-	var out []string
-	walk(s.root, func(p string) bool { out = append(out, p); return true })
-	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) < filepath.Base(out[j]) })
-	return out
+	return s.list.rollouts(s.root)
 }
 
 func isDir(p string) bool {
