@@ -57,11 +57,13 @@ func (c *Cursor) follow(p string) {
 	}
 }
 
-// wholeEnd is the offset after the last newline at or before size.
+// wholeEnd is the offset after the last newline at or before size. It
+// reads back from the end a little first (a rollout's lines are mostly
+// short), then in larger steps.
 func wholeEnd(f *os.File, size int64) int64 {
 	buf := make([]byte, 64<<10)
-	for end := size; end > 0; {
-		start := max(end-int64(len(buf)), 0)
+	for end, step := size, int64(4<<10); end > 0; step = int64(len(buf)) {
+		start := max(end-step, 0)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil && err != io.EOF {
 			return 0

@@ -26,6 +26,28 @@ import (
 // tall screens of runs are enough until the rest arrives.
 const pageRollouts = 128
 
+// newestPage is a page as HeadNewest took it, for the RecentRuns that
+// follows: the runs then read are those of the rollouts its cursor
+// follows, and the tree is not stat'ed twice.
+type newestPage struct {
+	limit int
+	paths []string
+	cut   time.Time
+	all   bool
+}
+
+// takePage is the page HeadNewest took for limit, once; else a new one.
+func (s *Store) takePage(limit int) (paths []string, cut time.Time, all bool) {
+	s.mu.Lock()
+	p := s.lastPage
+	s.lastPage = nil
+	s.mu.Unlock()
+	if p != nil && p.limit == limit {
+		return p.paths, p.cut, p.all
+	}
+	return s.page(limit)
+}
+
 // page is the newest rollouts that fit in limit, and the newest
 // modification time among the rollouts left out (all: none was).
 func (s *Store) page(limit int) (paths []string, cut time.Time, all bool) {
@@ -56,7 +78,7 @@ func (s *Store) page(limit int) (paths []string, cut time.Time, all bool) {
 // RecentRuns is the page's runs whose tree's root started after cut;
 // every run when the page holds every rollout.
 func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, error) {
-	paths, cut, all := s.page(limit)
+	paths, cut, all := s.takePage(limit)
 	if all {
 		runs, err := s.Runs(ctx)
 		return runs, true, err
@@ -104,7 +126,10 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 // HeadNewest follows the page's rollouts alone; whole when the page is
 // every rollout.
 func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, bool, error) {
-	paths, _, all := s.page(limit)
+	paths, cut, all := s.page(limit)
+	s.mu.Lock()
+	s.lastPage = &newestPage{limit: limit, paths: paths, cut: cut, all: all}
+	s.mu.Unlock()
 	c := &Cursor{files: map[string]fileCur{}, partial: !all}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {

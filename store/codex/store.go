@@ -63,6 +63,7 @@ type Store struct {
 	mu       sync.Mutex
 	byID     map[string]string // run id: its rollout
 	problems map[string]error  // "file:line": the line it could not read
+	lastPage *newestPage       // HeadNewest's, until RecentRuns takes it
 }
 
 // Open opens path: a rollout file, a directory holding rollouts at any
