@@ -105,11 +105,14 @@ type Source interface {
 // is watched) or a directory (with its subdirectories to Depth levels, 0
 // or 1: the immediate ones), the base names whose events count (nil: all),
 // and a cheap probe that changes whenever the data does.
+// Journal says the files are only appended to, each write readable when it
+// returns (watch.Options.Journal).
 type WatchSpec struct {
 	Path    string
 	Names   []string
 	Version func() (uint64, error)
 	Depth   int
+	Journal bool
 }
 
 // CanonicalTrace is src's trace of a run as one string (for diffing two

@@ -70,3 +70,67 @@ func TestDirectoryModeToDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalTakesNoVersionPerRefresh: files only appended to, each write
+// readable when it returns, need no re-check after a refresh, and no
+// Version before one: a Version that stats every rollout of a tree of
+// months cost more than the refresh. Every append still arrives, by its
+// own event. On main each refresh took a Version and armed re-checks
+// that took more.
+func TestJournalTakesNoVersionPerRefresh(t *testing.T) {
+	for _, journal := range []bool{false, true} {
+		root := t.TempDir()
+		day := filepath.Join(root, "2026", "03", "24")
+		if err := os.MkdirAll(day, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(day, "rollout-1.jsonl")
+		var mu sync.Mutex
+		probes := 0
+		version := func() (uint64, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			probes++
+			fi, err := os.Stat(file)
+			if err != nil {
+				return 0, nil
+			}
+			return uint64(fi.Size()), nil
+		}
+		w, err := New(noSafety(Options{Path: root, Depth: 3, Journal: journal, Version: version}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := int64(0)
+		scan := func(context.Context) (int, error) {
+			fi, err := os.Stat(file)
+			if err != nil || fi.Size() == seen {
+				return 0, nil
+			}
+			mu.Lock()
+			seen = fi.Size()
+			mu.Unlock()
+			return 1, nil
+		}
+		startConsumer(t, w, handlers{refresh: scan})
+		want := int64(0)
+		for i := range 10 {
+			line := fmt.Sprintf("{\"step\":%d}\n", i)
+			appendTo(t, file, line)
+			want += int64(len(line))
+			eventually(t, 5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return seen == want }, "journal %v: line %d not seen", journal, i)
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // the re-checks' back-off runs out
+		mu.Lock()
+		n := probes
+		mu.Unlock()
+		w.Close()
+		if journal && n > 1 {
+			t.Errorf("a journal took %d Versions over ten refreshes, want the one at the start", n)
+		}
+		if !journal && n <= 10 {
+			t.Errorf("without Journal %d Versions over ten refreshes: the test no longer tells the two apart", n)
+		}
+	}
+}

@@ -288,6 +288,9 @@ func (w *Watcher) takeAck(now time.Time) {
 		// visible after this refresh. Nothing to re-check.
 		return
 	}
+	if w.opts.Journal && w.Mode() == Push {
+		return // a write after this refresh read is an event of its own
+	}
 	delay := w.opts.RecheckMin
 	if !found && w.outCause == causeRecheck {
 		delay = backoff(w.outDelay)
@@ -296,7 +299,8 @@ func (w *Watcher) takeAck(now time.Time) {
 }
 
 // gated: re-checks call Version instead of asking the consumer to refresh.
-func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push }
+// A journal has nothing to re-check.
+func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push && !w.opts.Journal }
 
 func (w *Watcher) armRecheck(now time.Time, delay time.Duration) {
 	if delay > w.opts.RecheckMax {

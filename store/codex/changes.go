@@ -257,13 +257,15 @@ func (ses *session) trim() {
 
 // watch is the rollout itself, or the directory tree of rollouts to the
 // depth walk reads (Codex nests its sessions by date, sessions/YYYY/MM/DD):
-// a line appended to any rollout is an event. Version hashes every
-// rollout's size, mtime and inode, for the watcher's safety tick.
+// a line appended to any rollout is an event, and Codex writes whole lines
+// readable when the write returns (a journal: nothing to re-check after a
+// refresh). Version hashes every rollout's size, mtime and inode, for the
+// watcher's safety tick.
 func (s *Store) watch() store.WatchSpec {
 	if s.one != "" {
 		return store.WatchSpec{Path: s.one, Version: s.version}
 	}
-	return store.WatchSpec{Path: s.root, Version: s.version, Depth: walkDepth}
+	return store.WatchSpec{Path: s.root, Version: s.version, Depth: walkDepth, Journal: true}
 }
 
 func (s *Store) version() (uint64, error) {
