@@ -32,6 +32,10 @@ type paced struct {
 	pending bool        // a repaint is on its way
 	frames  int         // frames drawn (tests)
 	screen  *lineScreen // draws each frame on the session (nil: Bubble Tea's renderer does)
+	// eager draws on any message at once, unless a frame was written less
+	// than every ago (then as the rest): a shared view, whose one frame
+	// costs the server little for all its sessions.
+	eager bool
 	// takesText is whether the explorer has a field taking text, as of
 	// its last update: the session's input reader reads it (paster).
 	takesText atomic.Bool
@@ -42,6 +46,10 @@ type paced struct {
 
 type repaintMsg struct{}
 
+// redrawMsg asks for the whole frame at once, modes and all (a shared
+// view's new seat, or one that fell behind, has nothing of it).
+type redrawMsg struct{}
+
 func newPaced(m *tui.Model, every, settle time.Duration) *paced {
 	return &paced{m: m, every: every, settle: settle, ready: make(chan struct{})}
 }
@@ -49,9 +57,16 @@ func newPaced(m *tui.Model, every, settle time.Duration) *paced {
 func (p *paced) Init() tea.Cmd { return p.m.Init() }
 
 func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(repaintMsg); ok {
+	switch msg.(type) {
+	case repaintMsg:
 		p.pending = false
 		p.now = p.dirty
+		return p, nil
+	case redrawMsg:
+		if p.screen != nil {
+			p.screen.forget()
+		}
+		p.now = true
 		return p, nil
 	}
 	_, cmd := p.m.Update(msg)
@@ -80,6 +95,10 @@ func (p *paced) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return p, cmd
 		}
 	}
+	if p.eager && time.Since(p.last) >= p.every {
+		p.now = true
+		return p, cmd
+	}
 	if p.pending {
 		return p, cmd
 	}
@@ -93,10 +112,17 @@ func (p *paced) View() tea.View {
 		return p.view
 	}
 	p.view, p.drawn = p.m.View(), true
-	p.last, p.dirty, p.now = time.Now(), false, false
-	p.frames++
+	p.dirty, p.now = false, false
+	wrote := true
 	if p.screen != nil {
-		p.screen.draw(p.view)
+		wrote = p.screen.draw(p.view)
+	}
+	// An eager view's frame that changed nothing on screen (a wakeup
+	// whose read has not come back) is no frame: the change it waits
+	// for is drawn at once when it comes.
+	if wrote || !p.eager {
+		p.last = time.Now()
+		p.frames++
 	}
 	return p.view
 }

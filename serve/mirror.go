@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/decision"
@@ -24,10 +25,12 @@ import (
 // explorer's frames, not fifty.
 
 // mirrorFrameEvery paces a shared explorer: one frame drawn for all its
-// sessions is cheap, so it draws as often as the terminal renderer does.
+// sessions is cheap, so it draws as often as a 60 Hz display. It is eager
+// (paced.eager): it draws what comes at once, and waits (no settle) only
+// for the rest of a frame's time after the last frame it wrote.
 const (
 	mirrorFrameEvery  = 16 * time.Millisecond
-	mirrorFrameSettle = 5 * time.Millisecond
+	mirrorFrameSettle = 0
 )
 
 // mirrorKey is what must be equal for two sessions to show the same bytes.
@@ -42,11 +45,12 @@ type mirrorKey struct {
 
 // mirror is one shared explorer and the sessions it draws on.
 type mirror struct {
-	key   mirrorKey
-	model *tui.Model
-	prog  *tea.Program
-	out   *fanout
-	done  chan struct{}
+	key    mirrorKey
+	model  *tui.Model
+	prog   *tea.Program
+	out    *fanout
+	screen *lineScreen // draws each frame on every seat when it is drawn
+	done   chan struct{}
 }
 
 // fanout hands each frame to every seat of a mirror. It never writes to a
@@ -101,6 +105,9 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 	sess := Session{Who: sharedWho(key.role), Role: key.role, KeyNote: s.keyNote}
 	m := &mirror{key: key, out: &fanout{ws: map[*mirrorSeat]io.Writer{seat: w}}, done: make(chan struct{})}
 	m.model = tui.New(tui.Options{
+		// Drawn by lineScreen, which brings no colour down: the theme is
+		// built in the colours of the view's TERM.
+		Colors:     mirrorColors(key),
 		Source:     key.hub.View(sess, ro),
 		Reopen:     func() (store.Source, error) { return key.hub.View(sess, ro), nil },
 		Wakeups:    key.hub.Wakeups,
@@ -115,8 +122,16 @@ func (s *Server) join(key mirrorKey, w io.Writer, opts []tea.ProgramOption, labe
 		// It takes no keys; were it to decide, the server's log has it.
 		Decisions: &decision.Maker{Who: sess.Who, Via: "a shared view", Log: s.audit},
 	})
-	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.out), tea.WithWindowSize(key.w, key.h))
-	m.prog = tea.NewProgram(newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle), opts...)
+	// Its frames are drawn by lineScreen as an own explorer's are, and
+	// written when drawn: Bubble Tea's renderer would hold each until its
+	// next tick, and diff cells where the rows are already known.
+	m.screen = newLineScreen(m.out, key.w, key.h)
+	m.screen.untapped = true
+	paced := newPaced(m.model, mirrorFrameEvery, mirrorFrameSettle)
+	paced.screen, paced.eager = m.screen, true
+	opts = append(opts, tea.WithInput(nil), tea.WithOutput(m.screen.out), tea.WithoutRenderer(),
+		tea.WithFPS(20), tea.WithWindowSize(key.w, key.h))
+	m.prog = tea.NewProgram(paced, opts...)
 	seat.redraw = m.redraw
 	go seat.run()
 	s.mirrors.m[key] = m
@@ -155,7 +170,18 @@ func (s *Server) unseat(m *mirror, seat *mirrorSeat) {
 
 // redraw asks the mirror for a whole frame, for every seat (one joined, or
 // one that fell behind and caught up).
-func (m *mirror) redraw() { go m.prog.Send(tea.ClearScreen()) }
+func (m *mirror) redraw() { go m.prog.Send(redrawMsg{}) }
+
+// mirrorColors is the colour profile of a view's terminal, as an own
+// explorer's is found from its session's (the view's key holds TERM and
+// NO_COLOR, which is what its sessions share).
+func mirrorColors(key mirrorKey) colorprofile.Profile {
+	env := []string{"TERM=" + key.term}
+	if key.noColor {
+		env = append(env, "NO_COLOR=1")
+	}
+	return colorprofile.Env(env)
+}
 
 // Watching is how many sessions each running mirror draws on (tests).
 func (s *Server) Watching() []int {

@@ -29,6 +29,9 @@ type lineScreen struct {
 	title  string
 	modes  string // the modes set, to be unset at the end ("" before the first frame)
 	buf    strings.Builder
+	// untapped: a shared view's screen, which frameTap does not keep (it
+	// times each session's own).
+	untapped bool
 }
 
 // lockedWriter is a session's output shared by the screen and the program.
@@ -72,16 +75,18 @@ func (s *lineScreen) forget() {
 	s.mu.Unlock()
 }
 
-// draw writes what differs between the terminal and v.
-func (s *lineScreen) draw(v tea.View) {
+// draw writes what differs between the terminal and v, and says whether
+// anything did (a frame the terminal shows already is not written).
+func (s *lineScreen) draw(v tea.View) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	b := &s.buf
 	b.Reset()
-	b.WriteString("\x1b[?2026h") // one update: terminals that know the mode show the frame at once
+	const begin = "\x1b[?2026h" // one update: terminals that know the mode show the frame at once
+	b.WriteString(begin)
 	if s.modes == "" {
 		s.modes = "\x1b[?1049h\x1b[?25l\x1b[?2004h"
 		if v.MouseMode == tea.MouseModeCellMotion {
@@ -127,11 +132,15 @@ func (s *lineScreen) draw(v tea.View) {
 		b.WriteString(row[cut:])
 		b.WriteString("\x1b[m")
 	}
+	if b.Len() == len(begin) {
+		return false
+	}
 	b.WriteString("\x1b[?2026l")
 	io.WriteString(s.out, b.String())
-	if frameTap != nil {
+	if frameTap != nil && !s.untapped {
 		frameTap.wrote(s, time.Now(), b.String())
 	}
+	return true
 }
 
 // terminalReset undoes every mode the explorer sets (the colours, focus
@@ -153,7 +162,7 @@ func (s *lineScreen) close() {
 	}
 	s.closed = true
 	io.WriteString(s.out, terminalReset)
-	if frameTap != nil {
+	if frameTap != nil && !s.untapped {
 		frameTap.ended(s)
 	}
 }

@@ -111,6 +111,9 @@ type WatchSpec struct {
 	Path    string
 	Names   []string
 	Version func() (uint64, error)
+	// Touched is Version told which paths events named (watch.Options);
+	// nil for most formats.
+	Touched func(named []string) (uint64, error)
 	Depth   int
 	Journal bool
 }

@@ -201,7 +201,7 @@ func (w *Watcher) maybeDeliver(now time.Time) {
 		// The value before the consumer's refresh: a re-check after the Ack
 		// compares against it, so a commit that becomes visible after the
 		// refresh has read can never be missed.
-		v := w.probe()
+		v := w.probeNamed()
 		if w.hold(now, v) {
 			return
 		}
@@ -319,7 +319,7 @@ func (w *Watcher) onTimer(now time.Time) {
 		if w.gated() {
 			// A cheap re-check: Version against its value before the last
 			// refresh. Unchanged: nothing became visible; back off further.
-			if v := w.probe(); v == w.gate {
+			if v := w.probeNamed(); v == w.gate {
 				w.armRecheck(now, backoff(w.recheckDly))
 				return
 			}
@@ -362,6 +362,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
 			return
 		}
 		w.nEventsKept.Add(1)
+		w.note(name)
 		if base == w.base && structural {
 			w.checkIdentity(now, hint(ev.Op))
 		}
@@ -392,6 +393,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
 	}
 	if keep {
 		w.nEventsKept.Add(1)
+		w.note(name)
 		w.markDirty(now, causeEvent, 1)
 	}
 }
@@ -413,6 +415,7 @@ func (w *Watcher) handleError(err error, now time.Time) {
 		// Events were lost: treat as a change, and re-add any subdirectory
 		// whose Create we may have missed.
 		w.nOverflows.Add(1)
+		w.lostNames()
 		if w.dirMode {
 			w.rescan(now)
 		}
@@ -427,6 +430,7 @@ func (w *Watcher) fallback(now time.Time, why string) {
 	if w.Mode() == Poll {
 		return
 	}
+	w.lostNames()
 	w.startPolling(now, w.opts.FallbackPoll, fmt.Sprintf("%s: polling every %v", why, w.opts.FallbackPoll))
 	w.markDirty(now, causeProbe, 0) // whatever happened meanwhile was not seen
 }
@@ -435,6 +439,7 @@ func (w *Watcher) fallback(now time.Time, why string) {
 // kernel has dropped the watch.
 func (w *Watcher) dirLost(now time.Time) {
 	w.lost = true
+	w.lostNames()
 	w.checkIdentity(now, "")
 	w.tryReadd(now)
 }
@@ -598,6 +603,7 @@ func (w *Watcher) rescan(now time.Time) {
 		added = w.rescanBelow(now, ents, w.dir, 1) || added
 	}
 	if added {
+		w.lostNames() // what the new watches' directories got meanwhile
 		w.markDirty(now, causeProbe, 0)
 	}
 }

@@ -4,13 +4,54 @@ import (
 	"encoding/binary"
 	"hash"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 )
 
-// probe calls Version, or the stat-based default.
+// maxNamed bounds the paths kept for Touched: past it the next probe is
+// whole.
+const maxNamed = 1024
+
+// note keeps a path an event named, for Touched.
+func (w *Watcher) note(name string) {
+	if w.opts.Touched == nil || w.namedLost {
+		return
+	}
+	if len(w.named) >= maxNamed {
+		w.lostNames()
+		return
+	}
+	if w.named == nil {
+		w.named = map[string]struct{}{}
+	}
+	w.named[name] = struct{}{}
+}
+
+// lostNames: events may have been missed; the next probe looks at all.
+func (w *Watcher) lostNames() { w.named, w.namedLost = nil, true }
+
+// probeNamed is the probe after events: Touched with what they named, when
+// nothing may have been missed; else the whole probe.
+func (w *Watcher) probeNamed() probeValue {
+	if w.opts.Touched == nil || w.opts.Version == nil || w.namedLost || w.Mode() != Push {
+		return w.probe()
+	}
+	named := slices.Sorted(maps.Keys(w.named))
+	w.named = nil
+	w.nProbes.Add(1)
+	v, err := w.opts.Touched(named)
+	if err != nil {
+		return probeValue{err: true}
+	}
+	return probeValue{v: v}
+}
+
+// probe calls Version, or the stat-based default: it looks at everything,
+// so what events named so far is covered.
 func (w *Watcher) probe() probeValue {
+	w.named, w.namedLost = nil, false
 	w.nProbes.Add(1)
 	if w.opts.Version != nil {
 		v, err := w.opts.Version()

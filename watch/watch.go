@@ -147,6 +147,15 @@ type Options struct {
 	// directory, of the files in it and its subdirectories); re-checks are
 	// then Changed signals.
 	Version func() (uint64, error)
+	// Touched, when set with Version, is Version told what changed: the
+	// paths the notifications named since its last call (files, and
+	// directories that appeared), in the same value space as Version. A
+	// store of thousands of files then looks at those alone after each
+	// event instead of at every file. Where events may have been missed
+	// (an overflow, a lost or re-added watch, polling) and on the safety
+	// tick, Version is called instead. Named nothing, it must return its
+	// last value unless it saw a change itself.
+	Touched func(named []string) (uint64, error)
 	// DisableNotify forces polling (at FallbackPoll) as if notifications
 	// could not be used.
 	DisableNotify bool
@@ -221,6 +230,10 @@ type Watcher struct {
 	gateSet     bool       // a Changed has been sent since the start: gate holds a value
 	dirtyMust   bool       // what is pending is more than writes Version vouches for
 	heldAt      time.Time  // the last write events held back (held): none read for Coalesce
+	// named is what the events kept since the last probe named (Touched);
+	// namedLost: events may have been missed, so the next probe is whole.
+	named     map[string]struct{}
+	namedLost bool
 	// listedMtime is the directory's mtime at the last whole rescan, and
 	// listedAt when that rescan began (rescan).
 	listedMtime, listedAt time.Time

@@ -2,8 +2,6 @@ package claudecode
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
 	"os"
 	"sort"
 	"strings"
@@ -67,7 +65,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	}
 	ch := &store.Changes{}
 	changed := map[string]bool{}
-	entries := s.scan()
+	entries, differ := s.changedSince(c)
 	present := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		present[e.path] = true
@@ -78,17 +76,26 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		}
 	}
 	for _, e := range entries {
-		fi, err := os.Stat(e.path)
-		if err != nil {
+		seen, differs := differ[e.path]
+		if !differs {
 			continue
 		}
 		fc, known := c.files[e.path]
-		if known && (store.Inode(fi) != fc.ino || fi.Size() < fc.off) {
-			ch = &store.Changes{Reset: true}
-			return ch, s.head(), nil
-		}
-		if known && fi.Size() == fc.off {
-			continue
+		if known && (seen.ino != fc.ino || seen.size < fc.off) {
+			// The tree may be older than the cursor (read on past what the
+			// last look saw): only the file as it is now can say it was
+			// replaced or cut.
+			fi, err := os.Stat(e.path)
+			if err != nil {
+				continue
+			}
+			seen = fileSeen{size: fi.Size(), ino: store.Inode(fi)}
+			if seen.ino != fc.ino || seen.size < fc.off {
+				return &store.Changes{Reset: true}, s.head(), nil
+			}
+			if seen.size == fc.off {
+				continue
+			}
 		}
 		f, from := fold{keep: cursorKeep}, int64(0)
 		switch {
@@ -110,7 +117,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if t := f.open; t != nil && lineOf(t.row) > had {
 			emit(t) // a turn begun in what was read and still running: its placeholder
 		}
-		next.files[e.path] = fileCursor{ino: store.Inode(fi), off: off, fold: &f}
+		next.files[e.path] = fileCursor{ino: seen.ino, off: off, fold: &f}
 		if off != from || !known {
 			changed[e.id] = true
 		}
@@ -199,28 +206,5 @@ func liveKey(live map[string]store.Lease) string {
 // Watch is the projects (or project) directory; the version probe covers
 // the transcripts one and two levels down and the live registry.
 func (s *Store) Watch() store.WatchSpec {
-	return store.WatchSpec{Path: s.lay.root(), Version: s.version}
-}
-
-func (s *Store) version() (uint64, error) {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(buf[:], v)
-		h.Write(buf[:])
-	}
-	for _, e := range s.scan() {
-		h.Write([]byte(e.path))
-		if fi, err := os.Stat(e.path); err == nil {
-			put(uint64(fi.Size()))
-			put(uint64(fi.ModTime().UnixNano()))
-			put(store.Inode(fi))
-		}
-	}
-	if ents, err := os.ReadDir(s.lay.registry()); err == nil {
-		for _, e := range ents {
-			h.Write([]byte(e.Name()))
-		}
-	}
-	return h.Sum64(), nil
+	return store.WatchSpec{Path: s.lay.root(), Version: s.version, Touched: s.touched}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 )
 
 // DefaultPaths is where Claude Code keeps its store on this machine: its
@@ -94,31 +93,23 @@ func (l layout) projectDirs() []string {
 	return out
 }
 
-// sessionFiles lists the main transcripts (limit > 0 stops after that
-// many, for detection), sorted.
+// sessionFiles lists up to limit main transcripts that look like one, for
+// detection (the store lists them through its tree).
 func (l layout) sessionFiles(limit int) []string {
 	var out []string
 	for _, d := range l.projectDirs() {
 		m, _ := filepath.Glob(filepath.Join(d, "*.jsonl"))
 		sort.Strings(m)
 		for _, f := range m {
-			if limit > 0 && !looksLikeTranscript(f) {
+			if !looksLikeTranscript(f) {
 				continue
 			}
-			out = append(out, f)
-			if limit > 0 && len(out) >= limit {
+			if out = append(out, f); len(out) >= limit {
 				return out
 			}
 		}
 	}
 	return out
-}
-
-// subagentFiles lists a session's sub-agent transcripts.
-func subagentFiles(session string) []string {
-	m, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(session, ".jsonl"), "subagents", "agent-*.jsonl"))
-	sort.Strings(m)
-	return m
 }
 
 // looksLikeTranscript reads a file's first line: a JSON object with a type

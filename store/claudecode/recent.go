@@ -35,7 +35,10 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		mod  time.Time
 	}
 	var sessions []session
-	for _, f := range s.lay.sessionFiles(0) {
+	s.tree.look.Lock()
+	files := s.sessionFiles()
+	s.tree.look.Unlock()
+	for _, f := range files {
 		x := session{path: f}
 		if fi, err := os.Stat(f); err == nil {
 			x.mod = fi.ModTime()
@@ -44,6 +47,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 	}
 	slices.SortStableFunc(sessions, func(a, b session) int { return b.mod.Compare(a.mod) })
 	taken := 0
+	s.tree.look.Lock()
 	for ; taken < len(sessions); taken++ {
 		es := s.sessionEntries(sessions[taken].path)
 		if len(entries)+len(es) > limit {
@@ -51,6 +55,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		}
 		entries = append(entries, es...)
 	}
+	s.tree.look.Unlock()
 	if taken == len(sessions) {
 		return entries, time.Time{}, true
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,11 @@ type Store struct {
 	seen     map[string]bool // problems already reported, by file:line
 	counted  map[string]counted
 	callers  map[string]string // a nested sub-agent's transcript → its parent's run id
+
+	tree tree
+
+	detailMu sync.Mutex
+	detail   *detailFold
 }
 
 // counted is a transcript's counts as far as it was read, so RunStats
@@ -105,31 +111,20 @@ type agentMeta struct {
 	Finished    bool   `json:"finished"`
 }
 
-// scan lists every transcript, sessions first, each followed by its
-// sub-agents. A sub-agent's parent is the transcript holding the tool call
-// its meta names (the session itself at depth 1).
-func (s *Store) scan() []entry {
-	var out []entry
-	for _, f := range s.lay.sessionFiles(0) {
-		out = append(out, s.sessionEntries(f)...)
-	}
-	return out
-}
-
-// sessionEntries is one session's transcript f and its sub-agents'.
+// sessionEntries is one session's transcript f and its sub-agents', each
+// followed by its sub-agents. A sub-agent's parent is the transcript
+// holding the tool call its meta names (the session itself at depth 1).
+// Callers hold s.tree.look.
 func (s *Store) sessionEntries(f string) []entry {
 	sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 	out := []entry{{id: sid, path: f, session: sid}}
-	subs := subagentFiles(f)
+	subs := s.subagentFiles(f)
 	for _, sf := range subs {
 		e := entry{id: strings.TrimSuffix(filepath.Base(sf), ".jsonl"), path: sf, session: sid, parent: sid}
-		if b, err := os.ReadFile(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); err == nil {
-			var m agentMeta
-			if json.Unmarshal(b, &m) == nil {
-				e.meta = &m
-				if m.SpawnDepth > 1 && m.ToolUseID != "" {
-					e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
-				}
+		if m := s.tree.meta(strings.TrimSuffix(sf, ".jsonl") + ".meta.json"); m != nil {
+			e.meta = m
+			if m.SpawnDepth > 1 && m.ToolUseID != "" {
+				e.parent = s.callerOf(subs, sf, m.ToolUseID, sid)
 			}
 		}
 		out = append(out, e)
@@ -172,16 +167,36 @@ func (s *Store) find(id string) (entry, error) {
 	return entry{}, store.Errorf(s.path, store.ErrNoSuchRun, nil, "%s", store.Because(store.ErrNoSuchRun, id))
 }
 
-// Runs reads each transcript's head and tail only.
+// Runs reads each transcript's head and tail only, on every core: a
+// history of thousands of sessions is that many files to decode while the
+// explorer's first page waits for the rest.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	live := liveSessions(s.lay.registry(), time.Now())
 	entries := s.scan()
 	depth := depths(entries)
-	out := make([]store.Run, 0, len(entries))
-	for _, e := range entries {
-		r := s.run(e, live)
-		r.Depth = depth[e.id]
-		out = append(out, r)
+	out := make([]store.Run, len(entries))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(entries)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = s.run(entries[i], live)
+				out[i].Depth = depth[entries[i].id]
+			}
+		}()
+	}
+	for i := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -207,37 +222,26 @@ func depths(entries []entry) map[string]int {
 // tail (where it stands), and the registry's live sessions.
 func (s *Store) run(e entry, live map[string]store.Lease) store.Run {
 	r := store.Run{ID: e.id, ParentID: e.parent, Provider: "anthropic", Status: store.StatusRunning}
-	head, tail, _, err := headTail(e.path, 64<<10)
-	if err != nil {
-		r.Status, r.Outcome = store.StatusFailed, store.OutcomeUnreadable
-		return r
-	}
-	for _, l := range completeLines(head) {
-		var rec record
-		if json.Unmarshal(l, &rec) != nil {
-			continue
+	// Most transcripts say what run needs in their first and last few
+	// kilobytes; the others are read again as far as the tail always was.
+	var stop string
+	var atRest bool
+	for _, n := range []int64{16 << 10, 64 << 10} {
+		head, tail, size, err := headTail(e.path, n)
+		if err != nil {
+			r.Status, r.Outcome = store.StatusFailed, store.OutcomeUnreadable
+			return r
 		}
-		if r.StartedAt.IsZero() {
-			r.StartedAt, _ = time.Parse(time.RFC3339Nano, rec.Timestamp)
-		}
-		r.Workspace = cmpOr(r.Workspace, rec.Cwd)
-		var prompt string
-		if rec.Type == "user" && !rec.IsMeta && rec.Message != nil && json.Unmarshal(rec.Message.Content, &prompt) == nil {
-			r.Goal = oneLine(prompt, 400)
+		prompted := runHead(&r, head)
+		var turned bool
+		stop, atRest, turned = tailState(tail)
+		if size <= n || prompted && turned {
 			break
 		}
+		r.StartedAt, r.Workspace, r.Goal = time.Time{}, "", ""
 	}
 	if e.meta != nil && r.Goal == "" {
 		r.Goal = e.meta.Description
-	}
-	f := fold{keep: 256}
-	var stop string
-	atRest := false
-	for _, l := range completeLines(tail) {
-		f.feed(l, func(t *turn) { stop, atRest = t.stop, !t.running() && t.stop != "tool_use" })
-	}
-	if f.open != nil {
-		stop, atRest = f.open.stop, false
 	}
 	r.TurnKind = stop
 	lease, isLive := live[e.session]
@@ -252,6 +256,71 @@ func (s *Store) run(e entry, live map[string]store.Lease) store.Run {
 		r.Status, r.Outcome = store.StatusCompleted, outcomeOf(stop)
 	}
 	return r
+}
+
+// runHead sets r's start, workspace and goal from a transcript's head;
+// false when head ends before the first prompt.
+func runHead(r *store.Run, head []byte) bool {
+	for _, l := range completeLines(head) {
+		var rec record
+		if json.Unmarshal(l, &rec) != nil {
+			continue
+		}
+		if r.StartedAt.IsZero() {
+			r.StartedAt, _ = time.Parse(time.RFC3339Nano, rec.Timestamp)
+		}
+		r.Workspace = cmpOr(r.Workspace, rec.Cwd)
+		var prompt string
+		if rec.Type == "user" && !rec.IsMeta && rec.Message != nil && json.Unmarshal(rec.Message.Content, &prompt) == nil {
+			r.Goal = oneLine(prompt, 400)
+			return true
+		}
+	}
+	return false
+}
+
+// tailState is the last turn's stop reason in tail and whether the session
+// is at rest after it; turned is false when tail may begin inside that
+// turn (a longer tail could say otherwise).
+func tailState(tail []byte) (stop string, atRest, turned bool) {
+	f := fold{keep: 256}
+	lines := completeLines(tail)
+	from := lastTurnStart(lines)
+	for _, l := range lines[from:] {
+		f.feed(l, func(t *turn) { stop, atRest = t.stop, !t.running() && t.stop != "tool_use" })
+	}
+	if f.open != nil {
+		stop, atRest = f.open.stop, false
+	}
+	return stop, atRest, from > 0
+}
+
+// lastTurnStart is where the last turn of lines begins: its first line
+// (a turn is a run of assistant lines of one message) when lines hold one,
+// else 0. Only the last turn and what follows it say where a session
+// stands, and a tail is mostly earlier turns' lines: those are not
+// decoded.
+func lastTurnStart(lines [][]byte) int {
+	id := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		var r struct {
+			Type    string `json:"type"`
+			Message *struct {
+				ID string `json:"id"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(lines[i], &r) != nil {
+			continue // a line fold skips too
+		}
+		mine := r.Type == "assistant" && r.Message != nil
+		switch {
+		case id == "" && mine:
+			id = r.Message.ID
+		case id != "" && (!mine || r.Message.ID != id):
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // outcomeOf maps the last turn's stop reason: end_turn is a finished run;
@@ -355,6 +424,9 @@ func (s *Store) StepDetail(ctx context.Context, runID string, rowID int64) (stor
 	e, err := s.find(runID)
 	if err != nil {
 		return store.StepDetail{}, err
+	}
+	if d, ok := s.recentDetail(e.path, runID, rowID); ok {
+		return d, nil
 	}
 	ts, err := s.turns(e.path, store.MaxDetailBytes)
 	if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -185,4 +187,163 @@ func appendCopies(path string, written int64, turns string, ids *regexp.Regexp, 
 		written += int64(n)
 	}
 	return f.Close()
+}
+
+// liveClaude is the history with its newest session live: a scratch
+// config directory whose projects hold the cached history's files as hard
+// links but the newest session's transcript as a copy the bench appends
+// to, and whose registry names the bench's own process as that session's
+// CLI (as Claude Code's sessions/<pid>.json does).
+func liveClaude(c *config, h history, projects string) (config string, session string, err error) {
+	config = filepath.Join(c.work, "claude-live", ".claude")
+	n := h.Sessions
+	session = fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n)
+	live := filepath.Join(fmt.Sprintf("-home-dev-work-project%d", n%h.Projects), session+".jsonl")
+	err = filepath.WalkDir(projects, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(projects, p)
+		dst := filepath.Join(config, "projects", rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case rel == live:
+			_, err := copyFile(p, dst)
+			return err
+		default:
+			return os.Link(p, dst)
+		}
+	})
+	if err != nil {
+		return "", "", err
+	}
+	reg := filepath.Join(config, "sessions")
+	if err := os.MkdirAll(reg, 0o755); err != nil {
+		return "", "", err
+	}
+	entry, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "sessionId": session,
+		"startedAt": time.Now().UnixMilli(), "procStart": procStart(os.Getpid()), "status": "busy"})
+	return config, session, os.WriteFile(filepath.Join(reg, fmt.Sprintf("%d.json", os.Getpid())), entry, 0o644)
+}
+
+// claudeAppender appends, each call, one tool call as Claude Code writes
+// it: the assistant line asking for a Bash command that carries the
+// marker (the line timed: the timeline row shows the call), after the
+// user line with the result of the call before. Both are the fixture
+// transcript's own lines with their ids, time and content made new.
+func claudeAppender(config, session string) (func(i int) (string, time.Time, error), func(), error) {
+	shared := os.Getenv("VIGIL_SHARED")
+	if shared == "" {
+		shared = "../shared"
+	}
+	body, err := os.ReadFile(filepath.Join(shared, "fixtures", "agents", "claude-code", "transcript", "main-session.jsonl"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var ask, result string
+	for _, l := range strings.Split(string(body), "\n") {
+		switch {
+		case ask == "" && strings.Contains(l, `"type":"assistant"`):
+			ask = l
+		case result == "" && strings.Contains(l, `"type":"tool_result"`):
+			result = l
+		}
+	}
+	if ask == "" || result == "" {
+		return nil, nil, fmt.Errorf("the fixture transcript has no assistant line or no tool result")
+	}
+	var paths []string
+	filepath.WalkDir(filepath.Join(config, "projects"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == session+".jsonl" {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if len(paths) != 1 {
+		return nil, nil, fmt.Errorf("the live session's transcript is not in %s", config)
+	}
+	f, err := os.OpenFile(paths[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	parent := ""
+	// line is a template line with its ids and time made new and its
+	// message content replaced.
+	line := func(template, id string, edit func(msg map[string]any)) ([]byte, error) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(template), &rec); err != nil {
+			return nil, err
+		}
+		msg, _ := rec["message"].(map[string]any)
+		if msg == nil {
+			return nil, fmt.Errorf("a fixture line has no message")
+		}
+		edit(msg)
+		rec["uuid"], rec["sessionId"], rec["parentUuid"] = id, session, parent
+		rec["timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		parent = id
+		b, err := json.Marshal(rec)
+		return append(b, '\n'), err
+	}
+	appendLine := func(i int) (string, time.Time, error) {
+		if i > 0 {
+			b, err := line(result, fmt.Sprintf("%08x-2222-4000-8000-%012x", i-1, i-1), func(msg map[string]any) {
+				msg["content"] = []any{map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprintf("toolu_live%04d", i-1),
+					"content": fmt.Sprintf("ls: cannot access 'mk%04d'", i-1)}}
+			})
+			if err != nil {
+				return "", time.Time{}, err
+			}
+			if _, err := f.Write(b); err != nil {
+				return "", time.Time{}, err
+			}
+		}
+		marker := fmt.Sprintf("mk%04d", i) // short: the row shows the call's head
+		b, err := line(ask, fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i), func(msg map[string]any) {
+			msg["id"], msg["stop_reason"] = fmt.Sprintf("msg_live%04d", i), "tool_use"
+			msg["content"] = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_live%04d", i), "name": "Bash",
+				"input": map[string]any{"command": "ls " + marker}}}
+		})
+		if err != nil {
+			return "", time.Time{}, err
+		}
+		if _, err := f.Write(b); err != nil {
+			return "", time.Time{}, err
+		}
+		return marker, time.Now(), nil
+	}
+	return appendLine, func() { f.Close() }, nil
+}
+
+// procStart is a process's start time in clock ticks (/proc/PID/stat's
+// 22nd field), as Claude Code's registry records it.
+func procStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	if f := strings.Fields(s); len(f) > 19 {
+		return f[19]
+	}
+	return ""
+}
+
+// claudeLine times lines appended to the history's newest session, live,
+// to the explorer showing that session.
+func claudeLine(c *config, t *term, h history, projects string) (row, error) {
+	config, session, err := liveClaude(c, h, projects)
+	if err != nil {
+		return row{}, err
+	}
+	appendLine, done, err := claudeAppender(config, session)
+	if err != nil {
+		return row{}, err
+	}
+	defer done()
+	return lineToScreen(c, t, h.String(), []string{"--store", config, "--run", session}, h.newestGoal(), appendLine)
 }

@@ -86,7 +86,7 @@ func main() {
 	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
 	flag.BoolVar(&c.huge, "huge", false, "also measure 100 k runs / 10 M steps (building that store once takes minutes and 7 GB)")
-	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, codex (their first frames); figures json (of the stores named, else of every big one), screen, tail, append (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, codex (their first frames); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
 	flag.BoolVar(&c.verbose, "v", false, "print the screens measured")
 	flag.Parse()
 	if only != "" {
@@ -188,6 +188,8 @@ func run(c *config, bin string) error {
 			var r row
 			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
+			r, err = claudeLine(c, t, h, path)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
 		}
@@ -199,6 +201,8 @@ func run(c *config, bin string) error {
 			var r row
 			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
+			r, err = codexLiveRow(c, t, path, h)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
 		}
@@ -219,6 +223,10 @@ func run(c *config, bin string) error {
 	if c.want("screen") {
 		r, err := commitToScreen(c, t, small)
 		add("commit → row on screen", r, err)
+	}
+	if c.want("serve") {
+		r, err := commitToServe(c, t, small)
+		add("commit → row on an ssh screen, vigil serve", r, err)
 	}
 	if c.want("tail") {
 		r, err := commitToTail(c, small)

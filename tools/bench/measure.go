@@ -212,7 +212,10 @@ func timed(cmd *exec.Cmd) (time.Duration, error) {
 // copyStore copies a built store (checkpointed, no process has it open)
 // for a measurement that writes to it.
 func copyStore(c *config, src, name string) (string, error) {
-	dst := filepath.Join(c.work, name)
+	return copyFile(src, filepath.Join(c.work, name))
+}
+
+func copyFile(src, dst string) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", err
