@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -155,5 +157,85 @@ print(json.dumps(out))
 		if n := st[r.ID].Steps; n < 30 || n%3 != 0 {
 			t.Errorf("grown session %s: %d steps, want the fixture's three for each of its tasks", r.ID, n)
 		}
+	}
+}
+
+// The live tree holds the history as hard links of the cached rollouts and
+// the newest session as a copy, and the lines appended to it are Codex's
+// own (python3's json reads each) and make the step the bench waits for:
+// vigil reads the call committed as a tool row once its output is written,
+// and the next call running; the cached tree is never written.
+func TestCodexLiveAppendsToACopy(t *testing.T) {
+	fixtures := testkit.Fixtures(t, "agents/codex/rollout")
+	t.Setenv("VIGIL_SHARED", filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(fixtures)))))
+	python := testkit.Tool(t, "python3", "the live lines are read back by another JSON reader")
+	h := codexTree{Sessions: 6, Big: 0, BigBytes: 1 << 20}
+	sessions, err := codexTreePath(t.TempDir(), h, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]os.FileInfo{}
+	filepath.WalkDir(sessions, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			before[p], _ = os.Stat(p)
+		}
+		return nil
+	})
+	l, err := newCodexLive(t.TempDir(), sessions, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	src, err := store.Open(l.root, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for i := range 3 {
+		marker, _, err := l.appendLine(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := src.Steps(context.Background(), l.thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(steps)
+		if n < 2 || !strings.Contains("tool · "+steps[n-2].ToolCall, marker) || steps[n-2].Decision != "tool" || steps[n-2].Pending ||
+			!steps[n-1].Pending || !strings.Contains(steps[n-1].ToolCall, fmt.Sprintf("echo live %d", i+1)) {
+			t.Fatalf("after line %d the last steps are %+v, want the call committed (%q) and the next running", i, steps[max(n-2, 0):], marker)
+		}
+	}
+	var live string
+	filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(l.root, p)
+		cached := filepath.Join(sessions, rel)
+		fi, _ := os.Stat(p)
+		if strings.Contains(p, l.thread) {
+			live = p
+			if os.SameFile(fi, before[cached]) {
+				t.Errorf("the live session %s is the cached file", rel)
+			}
+		} else if !os.SameFile(fi, before[cached]) {
+			t.Errorf("%s is not a link of the cached rollout", rel)
+		}
+		return nil
+	})
+	for p, fi := range before {
+		now, _ := os.Stat(p)
+		if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+			t.Errorf("the cached %s was written", p)
+		}
+	}
+	out, err := exec.Command(python, "-c", `
+import json, sys
+o = [json.loads(l)["ordinal"] for l in open(sys.argv[1])]
+print(o == list(range(len(o))), len(o))
+`, live).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "True") {
+		t.Errorf("the live rollout's lines: %s %v", out, err)
 	}
 }
