@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -25,20 +27,48 @@ const (
 )
 
 // Runs lists every session: a rollout is a run, a sub-agent's rollout a
-// child run (session_meta.parent_thread_id).
+// child run (session_meta.parent_thread_id). The rollouts are read on
+// every core: a tree of months is thousands of files to decode while the
+// explorer's first page waits for the rest.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
+	files := s.files()
+	type glanced struct {
+		ses  *session
+		full bool
+	}
+	read := make([]glanced, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if ses, full, err := s.glance(files[i]); err == nil {
+					read[i] = glanced{ses, full}
+				}
+			}
+		}()
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var runs []store.Run
 	ids := map[string]string{}
-	for _, p := range s.files() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ses, full, err := s.glance(p)
-		if err != nil || ses.id == "" {
+	for i, g := range read {
+		if g.ses == nil || g.ses.id == "" {
 			continue
 		}
-		ids[ses.id] = p
-		runs = append(runs, ses.run(full))
+		ids[g.ses.id] = files[i]
+		runs = append(runs, g.ses.run(g.full))
 	}
 	s.mu.Lock()
 	s.byID = ids

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-run/vigil/internal/textfmt"
 )
 
 // codexLive is the newest session of a Codex tree, live: a scratch tree
@@ -176,5 +178,9 @@ func codexLiveRow(c *config, t *term, sessions string, h codexTree) (row, error)
 		return row{}, err
 	}
 	defer l.close()
-	return lineToScreen(c, t, h.String(), []string{"--store", l.root, "--run", l.thread}, h.newestGoal(), l.appendLine)
+	// Ready once every run is listed: while the first page is up the
+	// explorer reads no changes (tui's firstPageState), and reading every
+	// rollout's list entry takes seconds on this tree; a line appended then
+	// waits for it.
+	return lineToScreen(c, t, h.String(), []string{"--store", l.root, "--run", l.thread}, textfmt.Thousands(int64(h.Sessions))+" runs", l.appendLine)
 }
