@@ -60,10 +60,11 @@ type Store struct {
 
 	list listing // the tree's directories as last read
 
-	mu       sync.Mutex
-	byID     map[string]string // run id: its rollout
-	problems map[string]error  // "file:line": the line it could not read
-	lastPage *newestPage       // HeadNewest's, until RecentRuns takes it
+	mu        sync.Mutex
+	byID      map[string]string // run id: its rollout
+	problems  map[string]error  // "file:line": the line it could not read
+	lastPage  *newestPage       // HeadNewest's, until RecentRuns takes it
+	lastWhole *wholeFold        // the rollout read whole last (readWhole)
 }
 
 // Open opens path: a rollout file, a directory holding rollouts at any
@@ -209,15 +210,54 @@ func isDir(p string) bool {
 }
 
 // readWhole folds a rollout from its start, up to its last whole line.
+// The fold of the rollout read last is kept: read again (a live session's
+// steps, its activity, the step on screen, after each line appended), only
+// what was appended since is folded, onto a copy of it.
 func (s *Store) readWhole(path string) (*session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
 	}
 	defer f.Close()
-	ses := newSession()
-	_, err = s.foldFrom(f, path, ses, 0, -1, nil)
-	return ses, err
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
+	}
+	s.mu.Lock()
+	last := s.lastWhole
+	s.mu.Unlock()
+	ses, off := newSession(), int64(0)
+	if last != nil && last.path == path && last.ino == store.Inode(fi) && last.off <= fi.Size() {
+		if last.off == fi.Size() {
+			return last.ses.clone(), nil
+		}
+		if _, err := f.Seek(last.off, io.SeekStart); err != nil {
+			return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
+		}
+		ses, off = last.ses.clone(), last.off
+	}
+	off, err = s.foldFrom(f, path, ses, off, -1, nil)
+	if err != nil {
+		return ses, err
+	}
+	if fi.Size() <= keptWholeLimit {
+		s.mu.Lock()
+		s.lastWhole = &wholeFold{path: path, ino: store.Inode(fi), off: off, ses: ses.clone()}
+		s.mu.Unlock()
+	}
+	return ses, nil
+}
+
+// keptWholeLimit bounds the rollout whose fold is kept: a session of
+// hundreds of megabytes is read whole rarely, and its fold is big.
+const keptWholeLimit = 16 << 20
+
+// wholeFold is a rollout's fold up to off, in the file with inode ino.
+type wholeFold struct {
+	path string
+	ino  uint64
+	off  int64
+	ses  *session
 }
 
 // foldFrom folds the whole lines of r (at offset off in path) into ses, at

@@ -3,6 +3,7 @@ package codex_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +262,52 @@ func TestBigRolloutListsItsModelNowFromItsTail(t *testing.T) {
 	runsByID(t, src2)
 	if probs := src2.Problems(); len(probs) != 0 {
 		t.Errorf("listing read the head past the prompt: problems %v", probs)
+	}
+}
+
+// TestReadAgainFoldsOnlyWhatWasAppended: a rollout read whole again (a
+// live session's steps, activity and step detail after each line) is
+// folded on from where the last read ended; what it says is what a fresh
+// read says, line numbers of problems included, and a rollout replaced or
+// cut short is read from its start.
+func TestReadAgainFoldsOnlyWhatWasAppended(t *testing.T) {
+	ctx := context.Background()
+	lines := fixtureLines(t, steps3ID)
+	root, file := sessionsTree(t, steps3ID, lines[:12])
+	src := open(t, root)
+	for _, cut := range []int{12, 15, 16, len(lines)} {
+		if cut > 12 {
+			appendTo(t, file, bytes.Join(lines[12:cut], nil))
+		}
+		if cut == 16 {
+			appendTo(t, file, []byte("{\"type\":\"response_item\",\"payload\":{\"type\":\"func\n"))
+		}
+		got, err := src.Steps(ctx, steps3ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := open(t, root)
+		want, err := fresh.Steps(ctx, steps3ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("after %d lines, read again: %+v\nread fresh: %+v", cut, got, want)
+		}
+		if fmt.Sprint(src.Problems()) != fmt.Sprint(fresh.Problems()) {
+			t.Errorf("after %d lines, problems %v, fresh %v", cut, src.Problems(), fresh.Problems())
+		}
+	}
+	// Replaced by a shorter rollout: read from its start.
+	if err := os.WriteFile(file+".new", bytes.Join(lines[:10], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".new", file); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := src.Steps(ctx, steps3ID)
+	want, _ := open(t, root).Steps(ctx, steps3ID)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 1 {
+		t.Errorf("replaced: %+v, fresh %+v", got, want)
 	}
 }
