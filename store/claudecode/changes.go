@@ -20,35 +20,42 @@ type fileCursor struct {
 }
 
 // cursor is every transcript's fileCursor and the live sessions seen. It
-// is never changed once made.
+// is never changed once made: the next cursor shares its files but for
+// those read since.
 type cursor struct {
-	files map[string]fileCursor
+	files layered[fileCursor]
 	live  string
 	// partial: HeadNewest's, following the newest sessions alone until
 	// WholeHead.
 	partial bool
+	// tree and gen: the view Changes compared the files with, so that the
+	// next Changes compares only what the view's log says changed since
+	// (none: every transcript).
+	tree *tree
+	gen  uint64
 }
 
 // follow takes a transcript from where it ends now.
-func (c *cursor) follow(path string) {
+func follow(files *layeredEdit[fileCursor], path string) {
 	if fi, err := os.Stat(path); err == nil {
-		c.files[path] = fileCursor{ino: store.Inode(fi), off: lastNewline(path, fi.Size())}
+		files.set(path, fileCursor{ino: store.Inode(fi), off: lastNewline(path, fi.Size())}, false)
 	}
 }
 
 func (*cursor) CursorFormat() string { return Format }
 
 func (s *Store) head() *cursor {
-	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now()))}
+	files := layered[fileCursor]{}.edit()
 	for _, e := range s.scan() {
-		c.follow(e.path)
+		follow(files, e.path)
 	}
-	return c
+	return &cursor{files: files.done(), live: liveKey(liveSessions(s.lay.registry(), time.Now()))}
 }
 
 // Changes reads what was appended to each transcript since cur, a new
 // transcript whole, and the registry; O(new bytes) but for a transcript's
-// first growth after Head, whose fold is rebuilt once.
+// first growth after Head, whose fold is rebuilt once. Once a watcher
+// keeps the tree, only what it saw change since cur is looked at.
 func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, store.Cursor, error) {
 	c, ok := cur.(*cursor)
 	if !ok || c == nil {
@@ -57,32 +64,25 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if c.partial {
 		return nil, cur, errPartial
 	}
+	if c.tree != &s.tree {
+		c = &cursor{files: c.files, live: c.live} // another store's view: compare every transcript
+	}
 	now := time.Now()
 	live := liveSessions(s.lay.registry(), now)
-	next := &cursor{files: make(map[string]fileCursor, len(c.files)), live: liveKey(live)}
-	for k, v := range c.files {
-		next.files[k] = v
+	v, differ, gone := s.changedSince(c)
+	if gone { // a transcript removed: what was shown of it goes
+		return &store.Changes{Reset: true}, s.head(), nil
 	}
+	next := &cursor{live: liveKey(live), tree: &s.tree, gen: v.gen}
 	ch := &store.Changes{}
 	changed := map[string]bool{}
-	entries, differ := s.changedSince(c)
-	present := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		present[e.path] = true
-	}
-	for p := range c.files {
-		if !present[p] { // a transcript removed: what was shown of it goes
-			return &store.Changes{Reset: true}, s.head(), nil
-		}
-	}
-	for _, e := range entries {
-		seen, differs := differ[e.path]
-		if !differs {
-			continue
-		}
-		fc, known := c.files[e.path]
+	files := c.files.edit()
+	for _, p := range differ {
+		e := v.entries[v.index[p]]
+		seen, _ := v.files.get(p)
+		fc, known := c.files.get(p)
 		if known && (seen.ino != fc.ino || seen.size < fc.off) {
-			// The tree may be older than the cursor (read on past what the
+			// The view may be older than the cursor (read on past what the
 			// last look saw): only the file as it is now can say it was
 			// replaced or cut.
 			fi, err := os.Stat(e.path)
@@ -117,7 +117,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		if t := f.open; t != nil && lineOf(t.row) > had {
 			emit(t) // a turn begun in what was read and still running: its placeholder
 		}
-		next.files[e.path] = fileCursor{ino: seen.ino, off: off, fold: &f}
+		files.set(e.path, fileCursor{ino: seen.ino, off: off, fold: &f}, false)
 		if off != from || !known {
 			changed[e.id] = true
 		}
@@ -129,20 +129,20 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			ch.AgentEvents = append(ch.AgentEvents, ev)
 		}
 	}
+	next.files = files.done()
 	if next.live != c.live {
 		ch.LeasesChanged, ch.Leases = true, map[string]store.Lease{}
 		for id, l := range live {
 			ch.Leases[id] = l
 		}
-		for _, e := range entries {
+		for _, e := range v.entries {
 			changed[e.id] = true // liveness moves every run's status
 		}
 	}
-	depth := depths(entries)
-	for _, e := range entries {
+	for _, e := range v.entries {
 		if changed[e.id] {
 			r := s.run(e, live)
-			r.Depth = depth[e.id]
+			r.Depth = v.depth[e.id]
 			ch.Runs = append(ch.Runs, r)
 		}
 	}
@@ -162,6 +162,7 @@ func (s *Store) refold(path string, ino uint64, off int64) fold {
 	f, read := fold{keep: cursorKeep}, int64(0)
 	if ok && c.ino == ino && c.off <= off {
 		f, read = c.fold.clone(), c.off
+		f.counting = false // a tail reports every malformed line
 	}
 	readLines(path, read, func(l []byte) {
 		if read >= off {

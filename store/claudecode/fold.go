@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -115,6 +117,19 @@ type fold struct {
 	open   *turn
 	prompt string
 	keep   int
+	// counting: a fold for counts alone (RunStats), which takes a line
+	// whose top-level type is neither assistant nor user for what it is
+	// without decoding it. Most of a transcript's bytes are such lines
+	// (attachments, request shapes); a malformed one among them is
+	// reported where the lines are shown, not by a count.
+	counting bool
+}
+
+// otherLine says whether a line's top-level type is a string other than
+// assistant or user, read without decoding the rest of the line.
+func otherLine(line []byte) bool {
+	t := gjson.GetBytes(line, "type")
+	return t.Type == gjson.String && t.Str != "assistant" && t.Str != "user"
 }
 
 func (f fold) clone() fold {
@@ -131,6 +146,15 @@ func (f *fold) feed(line []byte, emit func(*turn)) *problem {
 	n := f.lines
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
+		return nil
+	}
+	if f.counting && otherLine(line) {
+		if f.open != nil {
+			f.open.closed = true
+			if f.open.done() {
+				f.flush(n, emit)
+			}
+		}
 		return nil
 	}
 	var r record

@@ -35,9 +35,9 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		mod  time.Time
 	}
 	var sessions []session
-	s.tree.look.Lock()
+	s.tree.listMu.Lock()
 	files := s.sessionFiles()
-	s.tree.look.Unlock()
+	s.tree.listMu.Unlock()
 	for _, f := range files {
 		x := session{path: f}
 		if fi, err := os.Stat(f); err == nil {
@@ -47,7 +47,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 	}
 	slices.SortStableFunc(sessions, func(a, b session) int { return b.mod.Compare(a.mod) })
 	taken := 0
-	s.tree.look.Lock()
+	s.tree.listMu.Lock()
 	for ; taken < len(sessions); taken++ {
 		es := s.sessionEntries(sessions[taken].path)
 		if len(entries)+len(es) > limit {
@@ -55,7 +55,7 @@ func (s *Store) page(limit int) (entries []entry, cut time.Time, all bool) {
 		}
 		entries = append(entries, es...)
 	}
-	s.tree.look.Unlock()
+	s.tree.listMu.Unlock()
 	if taken == len(sessions) {
 		return entries, time.Time{}, true
 	}
@@ -94,10 +94,11 @@ func (s *Store) RecentRuns(ctx context.Context, limit int) ([]store.Run, bool, e
 // every session.
 func (s *Store) HeadNewest(ctx context.Context, limit int) (store.Cursor, bool, error) {
 	entries, _, all := s.page(limit)
-	c := &cursor{files: map[string]fileCursor{}, live: liveKey(liveSessions(s.lay.registry(), time.Now())), partial: !all}
+	files := layered[fileCursor]{}.edit()
 	for _, e := range entries {
-		c.follow(e.path)
+		follow(files, e.path)
 	}
+	c := &cursor{files: files.done(), live: liveKey(liveSessions(s.lay.registry(), time.Now())), partial: !all}
 	return c, all, nil
 }
 
@@ -111,15 +112,13 @@ func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, 
 	if !c.partial {
 		return c, nil
 	}
-	next := &cursor{files: make(map[string]fileCursor, len(c.files)), live: c.live}
-	for k, v := range c.files {
-		next.files[k] = v
-	}
+	files := c.files.edit()
 	for _, e := range s.scan() {
-		if _, ok := next.files[e.path]; !ok {
-			next.follow(e.path)
+		if _, ok := c.files.get(e.path); !ok {
+			follow(files, e.path)
 		}
 	}
+	next := &cursor{files: files.done(), live: c.live}
 	return next, nil
 }
 

@@ -114,7 +114,7 @@ type agentMeta struct {
 // sessionEntries is one session's transcript f and its sub-agents', each
 // followed by its sub-agents. A sub-agent's parent is the transcript
 // holding the tool call its meta names (the session itself at depth 1).
-// Callers hold s.tree.look.
+// Callers hold s.tree.listMu.
 func (s *Store) sessionEntries(f string) []entry {
 	sid := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 	out := []entry{{id: sid, path: f, session: sid}}
@@ -377,7 +377,7 @@ func (s *Store) count(path string) (store.RunStats, error) {
 	c, ok := s.counted[path]
 	s.mu.Unlock()
 	if !ok || c.ino != store.Inode(fi) || fi.Size() < c.off {
-		c = counted{ino: store.Inode(fi), fold: fold{keep: cursorKeep}}
+		c = counted{ino: store.Inode(fi), fold: fold{keep: cursorKeep, counting: true}}
 	}
 	c.fold = c.fold.clone()
 	add := func(t *turn) {

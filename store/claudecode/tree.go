@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,18 +23,21 @@ import (
 //     moved.
 //   - The view's files are each transcript's size, mtime and inode at the
 //     last look, and its gen moves whenever any of it did: gen is the
-//     watch version.
+//     watch version. Its log says which transcripts each gen changed, so
+//     that Changes looks at those alone.
 //
 // Until a watcher calls touched, every read looks at the whole tree first,
 // as a reader without a watcher needs. From then on the watcher keeps it
 // current (touched after each event, version on its safety tick and
 // whenever events may have been missed), and reads use the view as it
-// stands. Looking holds look; a view is published whole and never changed
-// after, so a read never waits for a look of the whole tree.
+// stands. A view is published whole and never changed after, so a read
+// never waits for a look; the whole look lists and stats before it takes
+// look, so a touched never waits for it either.
 type tree struct {
-	look  sync.Mutex // held while looking; guards dirs and metas
-	dirs  map[string]listing
-	metas map[string]metaSeen
+	look   sync.Mutex // held while a view is made from the current one
+	listMu sync.Mutex // held while listing; guards dirs and metas
+	dirs   map[string]dirListing
+	metas  map[string]metaSeen
 
 	mu   sync.Mutex // guards view
 	view treeView
@@ -41,13 +45,27 @@ type tree struct {
 
 // treeView is one look's result. Nothing in it changes once published.
 type treeView struct {
-	entries []entry // every transcript, in scan's order
-	files   map[string]fileSeen
-	live    string // the registry's entries
+	entries []entry        // every transcript, in scan's order
+	index   map[string]int // a transcript's place in entries
+	depth   map[string]int // a run's depth in its tree
+	files   layered[fileSeen]
+	log     []logged // what the looks changed, oldest first
+	logFrom uint64   // the gen before the log's first entry
+	live    string   // the registry's entries
 	gen     uint64
 	watched bool
-	shared  bool // files is the published view's: copy before a change
 }
+
+// logged is a transcript a look changed (appeared, grew, went), and the
+// gen it moved to; "" is the registry.
+type logged struct {
+	path string
+	gen  uint64
+}
+
+// logMax bounds the log: a cursor older than what it holds compares every
+// transcript instead.
+const logMax = 4096
 
 func (t *tree) current() treeView {
 	t.mu.Lock()
@@ -55,31 +73,54 @@ func (t *tree) current() treeView {
 	return t.view
 }
 
-func (t *tree) publish(v treeView) {
-	v.shared = true
+// viewEdit is the next view, made by one look.
+type viewEdit struct {
+	treeView
+	edit *layeredEdit[fileSeen]
+}
+
+func (t *tree) begin() *viewEdit {
+	v := t.current()
+	return &viewEdit{treeView: v, edit: v.files.edit()}
+}
+
+func (t *tree) publish(e *viewEdit) treeView {
+	v := e.treeView
+	v.files = e.edit.done()
+	if n := len(v.log); n > logMax {
+		drop := n - logMax/2
+		v.logFrom = v.log[drop-1].gen
+		v.log = append([]logged(nil), v.log[drop:]...)
+	}
 	t.mu.Lock()
 	t.view = v
 	t.mu.Unlock()
+	return v
 }
 
-// set records a transcript's state, copying the published files first.
-func (v *treeView) set(path string, f fileSeen, gone bool) {
-	if v.shared || v.files == nil {
-		files := make(map[string]fileSeen, len(v.files)+1)
-		for k, x := range v.files {
-			files[k] = x
+func (e *viewEdit) file(path string) (fileSeen, bool) {
+	if e.edit.copied {
+		if l, ok := e.edit.top[path]; ok {
+			return l.v, !l.gone
 		}
-		v.files, v.shared = files, false
+		v, ok := e.edit.from.base[path]
+		return v, ok
 	}
-	if gone {
-		delete(v.files, path)
-	} else {
-		v.files[path] = f
-	}
-	v.gen++
+	return e.edit.from.get(path)
 }
 
-type listing struct {
+// set records a transcript's state (or that it went) and logs it.
+func (e *viewEdit) set(path string, f fileSeen, gone bool) {
+	e.edit.set(path, f, gone)
+	e.changed(path)
+}
+
+func (e *viewEdit) changed(path string) {
+	e.gen++
+	e.log = append(e.log, logged{path, e.gen})
+}
+
+type dirListing struct {
 	mod, at time.Time // the directory's mtime, and when it was listed
 	ents    []dirent
 }
@@ -107,7 +148,7 @@ type fileSeen struct {
 const listTrust = 2 * time.Second
 
 // list is a directory's entries, sorted by name; nil when it is not
-// there. Callers hold t.look.
+// there. Callers hold t.listMu.
 func (t *tree) list(dir string) []dirent {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
@@ -128,9 +169,9 @@ func (t *tree) list(dir string) []dirent {
 		ents[i] = dirent{d.Name(), d.IsDir() || d.Type()&os.ModeSymlink != 0 && isDir(filepath.Join(dir, d.Name()))}
 	}
 	if t.dirs == nil {
-		t.dirs = map[string]listing{}
+		t.dirs = map[string]dirListing{}
 	}
-	t.dirs[dir] = listing{mod: fi.ModTime(), at: at, ents: ents}
+	t.dirs[dir] = dirListing{mod: fi.ModTime(), at: at, ents: ents}
 	return ents
 }
 
@@ -160,74 +201,132 @@ func (t *tree) meta(path string) *agentMeta {
 
 // look stats one transcript and moves gen when it changed; false when it
 // is gone.
-func (v *treeView) look(path string) bool {
+func (e *viewEdit) look(path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
-		if _, ok := v.files[path]; ok {
-			v.set(path, fileSeen{}, true)
+		if _, ok := e.file(path); ok {
+			e.set(path, fileSeen{}, true)
 		}
 		return false
 	}
 	now := fileSeen{size: fi.Size(), mod: fi.ModTime(), ino: store.Inode(fi)}
-	if was, ok := v.files[path]; !ok || was != now {
-		v.set(path, now, false)
+	if was, ok := e.file(path); !ok || was != now {
+		e.set(path, now, false)
 	}
 	return true
 }
 
 // scan is every transcript: the view as it stands once watched, else
-// looked at whole first.
+// listed again first.
 func (s *Store) scan() []entry {
 	if v := s.tree.current(); v.watched && v.entries != nil {
 		return v.entries
 	}
+	l := s.listTree()
 	t := &s.tree
 	t.look.Lock()
 	defer t.look.Unlock()
-	v := t.current()
-	s.relist(&v)
-	t.publish(v)
-	return v.entries
+	e := t.begin()
+	e.apply(l)
+	return t.publish(e).entries
 }
 
 // lookWhole lists the tree again (each directory only as list allows) and
 // stats every transcript, and publishes that view; watched marks it kept
-// current by a watcher from now on.
+// current by a watcher from now on. The listing and the stats are made
+// without holding look: a touched meanwhile is not kept waiting, and what
+// it saw of a transcript is newer than what this look saw and is kept.
 func (s *Store) lookWhole(watched bool) treeView {
 	t := &s.tree
+	before := t.current()
+	l := s.listTree()
+	seen := make([]fileSeen, len(l.entries))
+	there := make([]bool, len(l.entries))
+	for i, x := range l.entries {
+		if fi, err := os.Stat(x.path); err == nil {
+			seen[i], there[i] = fileSeen{size: fi.Size(), mod: fi.ModTime(), ino: store.Inode(fi)}, true
+		}
+	}
+	if wholeLooked != nil {
+		wholeLooked()
+	}
 	t.look.Lock()
 	defer t.look.Unlock()
-	v := t.current()
-	v.watched = v.watched || watched
-	s.relist(&v)
-	for _, e := range v.entries {
-		v.look(e.path)
+	e := t.begin()
+	e.watched = e.watched || watched
+	e.apply(l)
+	for i, x := range l.entries {
+		now, nowOK := e.file(x.path)
+		was, wasOK := before.files.get(x.path)
+		if now != was || nowOK != wasOK {
+			continue // looked at since this look began
+		}
+		switch {
+		case !there[i] && nowOK:
+			e.set(x.path, fileSeen{}, true)
+		case there[i] && (!nowOK || now != seen[i]):
+			e.set(x.path, seen[i], false)
+		}
 	}
-	s.lookRegistry(&v)
-	t.publish(v)
-	return v
+	s.lookRegistry(e)
+	return t.publish(e)
 }
 
-// relist lists the tree again into v, and drops transcripts that went.
-// Callers hold t.look.
-func (s *Store) relist(v *treeView) {
+// wholeLooked, set by a test, runs when a whole look has listed and
+// stat'ed and not yet taken look.
+var wholeLooked func()
+
+// listing is the tree as listed: every transcript in scan's order, each
+// one's place, each run's depth in its tree.
+type listing struct {
+	entries []entry
+	index   map[string]int
+	depth   map[string]int
+}
+
+// listTree lists the tree again, each directory only as list allows.
+func (s *Store) listTree() listing {
+	s.tree.listMu.Lock()
+	defer s.tree.listMu.Unlock()
 	var out []entry
 	for _, f := range s.sessionFiles() {
 		out = append(out, s.sessionEntries(f)...)
 	}
-	had := make(map[string]bool, len(out))
-	for _, e := range out {
-		had[e.path] = true
-		if _, ok := v.files[e.path]; !ok {
-			v.look(e.path)
+	index := make(map[string]int, len(out))
+	for i, x := range out {
+		index[x.path] = i
+	}
+	return listing{entries: out, index: index, depth: depths(out)}
+}
+
+// apply takes a listing into the view: transcripts it lists that the view
+// has not seen are stat'ed, those it no longer lists are gone. Callers
+// hold t.look.
+func (e *viewEdit) apply(l listing) {
+	for _, x := range l.entries {
+		if _, ok := e.file(x.path); !ok {
+			e.look(x.path)
 		}
 	}
-	for p := range v.files {
-		if !had[p] {
-			v.set(p, fileSeen{}, true)
+	var gone []string
+	e.edit.from.each(func(p string, _ fileSeen) {
+		if _, ok := l.index[p]; !ok {
+			gone = append(gone, p)
+		}
+	})
+	if e.edit.copied {
+		for p, x := range e.edit.top {
+			if _, ok := l.index[p]; !ok && !x.gone {
+				gone = append(gone, p)
+			}
 		}
 	}
-	v.entries = out
+	for _, p := range gone {
+		if _, ok := e.file(p); ok {
+			e.set(p, fileSeen{}, true)
+		}
+	}
+	e.entries, e.index, e.depth = l.entries, l.index, l.depth
 }
 
 // sessionFiles lists the main transcripts, sorted as a glob would.
@@ -280,53 +379,76 @@ func (s *Store) touched(named []string) (uint64, error) {
 	t := &s.tree
 	t.look.Lock()
 	defer t.look.Unlock()
-	v := t.current()
+	e := t.begin()
 	again := false
 	for _, p := range named {
-		if _, known := v.files[p]; !known || !v.look(p) {
+		if _, known := e.file(p); !known || !e.look(p) {
 			again = true
 		}
 	}
 	if again {
-		s.relist(&v)
+		e.apply(s.listTree())
 	}
-	s.lookRegistry(&v)
-	t.publish(v)
-	return v.gen, nil
+	s.lookRegistry(e)
+	return t.publish(e).gen, nil
 }
 
 // lookRegistry moves gen when the live-session registry's entries changed.
-func (s *Store) lookRegistry(v *treeView) {
+func (s *Store) lookRegistry(e *viewEdit) {
 	var names []string
 	if ents, err := os.ReadDir(s.lay.registry()); err == nil {
-		for _, e := range ents {
-			names = append(names, e.Name())
+		for _, d := range ents {
+			names = append(names, d.Name())
 		}
 	}
-	if k := strings.Join(names, "\x00"); k != v.live {
-		v.live = k
-		v.gen++
+	if k := strings.Join(names, "\x00"); k != e.live {
+		e.live = k
+		e.changed("")
 	}
 }
 
-// changedSince is every transcript, and what the view holds of those that
-// differ from cur: new ones, and ones whose size or inode is not the
-// cursor's. Without a watcher keeping it current the tree is looked at
+// changedSince is the view, and the transcripts of it that differ from cur
+// (new ones, and ones whose size or inode is not the cursor's) in entries'
+// order; gone when a transcript cur follows is no longer there. Only what
+// the log says changed since cur's view is compared, unless cur is older
+// than the log. Without a watcher keeping it current the tree is looked at
 // whole first.
-func (s *Store) changedSince(cur *cursor) ([]entry, map[string]fileSeen) {
-	v := s.tree.current()
+func (s *Store) changedSince(cur *cursor) (v treeView, differ []string, gone bool) {
+	v = s.tree.current()
 	if !v.watched || v.entries == nil {
 		v = s.lookWhole(false)
 	}
-	out := map[string]fileSeen{}
-	for _, e := range v.entries {
-		f, ok := v.files[e.path]
-		if !ok {
-			continue // gone since it was listed
-		}
-		if fc, known := cur.files[e.path]; !known || fc.ino != f.ino || fc.off != f.size {
-			out[e.path] = f
+	differs := func(p string) {
+		f, ok := v.files.get(p)
+		fc, known := cur.files.get(p)
+		switch {
+		case !ok:
+			gone = gone || known
+		case !known || fc.ino != f.ino || fc.off != f.size:
+			differ = append(differ, p)
 		}
 	}
-	return v.entries, out
+	if cur.gen == v.gen && cur.gen != 0 {
+		return v, nil, false
+	}
+	if cur.gen != 0 && cur.gen >= v.logFrom {
+		seen := map[string]bool{}
+		for i := len(v.log) - 1; i >= 0 && v.log[i].gen > cur.gen; i-- {
+			if p := v.log[i].path; p != "" && !seen[p] {
+				seen[p] = true
+				differs(p)
+			}
+		}
+		slices.SortFunc(differ, func(a, b string) int { return v.index[a] - v.index[b] })
+		return v, differ, gone
+	}
+	cur.files.each(func(p string, _ fileCursor) {
+		if _, ok := v.index[p]; !ok {
+			gone = true
+		}
+	})
+	for _, x := range v.entries {
+		differs(x.path)
+	}
+	return v, differ, gone
 }

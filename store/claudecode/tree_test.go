@@ -156,3 +156,123 @@ func TestRunReadsLittleAndSaysWhatTheWholeSays(t *testing.T) {
 		})
 	}
 }
+
+// Changes compares only what the view's log says changed since the
+// cursor's view; a cursor older than the log, or made by another store
+// open on the same directory, is compared on every transcript, and nothing
+// appended is missed either way.
+func TestChangesFromAnOldOrAnotherStoresCursor(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	ctx := context.Background()
+	src := open(t, cfg)
+	spec := src.Watch()
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	_, err := spec.Touched(nil)
+	must(t, err)
+	cur, err := src.Head(ctx)
+	must(t, err)
+	_, cur, err = src.Changes(ctx, cur) // a cursor with the view's gen
+	must(t, err)
+
+	other := open(t, cfg)
+	appendTo(t, file, toolTurn)
+	_, err = spec.Touched([]string{file})
+	must(t, err)
+	for name, s := range map[string]interface {
+		Changes(context.Context, store.Cursor) (*store.Changes, store.Cursor, error)
+	}{"this store": src, "another store": other} {
+		ch, _, err := s.Changes(ctx, cur)
+		must(t, err)
+		if len(ch.Steps) != 1 {
+			t.Fatalf("%s: the appended turn from the cursor: %+v", name, ch.Steps)
+		}
+	}
+
+	// Past the log's bound: the session's change is no longer in it, the
+	// cursor's gen is older than what it holds.
+	sub := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid, "subagents", "agent-adacfd069ace754ac.jsonl")
+	for i := 0; i < logMax+10; i++ {
+		appendTo(t, sub, "\n")
+		_, err = spec.Touched([]string{sub})
+		must(t, err)
+	}
+	ch, _, err := src.Changes(ctx, cur)
+	must(t, err)
+	if len(ch.Steps) != 1 {
+		t.Fatalf("a cursor older than the log: %+v", ch.Steps)
+	}
+}
+
+// A count reads a line whose top-level type is neither assistant nor user
+// without decoding it, and counts what a fold decoding every line counts:
+// a progress line carrying a sub-agent's assistant message inside it is
+// still not a turn of this transcript.
+func TestCountsReadOtherLinesUndecodedAndCountTheSame(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	progress := `{"type":"progress","data":{"message":{"type":"assistant","message":{"id":"msg_sub","content":[{"type":"text","text":"inner"}],"usage":{"input_tokens":999,"output_tokens":1}}}}}` + "\n"
+	appendTo(t, file, toolTurn+progress+toolResult+progress+strings.Replace(toolTurn, "msg_t1", "msg_t2", 1))
+	src := open(t, cfg)
+	got, err := src.RunStats(context.Background(), []string{sid})
+	must(t, err)
+	body, err := os.ReadFile(file)
+	must(t, err)
+	var want store.RunStats
+	f := fold{keep: cursorKeep}
+	for _, l := range completeLines(body) {
+		f.feed(l, func(t *turn) {
+			want.Steps, want.Through = t.number, t.commit
+			if tot := t.usage.total(); tot != nil {
+				want.Tokens += *tot
+			}
+		})
+	}
+	if f.open != nil {
+		want.Steps = f.open.number
+	}
+	if got[sid] != want {
+		t.Fatalf("counted %+v; a fold decoding every line counts %+v", got[sid], want)
+	}
+}
+
+// The safety tick's whole look lists and stats without holding up a
+// Touched: one made while it is under way returns at once, and what it saw
+// (newer) is what the view keeps after the whole look publishes.
+func TestTouchedDoesNotWaitForTheWholeLook(t *testing.T) {
+	cfg, sid := fixtureStore(t)
+	c, err := Open(cfg, store.Options{})
+	must(t, err)
+	s := c.(*Store)
+	spec := s.Watch()
+	file := filepath.Join(cfg, "projects", "-home-dev-work-claude", sid+".jsonl")
+	_, err = spec.Touched(nil)
+	must(t, err)
+
+	parked, release := make(chan struct{}), make(chan struct{})
+	wholeLooked = func() { close(parked); <-release }
+	defer func() { wholeLooked = nil }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		spec.Version()
+	}()
+	<-parked
+	appendTo(t, file, toolTurn)
+	touched := make(chan struct{})
+	go func() {
+		spec.Touched([]string{file})
+		close(touched)
+	}()
+	select {
+	case <-touched:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Touched waited for the whole look")
+	}
+	close(release)
+	<-done
+	seen, _ := s.tree.current().files.get(file)
+	if fi, err := os.Stat(file); err != nil || seen.size != fi.Size() {
+		t.Fatalf("after the whole look the view holds size %d; the file is %d bytes", seen.size, fi.Size())
+	}
+}

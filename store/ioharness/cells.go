@@ -45,6 +45,20 @@ const (
 	internBytes  = 256
 )
 
+// of is str for a string already made.
+func (in *interner) of(s string) string {
+	if k, ok := in.m[s]; ok {
+		return k
+	}
+	if len(s) <= internBytes && len(in.m) < internValues {
+		if in.m == nil {
+			in.m = map[string]string{}
+		}
+		in.m[s] = s
+	}
+	return s
+}
+
 func (in *interner) str(b []byte) string {
 	if s, ok := in.m[string(b)]; ok {
 		return s

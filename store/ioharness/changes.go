@@ -94,7 +94,7 @@ func (s *Store) WholeHead(ctx context.Context, cur store.Cursor) (store.Cursor, 
 	}
 	next := c.fork()
 	next.openFrom = 0
-	sigs, err := s.runSigs(ctx, "WHERE "+s.openRunsWhere()+" AND r.id < ?", c.openFrom)
+	sigs, err := s.runSigs(ctx, nil, "WHERE "+s.openRunsWhere()+" AND r.id < ?", c.openFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (s *Store) cursorAt(ctx context.Context, newest int) (store.Cursor, error) 
 	if c.openFrom > 0 {
 		where, args = where+" AND r.id >= ?", []any{c.openFrom}
 	}
-	sigs, err := s.runSigs(ctx, where, args...)
+	sigs, err := s.runSigs(ctx, nil, where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +254,10 @@ func (s *Store) runSigSelect(where string) string {
 
 // runSigs reads the signature of what can change in place on each run row
 // (status, outcome, provider, and for a run that has ended its finish
-// time) for the runs where selects. The columns are joined here, not by
-// SQLite: its string concatenation took twice the read (100 k open runs:
-// 630 ms, the columns alone 270).
-func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int64]string, error) {
+// time) for the runs where selects and keep, when not nil, keeps. The
+// columns are joined here, not by SQLite: its string concatenation took
+// twice the read (100 k open runs: 630 ms, the columns alone 270).
+func (s *Store) runSigs(ctx context.Context, keep func(id int64) bool, where string, args ...any) (map[int64]string, error) {
 	out := map[int64]string{}
 	var b []byte
 	// Many open runs share one signature ("running||provider|"): one
@@ -266,6 +266,9 @@ func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int
 	sig := func(x cells) error {
 		var c colConv
 		id := cellInt(x, &c, 0)
+		if c.err == nil && keep != nil && !keep(id) {
+			return nil // no signature made for a run not asked about
+		}
 		status, outcome, provider, fin := x.peekStr(&c, 1).String, x.peekStr(&c, 2).String, x.peekStr(&c, 3).String, x.peekStr(&c, 4).String
 		if c.err != nil {
 			return c.err
@@ -277,12 +280,13 @@ func (s *Store) runSigs(ctx context.Context, where string, args ...any) (map[int
 		out[id] = in.str(b)
 		return nil
 	}
+	buf := newRowBuf(5)
 	return out, s.eachRow(ctx, s.runSigSelect(where), args, func(r *sql.Rows) error {
-		var v [5]any
-		if err := r.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+		x, err := buf.scan(r)
+		if err != nil {
 			return err
 		}
-		return sig(anyCells(v[:]))
+		return sig(x)
 	})
 }
 
@@ -739,12 +743,17 @@ func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes
 		slices.Sort(look)
 		// Past manyIDs ids (100 k open runs), every run up to the mark is
 		// read instead: parsing the literals cost more than the rows. The
-		// runs that are neither open nor touched are passed over below.
-		where, args := "WHERE r.id IN ("+sqlitex.IDList(look)+")", []any(nil)
+		// runs that are neither open nor touched are passed over as they
+		// are read, before any signature is made of them.
+		where, args, keep := "WHERE r.id IN ("+sqlitex.IDList(look)+")", []any(nil), (func(int64) bool)(nil)
 		if len(look) > manyIDs {
 			where, args = "WHERE r.id <= ?", []any{c.marks["runs"]}
+			keep = func(id int64) bool {
+				_, ok := slices.BinarySearch(look, id)
+				return ok
+			}
 		}
-		sigs, err := s.runSigs(ctx, where, args...)
+		sigs, err := s.runSigs(ctx, keep, where, args...)
 		if err != nil {
 			return err
 		}
@@ -800,7 +809,7 @@ func (s *Store) changedRuns(ctx context.Context, c *SQLCursor, ch *store.Changes
 		ch.Runs = append(ch.Runs, r)
 	}
 	if len(born) > 0 {
-		sigs, err := s.runSigs(ctx, "WHERE r.id IN ("+sqlitex.IDList(born)+")")
+		sigs, err := s.runSigs(ctx, nil, "WHERE r.id IN ("+sqlitex.IDList(born)+")")
 		if err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ db.execute("INSERT INTO runs (id, goal, file, provider, parent_run_id, depth, st
 		if err != nil {
 			t.Fatal(err)
 		}
-		sigs, sigErr := s.runSigs(context.Background(), "")
+		sigs, sigErr := s.runSigs(context.Background(), nil, "")
 		s.Close()
 		if sigErr != nil || len(sigs) != c.n {
 			t.Errorf("%s: %d run signatures, %v; want %d", filepath.Base(c.path), len(sigs), sigErr, c.n)

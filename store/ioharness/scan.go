@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-
-	"github.com/vigil-run/vigil/internal/sqlitex"
 )
 
 // scanChunk is how many row ids one read of a backward scan covers. Each
@@ -60,13 +58,14 @@ func scanBackSome[T any](ctx context.Context, db *sql.DB, sp scanSpec, chunks in
 	for _, r := range sp.runs {
 		pending[r] = true
 	}
-	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id > ? AND id <= ? AND run_id IN (%s)%s ORDER BY id DESC",
-		prefixComma(sp.cols), sp.table, sqlitex.IDList(sp.runs), andClause(sp.where))
+	runFilter, ids := runIn(sp.runs)
+	q := fmt.Sprintf("SELECT id, run_id, step%s FROM %s WHERE id > ? AND id <= ? AND %s%s ORDER BY id DESC",
+		prefixComma(sp.cols), sp.table, runFilter, andClause(sp.where))
 	margin := false
 	hi := top
 	for n := 0; hi > 0 && (chunks == 0 || n < chunks || margin); n, hi = n+1, hi-scanChunk {
 		err := func() error {
-			rows, err := db.QueryContext(ctx, q, append([]any{hi - scanChunk, hi}, sp.args...)...)
+			rows, err := db.QueryContext(ctx, q, append(append([]any{hi - scanChunk, hi}, ids...), sp.args...)...)
 			if err != nil {
 				return err
 			}
