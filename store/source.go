@@ -102,8 +102,11 @@ type Source interface {
 }
 
 // WatchSpec is what to watch for a source's changes: a file (its directory
-// is watched) or a directory, the base names whose events count (nil: all),
+// is watched) or a directory (with its subdirectories to Depth levels, 0
+// or 1: the immediate ones), the base names whose events count (nil: all),
 // and a cheap probe that changes whenever the data does.
+// Journal says the files are only appended to, each write readable when it
+// returns (watch.Options.Journal).
 type WatchSpec struct {
 	Path    string
 	Names   []string
@@ -111,6 +114,8 @@ type WatchSpec struct {
 	// Touched is Version told which paths events named (watch.Options);
 	// nil for most formats.
 	Touched func(named []string) (uint64, error)
+	Depth   int
+	Journal bool
 }
 
 // CanonicalTrace is src's trace of a run as one string (for diffing two

@@ -23,8 +23,9 @@
 // several events and ten commits can fire one.
 //
 // For journal formats ([Options.Path] is a directory) the directory and its
-// immediate subdirectories (one per run) are watched, and new subdirectories
-// are added as they appear.
+// immediate subdirectories (one per run) are watched, or its subdirectories
+// to [Options.Depth] levels (a journal nested by date), and new
+// subdirectories are added as they appear.
 //
 // # Why coalescing works by not reading
 //

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -287,6 +288,9 @@ func (w *Watcher) takeAck(now time.Time) {
 		// visible after this refresh. Nothing to re-check.
 		return
 	}
+	if w.opts.Journal && w.Mode() == Push {
+		return // a write after this refresh read is an event of its own
+	}
 	delay := w.opts.RecheckMin
 	if !found && w.outCause == causeRecheck {
 		delay = backoff(w.outDelay)
@@ -295,7 +299,8 @@ func (w *Watcher) takeAck(now time.Time) {
 }
 
 // gated: re-checks call Version instead of asking the consumer to refresh.
-func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push }
+// A journal has nothing to re-check.
+func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push && !w.opts.Journal }
 
 func (w *Watcher) armRecheck(now time.Time, delay time.Duration) {
 	if delay > w.opts.RecheckMax {
@@ -370,11 +375,12 @@ func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
 	}
 
 	keep := false
-	switch {
-	case parent == w.dir:
+	switch level := w.level(parent); {
+	case level >= 0 && level < w.opts.Depth:
 		if ev.Has(fsnotify.Create) {
 			if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
 				w.addSub(now, name)
+				w.addTree(now, name, level+1)
 				keep = true
 			}
 		}
@@ -382,7 +388,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event, now time.Time) {
 			keep = true // a run directory (or a file) vanished
 		}
 		keep = keep || w.nameOK(base)
-	case filepath.Dir(parent) == w.dir:
+	case level == w.opts.Depth:
 		keep = w.nameOK(base)
 	}
 	if keep {
@@ -475,28 +481,70 @@ func (w *Watcher) tryReadd(now time.Time) {
 	}
 	w.lost = false
 	if w.dirMode {
-		w.listedAt = time.Time{} // the watches may have gone with it: list again
+		w.listedAt, w.listedSub = time.Time{}, nil // the watches may have gone with it: list again
 		w.rescan(now)
 	}
 	w.checkIdentity(now, "")
 	w.markDirty(now, causeProbe, 0) // events were missed while unwatched
 }
 
-// addSubdirs adds the immediate subdirectories at start.
+// addSubdirs adds the subdirectories at start, to Depth.
 func (w *Watcher) addSubdirs() error {
-	ents, err := os.ReadDir(w.dir)
+	return w.addSubdirsOf(w.dir, 0)
+}
+
+// addSubdirsOf adds the subdirectories of dir (at level, w.dir being 0)
+// and theirs, to Depth.
+func (w *Watcher) addSubdirsOf(dir string, level int) error {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
+		if level > 0 && isGoneErr(err) {
+			return nil
+		}
 		return err
 	}
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
-		if err := w.hooks.add(w.fw, filepath.Join(w.dir, e.Name())); err != nil && !isGoneErr(err) {
+		p := filepath.Join(dir, e.Name())
+		if err := w.hooks.add(w.fw, p); err != nil {
+			if isGoneErr(err) {
+				continue
+			}
 			return err
+		}
+		if level+1 < w.opts.Depth {
+			if err := w.addSubdirsOf(p, level+1); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// addTree adds the subdirectories of a directory that appeared at level:
+// they may have been made before its watch was.
+func (w *Watcher) addTree(now time.Time, p string, level int) {
+	if w.fw == nil || level >= w.opts.Depth {
+		return
+	}
+	if err := w.addSubdirsOf(p, level); err != nil {
+		w.fallback(now, describe(err))
+	}
+}
+
+// level is how deep p lies below the watched directory (0: it is the
+// directory; -1: not below it).
+func (w *Watcher) level(p string) int {
+	rel, err := filepath.Rel(w.dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return -1
+	}
+	if rel == "." {
+		return 0
+	}
+	return strings.Count(rel, string(filepath.Separator)) + 1
 }
 
 func (w *Watcher) addSub(now time.Time, p string) {
@@ -520,8 +568,8 @@ func (w *Watcher) rescan(now time.Time) {
 		return
 	}
 	fi, serr := os.Stat(w.dir)
-	if serr == nil && fi.ModTime().Equal(w.listedMtime) && w.listedAt.Sub(fi.ModTime()) > 2*time.Second {
-		return
+	if serr == nil && fi.ModTime().Equal(w.listedMtime) && w.listedAt.Sub(fi.ModTime()) > 2*time.Second && w.opts.Depth <= 1 {
+		return // (deeper, a subdirectory's own mtime says: rescanBelow)
 	}
 	began := time.Now()
 	w.nListings.Add(1)
@@ -551,10 +599,65 @@ func (w *Watcher) rescan(now time.Time) {
 	if serr == nil {
 		w.listedMtime, w.listedAt = fi.ModTime(), began
 	}
+	if w.opts.Depth > 1 {
+		added = w.rescanBelow(now, ents, w.dir, 1) || added
+	}
 	if added {
 		w.lostNames() // what the new watches' directories got meanwhile
 		w.markDirty(now, causeProbe, 0)
 	}
+}
+
+// rescanBelow rescans the subdirectories (ents of dir, at level) that may
+// hold directories of their own (Depth > 1): each listed again only when
+// its mtime moved since its last listing, as rescan does the top.
+func (w *Watcher) rescanBelow(now time.Time, ents []os.DirEntry, dir string, level int) bool {
+	if level >= w.opts.Depth {
+		return false
+	}
+	if w.listedSub == nil {
+		w.listedSub = map[string][2]time.Time{}
+	}
+	watched := map[string]bool{}
+	for _, p := range w.fw.WatchList() {
+		watched[p] = true
+	}
+	added := false
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		fi, serr := os.Stat(sub)
+		if last, ok := w.listedSub[sub]; serr == nil && ok && fi.ModTime().Equal(last[0]) && last[1].Sub(fi.ModTime()) > 2*time.Second {
+			continue
+		}
+		began := time.Now()
+		w.nListings.Add(1)
+		inner, err := os.ReadDir(sub)
+		if err != nil {
+			continue
+		}
+		for _, d := range inner {
+			p := filepath.Join(sub, d.Name())
+			if !d.IsDir() || watched[p] {
+				continue
+			}
+			if err := w.hooks.add(w.fw, p); err != nil {
+				if isGoneErr(err) {
+					continue
+				}
+				w.fallback(now, describe(err))
+				return added
+			}
+			added = true
+		}
+		if serr == nil {
+			w.listedSub[sub] = [2]time.Time{fi.ModTime(), began}
+		}
+		added = w.rescanBelow(now, inner, sub, level+1) || added
+	}
+	return added
 }
 
 func isGoneErr(err error) bool {

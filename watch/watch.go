@@ -93,6 +93,18 @@ type Options struct {
 	// formats) is watched together with its immediate subdirectories, and new
 	// subdirectories are added as they appear.
 	Path string
+	// Depth is how many levels of subdirectories a directory Path is
+	// watched to (0 or 1: its immediate subdirectories): a journal that
+	// nests its files by date (YYYY/MM/DD) needs 3. New subdirectories
+	// are added as they appear, to that depth.
+	Depth int
+	// Journal says the files are only appended to, and what a write adds
+	// is readable when the write returns (JSON lines): each write fires
+	// its own event, after whatever refresh read before it. In push mode a
+	// refresh then arms no re-check and takes no Version before it (a
+	// Version that stats every file of a big tree is not cheap): events
+	// and the safety tick are the whole mechanism.
+	Journal bool
 	// Names are the base names whose events count. For a file Path the
 	// default is {base, base+"-wal", base+"-journal"}. For a directory Path
 	// the default is every file; when set, it filters files in the directory
@@ -225,6 +237,9 @@ type Watcher struct {
 	// listedMtime is the directory's mtime at the last whole rescan, and
 	// listedAt when that rescan began (rescan).
 	listedMtime, listedAt time.Time
+	// listedSub is the same for each subdirectory listed by a rescan
+	// (Depth > 1).
+	listedSub map[string][2]time.Time
 }
 
 type cause int
@@ -300,6 +315,9 @@ func newWatcher(opts Options, h hooks) (*Watcher, error) {
 	}
 	if opts.FallbackPoll <= 0 {
 		opts.FallbackPoll = 250 * time.Millisecond
+	}
+	if opts.Depth < 1 {
+		opts.Depth = 1
 	}
 	if opts.RecheckMin <= 0 {
 		opts.RecheckMin = 2 * time.Millisecond

@@ -17,6 +17,9 @@ import (
 type Cursor struct {
 	files  map[string]fileCur
 	reason string // why the cursor before this one could not be followed
+	// partial: HeadNewest's, following the newest rollouts alone until
+	// WholeHead.
+	partial bool
 }
 
 type fileCur struct {
@@ -37,24 +40,30 @@ func (s *Store) Head(ctx context.Context) (store.Cursor, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		if err == nil {
-			c.files[p] = fileCur{ino: store.Inode(fi), off: wholeEnd(f, fi.Size())}
-		}
-		f.Close()
+		c.follow(p)
 	}
 	return c, nil
 }
 
-// wholeEnd is the offset after the last newline at or before size.
+// follow takes a rollout from the end of its last whole line now.
+func (c *Cursor) follow(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		c.files[p] = fileCur{ino: store.Inode(fi), off: wholeEnd(f, fi.Size())}
+	}
+}
+
+// wholeEnd is the offset after the last newline at or before size. It
+// reads back from the end a little first (a rollout's lines are mostly
+// short), then in larger steps.
 func wholeEnd(f *os.File, size int64) int64 {
 	buf := make([]byte, 64<<10)
-	for end := size; end > 0; {
-		start := max(end-int64(len(buf)), 0)
+	for end, step := size, int64(4<<10); end > 0; step = int64(len(buf)) {
+		start := max(end-step, 0)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil && err != io.EOF {
 			return 0
@@ -76,6 +85,9 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if !ok || c == nil {
 		return nil, nil, store.Errorf(s.path, store.ErrUnsupported, nil, "not a cursor of this Codex source")
 	}
+	if c.partial {
+		return nil, cur, errPartial
+	}
 	next := &Cursor{files: make(map[string]fileCur, len(c.files))}
 	ch := &store.Changes{}
 	for _, p := range s.files() {
@@ -83,6 +95,21 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			return nil, nil, err
 		}
 		fc, known := c.files[p]
+		if known {
+			// A stat says whether a rollout moved; only one that did is
+			// opened.
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue // gone between the listing and now: the next call says
+			}
+			if store.Inode(fi) != fc.ino || fi.Size() < fc.off {
+				return s.reset(ctx, p+" was replaced or cut short")
+			}
+			if fi.Size() == fc.off {
+				next.files[p] = fc
+				continue
+			}
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			continue // gone between the listing and now: the next call says
@@ -124,7 +151,7 @@ func (s *Store) follow(f *os.File, p string, fc fileCur, known bool) (fileCur, e
 		ses, fc.off = newSession(), 0
 	case fc.ses == nil:
 		ses = newSession()
-		if _, err := s.foldFrom(f, p, ses, 0, fc.off); err != nil {
+		if _, err := s.foldFrom(f, p, ses, 0, fc.off, nil); err != nil {
 			return fc, err
 		}
 		ses.seen()
@@ -134,7 +161,7 @@ func (s *Store) follow(f *os.File, p string, fc fileCur, known bool) (fileCur, e
 	if _, err := f.Seek(fc.off, io.SeekStart); err != nil {
 		return fc, store.Errorf(p, store.ErrIO, err, "%v", err)
 	}
-	off, err := s.foldFrom(f, p, ses, fc.off, -1)
+	off, err := s.foldFrom(f, p, ses, fc.off, -1, nil)
 	if err != nil {
 		return fc, err
 	}
@@ -228,16 +255,17 @@ func (ses *session) trim() {
 	ses.turns = ses.turns[n:]
 }
 
-// watch is the rollout itself, or the directory tree of rollouts. The
-// watcher follows a directory and its immediate subdirectories only, and
-// Codex nests its sessions by date (sessions/YYYY/MM/DD), so Version hashes
-// every rollout's size, mtime and inode: the watcher's safety tick finds
-// a write in a day directory it does not watch through it.
+// watch is the rollout itself, or the directory tree of rollouts to the
+// depth walk reads (Codex nests its sessions by date, sessions/YYYY/MM/DD):
+// a line appended to any rollout is an event, and Codex writes whole lines
+// readable when the write returns (a journal: nothing to re-check after a
+// refresh). Version hashes every rollout's size, mtime and inode, for the
+// watcher's safety tick.
 func (s *Store) watch() store.WatchSpec {
 	if s.one != "" {
 		return store.WatchSpec{Path: s.one, Version: s.version}
 	}
-	return store.WatchSpec{Path: s.root, Version: s.version}
+	return store.WatchSpec{Path: s.root, Version: s.version, Depth: walkDepth, Journal: true}
 }
 
 func (s *Store) version() (uint64, error) {

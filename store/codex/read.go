@@ -1,39 +1,74 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vigil-run/vigil/store"
 )
 
 // A rollout no bigger than wholeLimit is read whole for the run list
 // (its counts are then known); a bigger one is read at its head and its
-// tail only, so a huge session lists without being read.
+// tail only, so a huge session lists without being read. The tail is read
+// from its last tailFirst bytes, and back to tailLimit when those do not
+// say how the session stands; the head up to the session's prompt and
+// model, and on to headLimit when the tail does not say it either.
 const (
 	wholeLimit = 1 << 20
 	headLimit  = 1 << 20
+	tailFirst  = 64 << 10
 	tailLimit  = 256 << 10
 )
 
 // Runs lists every session: a rollout is a run, a sub-agent's rollout a
-// child run (session_meta.parent_thread_id).
+// child run (session_meta.parent_thread_id). The rollouts are read on
+// every core: a tree of months is thousands of files to decode while the
+// explorer's first page waits for the rest.
 func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
+	files := s.files()
+	type glanced struct {
+		ses  *session
+		full bool
+	}
+	read := make([]glanced, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if ses, full, err := s.glance(files[i]); err == nil {
+					read[i] = glanced{ses, full}
+				}
+			}
+		}()
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var runs []store.Run
 	ids := map[string]string{}
-	for _, p := range s.files() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ses, full, err := s.glance(p)
-		if err != nil || ses.id == "" {
+	for i, g := range read {
+		if g.ses == nil || g.ses.id == "" {
 			continue
 		}
-		ids[ses.id] = p
-		runs = append(runs, ses.run(full))
+		ids[g.ses.id] = files[i]
+		runs = append(runs, g.ses.run(g.full))
 	}
 	s.mu.Lock()
 	s.byID = ids
@@ -42,8 +77,8 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 }
 
 // glance reads what the run list needs of a rollout: all of it when it
-// is small, else its head (who, where, the prompt, the model) and its
-// tail (how it stands, its running token total).
+// is small, else its tail (how it stands, its running token total, its
+// model now) and its head (who, where, the prompt).
 func (s *Store) glance(path string) (ses *session, full bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -56,23 +91,24 @@ func (s *Store) glance(path string) (ses *session, full bool, err error) {
 	}
 	ses = newSession()
 	if fi.Size() <= wholeLimit {
-		_, err = s.foldFrom(f, path, ses, 0, -1)
+		_, err = s.foldFrom(f, path, ses, 0, -1, nil)
 		return ses, true, err
 	}
-	if _, err := s.foldFrom(f, path, ses, 0, headLimit); err != nil {
-		return nil, false, err
+	// The last of each kind of record the tail holds is the rollout's
+	// last: the tail read further only while one is missing.
+	tail, err := foldTail(f, fi.Size(), tailFirst)
+	if err == nil && !tail.says() {
+		tail, err = foldTail(f, fi.Size(), tailLimit)
 	}
-	tail := newSession()
-	if _, err := f.Seek(fi.Size()-tailLimit, io.SeekStart); err != nil {
+	if err != nil {
 		return nil, false, store.Errorf(path, store.ErrIO, err, "%v", err)
 	}
-	b, _ := io.ReadAll(io.LimitReader(f, tailLimit))
-	if i := strings.IndexByte(string(b), '\n'); i >= 0 {
-		for _, l := range strings.SplitAfter(string(b[i+1:]), "\n") {
-			if strings.HasSuffix(l, "\n") {
-				tail.fold([]byte(l[:len(l)-1])) // line numbers here are not the file's: problems come from whole reads
-			}
-		}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, false, store.Errorf(path, store.ErrIO, err, "%v", err)
+	}
+	known := func(h *session) bool { return tail.says() && h.id != "" && h.goal != "" && h.model != "" }
+	if _, err := s.foldFrom(f, path, ses, 0, headLimit, known); err != nil {
+		return nil, false, err
 	}
 	if tail.statusSeen {
 		ses.status, ses.outcome, ses.finished, ses.duration = tail.status, tail.outcome, tail.finished, tail.duration
@@ -80,7 +116,40 @@ func (s *Store) glance(path string) (ses *session, full bool, err error) {
 	if tail.cumulative != nil {
 		ses.cumulative = tail.cumulative
 	}
+	if tail.model != "" {
+		ses.model = tail.model
+	}
 	return ses, false, nil
+}
+
+// says reports whether a tail's fold holds each record the run list takes
+// from a rollout's end: a task event, a running token total, a model.
+func (ses *session) says() bool {
+	return ses.statusSeen && ses.cumulative != nil && ses.model != ""
+}
+
+// foldTail folds the whole lines of the last n bytes of a rollout of
+// size bytes (the first line, cut, left out). Line numbers here are not
+// the file's: problems come from whole reads.
+func foldTail(f *os.File, size, n int64) (*session, error) {
+	n = min(n, size)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, size-n); err != nil && err != io.EOF {
+		return nil, err
+	}
+	tail := newSession()
+	if i := bytes.IndexByte(b, '\n'); i >= 0 && n < size {
+		b = b[i+1:]
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break // a line still being written
+		}
+		tail.fold(b[:i])
+		b = b[i+1:]
+	}
+	return tail, nil
 }
 
 // run is the session as a run. full says every line was read: its counts

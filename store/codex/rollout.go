@@ -101,6 +101,85 @@ func read(kind string, raw json.RawMessage) bool {
 	return false
 }
 
+// decodeLine decodes a rollout line, and its payload when it is a record
+// vigil reads (read). A line laid out as serde writes it (its timestamp,
+// ordinal and type before its payload) is routed by those keys: a record
+// vigil reads is decoded once, into its payload's fields, and any other is
+// only checked to be JSON. Another layout is decoded in two steps.
+func decodeLine(raw []byte) (line, payload, error) {
+	var p payload
+	if ts, kind, body, ok := lineHead(raw); ok {
+		if !read(kind, body) {
+			if json.Valid(raw) {
+				return line{Timestamp: ts, Type: kind}, p, nil
+			}
+		} else {
+			whole := struct {
+				Timestamp string  `json:"timestamp"`
+				Type      string  `json:"type"`
+				Payload   payload `json:"payload"`
+			}{}
+			if err := json.Unmarshal(raw, &whole); err == nil {
+				return line{Timestamp: whole.Timestamp, Type: whole.Type}, whole.Payload, nil
+			}
+		}
+		// Damaged or odd: the two-step decode says what is wrong.
+	}
+	return decodeTwice(raw)
+}
+
+// decodeTwice decodes the line, then its payload when vigil reads it.
+func decodeTwice(raw []byte) (line, payload, error) {
+	var p payload
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return l, p, err
+	}
+	if read(l.Type, l.Payload) {
+		if err := json.Unmarshal(l.Payload, &p); err != nil {
+			return l, p, err
+		}
+	}
+	return l, p, nil
+}
+
+// lineHead reads the keys serde writes before a RolloutLine's payload,
+// {"timestamp":"…","ordinal":N,"type":"…","payload": (ordinal optional),
+// without decoding the line. ok is false for any other layout.
+func lineHead(raw []byte) (ts, kind string, body []byte, ok bool) {
+	quoted := func(b []byte) (string, []byte, bool) {
+		end := bytes.IndexAny(b, `"\`)
+		if end < 0 || b[end] != '"' {
+			return "", nil, false
+		}
+		return string(b[:end]), b[end+1:], true
+	}
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"timestamp":"`))
+	if !ok {
+		return "", "", nil, false
+	}
+	if ts, rest, ok = quoted(rest); !ok {
+		return "", "", nil, false
+	}
+	if r, ok := bytes.CutPrefix(rest, []byte(`,"ordinal":`)); ok {
+		n := 0
+		for n < len(r) && r[n] >= '0' && r[n] <= '9' {
+			n++
+		}
+		rest = r[n:]
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"type":"`)); !ok {
+		return "", "", nil, false
+	}
+	if kind, rest, ok = quoted(rest); !ok {
+		return "", "", nil, false
+	}
+	if body, ok = bytes.CutPrefix(rest, []byte(`,"payload":`)); !ok {
+		return "", "", nil, false
+	}
+	return ts, kind, body, true
+}
+
 // leadingType is the value of a leading "type" key of a JSON object.
 func leadingType(raw json.RawMessage) (string, bool) {
 	rest, ok := bytes.CutPrefix(bytes.TrimLeft(raw, " \t"), []byte(`{"type":"`))
@@ -225,15 +304,9 @@ func (s *session) fold(raw []byte) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var l line
-	if err := json.Unmarshal(raw, &l); err != nil {
+	l, p, err := decodeLine(raw)
+	if err != nil {
 		return err
-	}
-	var p payload
-	if read(l.Type, l.Payload) {
-		if err := json.Unmarshal(l.Payload, &p); err != nil {
-			return err
-		}
 	}
 	at, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
 	switch l.Type {
@@ -272,13 +345,13 @@ func (s *session) fold(raw []byte) error {
 func (s *session) item(row int64, at time.Time, p *payload) {
 	switch p.Type {
 	case "message":
-		text := contentText(p.Content)
 		switch p.Role {
 		case "assistant":
 			t := s.open(row, at)
-			t.text = joinText(t.text, text)
+			t.text = joinText(t.text, contentText(p.Content))
 		case "user":
 			s.closeOpen()
+			text := contentText(p.Content)
 			// Codex wraps what it injects (environment, notifications,
 			// instructions) in a tag; the person's prompt is plain text.
 			if s.goal == "" && text != "" && !strings.HasPrefix(strings.TrimSpace(text), "<") {

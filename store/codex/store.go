@@ -58,9 +58,13 @@ type Store struct {
 	root string // the directory walked for rollouts
 	one  string // a single rollout file, when that is what was opened
 
-	mu       sync.Mutex
-	byID     map[string]string // run id: its rollout
-	problems map[string]error  // "file:line": the line it could not read
+	list listing // the tree's directories as last read
+
+	mu        sync.Mutex
+	byID      map[string]string // run id: its rollout
+	problems  map[string]error  // "file:line": the line it could not read
+	lastPage  *newestPage       // HeadNewest's, until RecentRuns takes it
+	lastWhole *wholeFold        // the rollout read whole last (readWhole)
 }
 
 // Open opens path: a rollout file, a directory holding rollouts at any
@@ -88,7 +92,7 @@ func Open(path string) (*Store, error) {
 	if sub := filepath.Join(abs, "sessions"); isDir(sub) {
 		s.root = sub
 	}
-	if len(s.files()) == 0 && !isDir(filepath.Join(abs, "sessions")) && filepath.Base(abs) != "sessions" {
+	if !isDir(filepath.Join(abs, "sessions")) && filepath.Base(abs) != "sessions" && !hasRollout(abs) {
 		return nil, store.Errorf(abs, store.ErrNotAStore, nil, "no Codex rollouts (rollout-*.jsonl) under it")
 	}
 	return s, nil
@@ -156,8 +160,12 @@ func isRollout(p string) bool {
 	return json.Unmarshal(h, &l) == nil && l.Type == "session_meta"
 }
 
-// walk calls fn with each rollout-named file under root, at most four
-// directories deep (CODEX_HOME/sessions/YYYY/MM/DD), until fn says stop.
+// walkDepth is how many directories deep rollouts are looked for
+// (CODEX_HOME/sessions/YYYY/MM/DD).
+const walkDepth = 4
+
+// walk calls fn with each rollout-named file under root, at most walkDepth
+// directories deep, until fn says stop.
 func walk(root string, fn func(string) bool) {
 	depth0 := strings.Count(root, string(filepath.Separator))
 	stop := errors.New("stop")
@@ -166,7 +174,7 @@ func walk(root string, fn func(string) bool) {
 			return nil
 		}
 		if d.IsDir() {
-			if strings.Count(p, string(filepath.Separator))-depth0 > 4 {
+			if strings.Count(p, string(filepath.Separator))-depth0 > walkDepth {
 				return filepath.SkipDir
 			}
 			return nil
@@ -180,16 +188,20 @@ func walk(root string, fn func(string) bool) {
 	})
 }
 
+// hasRollout reports a rollout-named file under root.
+func hasRollout(root string) bool {
+	found := false
+	walk(root, func(string) bool { found = true; return false })
+	return found
+}
+
 // files lists the store's rollouts, oldest name first (names carry the
-// start time).
+// start time). The slice is shared: callers must not change it.
 func (s *Store) files() []string {
 	if s.one != "" {
 		return []string{s.one}
 	}
-	var out []string
-	walk(s.root, func(p string) bool { out = append(out, p); return true })
-	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) < filepath.Base(out[j]) })
-	return out
+	return s.list.rollouts(s.root)
 }
 
 func isDir(p string) bool {
@@ -198,26 +210,70 @@ func isDir(p string) bool {
 }
 
 // readWhole folds a rollout from its start, up to its last whole line.
+// The fold of the rollout read last is kept: read again (a live session's
+// steps, its activity, the step on screen, after each line appended), only
+// what was appended since is folded, onto a copy of it.
 func (s *Store) readWhole(path string) (*session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
 	}
 	defer f.Close()
-	ses := newSession()
-	_, err = s.foldFrom(f, path, ses, 0, -1)
-	return ses, err
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
+	}
+	s.mu.Lock()
+	last := s.lastWhole
+	s.mu.Unlock()
+	ses, off := newSession(), int64(0)
+	if last != nil && last.path == path && last.ino == store.Inode(fi) && last.off <= fi.Size() {
+		if last.off == fi.Size() {
+			return last.ses.clone(), nil
+		}
+		if _, err := f.Seek(last.off, io.SeekStart); err != nil {
+			return nil, store.Errorf(path, store.ErrIO, err, "%v", err)
+		}
+		ses, off = last.ses.clone(), last.off
+	}
+	off, err = s.foldFrom(f, path, ses, off, -1, nil)
+	if err != nil {
+		return ses, err
+	}
+	if fi.Size() <= keptWholeLimit {
+		s.mu.Lock()
+		s.lastWhole = &wholeFold{path: path, ino: store.Inode(fi), off: off, ses: ses.clone()}
+		s.mu.Unlock()
+	}
+	return ses, nil
+}
+
+// keptWholeLimit bounds the rollout whose fold is kept: a session of
+// hundreds of megabytes is read whole rarely, and its fold is big.
+const keptWholeLimit = 16 << 20
+
+// wholeFold is a rollout's fold up to off, in the file with inode ino.
+type wholeFold struct {
+	path string
+	ino  uint64
+	off  int64
+	ses  *session
 }
 
 // foldFrom folds the whole lines of r (at offset off in path) into ses, at
 // most limit bytes (-1: to the end), and returns the offset after the last
 // whole line: a last line without its newline is still being written.
-func (s *Store) foldFrom(r io.Reader, path string, ses *session, off, limit int64) (int64, error) {
+// done, when set, ends it sooner: before any line once the session holds
+// what the reader needs.
+func (s *Store) foldFrom(r io.Reader, path string, ses *session, off, limit int64, done func(*session) bool) (int64, error) {
 	if limit >= 0 {
 		r = io.LimitReader(r, limit)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
+		if done != nil && done(ses) {
+			return off, nil
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long := append([]byte(nil), b...)

@@ -3,6 +3,7 @@ package codex_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,102 @@ func TestBigRolloutListsFromHeadAndTail(t *testing.T) {
 	st, err := src.RunStats(context.Background(), []string{steps3ID})
 	if err != nil || st[steps3ID].Steps != 4 || st[steps3ID].Tokens != 5520 {
 		t.Fatalf("its stats %+v %v", st, err)
+	}
+}
+
+// TestBigRolloutListsItsModelNowFromItsTail: a big rollout lists with the
+// model of its last turn_context, as a whole read says it (RunStats), and
+// its head is read only up to the session's prompt and model: a damaged
+// line further in is a problem once the session is read whole, not when
+// it is listed. On main the list showed the model as of the head's
+// first MiB, and read all of that MiB.
+func TestBigRolloutListsItsModelNowFromItsTail(t *testing.T) {
+	lines := fixtureLines(t, steps3ID)
+	filler := []byte(`{"timestamp":"2026-12-04T18:35:50.000Z","type":"world_state","payload":{"full":false,"state":{"pad":"` + strings.Repeat("x", 4000) + `"}}}` + "\n")
+	later := bytes.ReplaceAll(lines[5], []byte("gpt-5-mock"), []byte("gpt-5-later"))
+	if !bytes.Contains(lines[5], []byte(`"type":"turn_context"`)) || bytes.Equal(later, lines[5]) {
+		t.Fatalf("line 6 is not the turn_context naming the model: %.200s", lines[5])
+	}
+	var big [][]byte
+	big = append(big, lines[:14]...)
+	for i := range 600 { // about 2.4 MB
+		if i == 50 {
+			big = append(big, []byte("{\"type\":\"world_state\",\"payload\":{\"full\"\n"))
+		}
+		big = append(big, filler)
+	}
+	big = append(big, later)
+	big = append(big, lines[14:]...)
+	root, _ := sessionsTree(t, steps3ID, big)
+	src := open(t, root)
+	r := runsByID(t, src)[steps3ID]
+	if r.StatsKnown || r.Status != store.StatusCompleted || r.Goal != "Three slow steps. [[mock:steps=3,delay=3]]" {
+		t.Fatalf("a big rollout's run: %+v", r)
+	}
+	st, err := src.RunStats(context.Background(), []string{steps3ID})
+	if err != nil || st[steps3ID].Provider != "mock/gpt-5-later" {
+		t.Fatalf("its stats %+v %v", st, err)
+	}
+	if r.Provider != st[steps3ID].Provider {
+		t.Errorf("listed with %q, read whole %q: the list shows the model the session uses now", r.Provider, st[steps3ID].Provider)
+	}
+	// RunStats read it whole: now the damaged line is one problem.
+	if probs := src.Problems(); len(probs) != 1 || !strings.Contains(probs[0].Error(), "line 65") {
+		t.Errorf("after a whole read, problems %v: want line 65's", probs)
+	}
+	if probs := open(t, root).Problems(); len(probs) != 0 {
+		t.Errorf("a fresh source has problems %v", probs)
+	}
+	src2 := open(t, root)
+	runsByID(t, src2)
+	if probs := src2.Problems(); len(probs) != 0 {
+		t.Errorf("listing read the head past the prompt: problems %v", probs)
+	}
+}
+
+// TestReadAgainFoldsOnlyWhatWasAppended: a rollout read whole again (a
+// live session's steps, activity and step detail after each line) is
+// folded on from where the last read ended; what it says is what a fresh
+// read says, line numbers of problems included, and a rollout replaced or
+// cut short is read from its start.
+func TestReadAgainFoldsOnlyWhatWasAppended(t *testing.T) {
+	ctx := context.Background()
+	lines := fixtureLines(t, steps3ID)
+	root, file := sessionsTree(t, steps3ID, lines[:12])
+	src := open(t, root)
+	for _, cut := range []int{12, 15, 16, len(lines)} {
+		if cut > 12 {
+			appendTo(t, file, bytes.Join(lines[12:cut], nil))
+		}
+		if cut == 16 {
+			appendTo(t, file, []byte("{\"type\":\"response_item\",\"payload\":{\"type\":\"func\n"))
+		}
+		got, err := src.Steps(ctx, steps3ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := open(t, root)
+		want, err := fresh.Steps(ctx, steps3ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("after %d lines, read again: %+v\nread fresh: %+v", cut, got, want)
+		}
+		if fmt.Sprint(src.Problems()) != fmt.Sprint(fresh.Problems()) {
+			t.Errorf("after %d lines, problems %v, fresh %v", cut, src.Problems(), fresh.Problems())
+		}
+	}
+	// Replaced by a shorter rollout: read from its start.
+	if err := os.WriteFile(file+".new", bytes.Join(lines[:10], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".new", file); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := src.Steps(ctx, steps3ID)
+	want, _ := open(t, root).Steps(ctx, steps3ID)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 1 {
+		t.Errorf("replaced: %+v, fresh %+v", got, want)
 	}
 }

@@ -20,8 +20,8 @@ func TestWatchFollowsANewDayDirectory(t *testing.T) {
 	root, _ := sessionsTree(t, steps3ID, lines)
 	src := open(t, root)
 	spec := src.Watch()
-	if spec.Path != root || spec.Version == nil {
-		t.Fatalf("watch spec %+v: want the sessions directory with a Version probe", spec)
+	if spec.Path != root || spec.Version == nil || spec.Depth < 3 {
+		t.Fatalf("watch spec %+v: want the sessions directory to its day directories, with a Version probe", spec)
 	}
 	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, SafetyPoll: 100 * time.Millisecond})
 	if err != nil {

@@ -145,6 +145,12 @@ func historyPath(dir string, h history, log func(string, ...any)) (string, error
 	return projects, os.WriteFile(root+".done", nil, 0o644)
 }
 
+// agentFixtures is a directory of the real CLIs' recorded files in the
+// shared fixtures ($VIGIL_SHARED, else ../shared).
+func agentFixtures(elem ...string) string {
+	return filepath.Join(append([]string{sharedDir(), "fixtures", "agents"}, elem...)...)
+}
+
 // grow appends copies of the session's turns (every line after its first
 // user prompt) to path until it holds size bytes, each copy's record,
 // message and tool ids made its own (the session id kept).
@@ -157,24 +163,38 @@ func grow(path, body, session string, size int64) error {
 			break
 		}
 	}
-	turns := strings.Join(lines[from:], "")
+	return appendCopies(path, int64(len(body)), strings.Join(lines[from:], ""), recordIDs, func(id string, r int) string {
+		if id == session {
+			return id
+		}
+		suffix := fmt.Sprintf("%06x", r)
+		if strings.Contains(id, "-") {
+			return id[:len(id)-6] + suffix // a uuid keeps its shape
+		}
+		return id + "r" + suffix
+	}, size)
+}
+
+// appendCopies appends copies of turns to path (written bytes long) until
+// it holds size bytes; in copy r (from 1) each match of ids is fresh(id,
+// r). The matches are found once: every copy is the same text.
+func appendCopies(path string, written int64, turns string, ids *regexp.Regexp, fresh func(id string, r int) string, size int64) error {
+	at := ids.FindAllStringIndex(turns, -1)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	written := int64(len(body))
+	var b strings.Builder
 	for r := 1; written < size; r++ {
-		suffix := fmt.Sprintf("%06x", r)
-		again := recordIDs.ReplaceAllStringFunc(turns, func(id string) string {
-			if id == session {
-				return id
-			}
-			if strings.Contains(id, "-") {
-				return id[:len(id)-6] + suffix // a uuid keeps its shape
-			}
-			return id + "r" + suffix
-		})
-		n, err := f.WriteString(again)
+		b.Reset()
+		prev := 0
+		for _, m := range at {
+			b.WriteString(turns[prev:m[0]])
+			b.WriteString(fresh(turns[m[0]:m[1]], r))
+			prev = m[1]
+		}
+		b.WriteString(turns[prev:])
+		n, err := f.WriteString(b.String())
 		if err != nil {
 			f.Close()
 			return err
@@ -228,11 +248,7 @@ func liveClaude(c *config, h history, projects string) (config string, session s
 // user line with the result of the call before. Both are the fixture
 // transcript's own lines with their ids, time and content made new.
 func claudeAppender(config, session string) (func(i int) (string, time.Time, error), func(), error) {
-	shared := os.Getenv("VIGIL_SHARED")
-	if shared == "" {
-		shared = "../shared"
-	}
-	body, err := os.ReadFile(filepath.Join(shared, "fixtures", "agents", "claude-code", "transcript", "main-session.jsonl"))
+	body, err := os.ReadFile(agentFixtures("claude-code", "transcript", "main-session.jsonl"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,6 +64,9 @@ type measured struct {
 // claudeHistory is issue 30's Claude Code history: 2 000 sessions, 2 GB.
 var claudeHistory = history{Sessions: 2000, Projects: 20, Big: 8, BigBytes: 200 << 20}
 
+// codexHistory is issue 30's Codex sessions tree of the same size.
+var codexHistory = codexTree{Sessions: 2000, Big: 8, BigBytes: 200 << 20}
+
 var measuredStores = []measured{
 	{"small", smallShape, 60 * time.Millisecond, 0, false},
 	{"big", bigShape, 150 * time.Millisecond, 150 << 10, false},
@@ -83,7 +86,7 @@ func main() {
 	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
 	flag.BoolVar(&c.huge, "huge", false, "also measure 100 k runs / 10 M steps (building that store once takes minutes and 7 GB)")
-	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, opencode (their first frames); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, codex, opencode (their first frames and a line appended live); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
 	flag.BoolVar(&c.verbose, "v", false, "print the screens measured")
 	flag.Parse()
 	if only != "" {
@@ -186,6 +189,19 @@ func run(c *config, bin string) error {
 			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
 			add("first frame, "+h.String(), r, err)
 			r, err = claudeLine(c, t, h, path)
+			add("line appended to a live session → on screen, "+h.String(), r, err)
+		} else {
+			add("first frame, "+h.String(), row{}, err)
+		}
+	}
+	if c.huge || c.only["codex"] {
+		h := codexHistory
+		path, err := codexTreePath(c.dir, h, logf)
+		if err == nil {
+			var r row
+			r, err = firstRows(c, t, path, target{h.String(), h.newestGoal(), anySession}, 200*time.Millisecond, 150<<10)
+			add("first frame, "+h.String(), r, err)
+			r, err = codexLiveRow(c, t, path, h)
 			add("line appended to a live session → on screen, "+h.String(), r, err)
 		} else {
 			add("first frame, "+h.String(), row{}, err)
