@@ -43,7 +43,7 @@ func (a *app) tail(ctx context.Context, s *session, id string, poll time.Duratio
 		w, err = s.wake()
 	} else {
 		spec := s.src.Watch()
-		w, err = watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Journal: spec.Journal, Poll: poll})
+		w, err = watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Poll: poll})
 	}
 	if err != nil {
 		return fmt.Errorf("%s: cannot watch the store: %w", s.src.Path(), err)

@@ -77,7 +77,7 @@ func (h *Hub) load() error {
 		return err
 	}
 	spec := src.Watch()
-	w, werr := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Journal: spec.Journal, Poll: h.poll})
+	w, werr := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Poll: h.poll})
 	h.mu.Lock()
 	old, oldW := h.src, h.watcher
 	h.src, h.cur, h.epoch = src, cur, h.epoch+1

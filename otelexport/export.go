@@ -710,7 +710,7 @@ func oneLine(err error) string {
 func (e *exporter) follow(ctx context.Context) error {
 	src := e.o.Source
 	spec := src.Watch()
-	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Journal: spec.Journal, Poll: e.o.Poll})
+	w, err := watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Poll: e.o.Poll})
 	if err != nil {
 		return fmt.Errorf("%s: cannot watch the store: %w", src.Path(), err)
 	}

@@ -105,8 +105,6 @@ type Source interface {
 // is watched) or a directory (with its subdirectories to Depth levels, 0
 // or 1: the immediate ones), the base names whose events count (nil: all),
 // and a cheap probe that changes whenever the data does.
-// Journal says the files are only appended to, each write readable when it
-// returns (watch.Options.Journal).
 type WatchSpec struct {
 	Path    string
 	Names   []string
@@ -115,7 +113,6 @@ type WatchSpec struct {
 	// nil for most formats.
 	Touched func(named []string) (uint64, error)
 	Depth   int
-	Journal bool
 }
 
 // CanonicalTrace is src's trace of a run as one string (for diffing two

@@ -218,7 +218,7 @@ func (m *Model) newWakeup() (watch.Wakeup, error) {
 		return m.opt.Wakeups()
 	}
 	spec := m.src.Watch()
-	return watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Journal: spec.Journal, Poll: m.opt.Poll})
+	return watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Poll: m.opt.Poll})
 }
 
 // Close stops the watcher.

@@ -288,9 +288,6 @@ func (w *Watcher) takeAck(now time.Time) {
 		// visible after this refresh. Nothing to re-check.
 		return
 	}
-	if w.opts.Journal && w.Mode() == Push {
-		return // a write after this refresh read is an event of its own
-	}
 	delay := w.opts.RecheckMin
 	if !found && w.outCause == causeRecheck {
 		delay = backoff(w.outDelay)
@@ -299,8 +296,7 @@ func (w *Watcher) takeAck(now time.Time) {
 }
 
 // gated: re-checks call Version instead of asking the consumer to refresh.
-// A journal has nothing to re-check.
-func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push && !w.opts.Journal }
+func (w *Watcher) gated() bool { return w.opts.Version != nil && w.Mode() == Push }
 
 func (w *Watcher) armRecheck(now time.Time, delay time.Duration) {
 	if delay > w.opts.RecheckMax {

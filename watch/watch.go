@@ -98,13 +98,6 @@ type Options struct {
 	// nests its files by date (YYYY/MM/DD) needs 3. New subdirectories
 	// are added as they appear, to that depth.
 	Depth int
-	// Journal says the files are only appended to, and what a write adds
-	// is readable when the write returns (JSON lines): each write fires
-	// its own event, after whatever refresh read before it. In push mode a
-	// refresh then arms no re-check and takes no Version before it (a
-	// Version that stats every file of a big tree is not cheap): events
-	// and the safety tick are the whole mechanism.
-	Journal bool
 	// Names are the base names whose events count. For a file Path the
 	// default is {base, base+"-wal", base+"-journal"}. For a directory Path
 	// the default is every file; when set, it filters files in the directory
@@ -372,7 +365,12 @@ func newWatcher(opts Options, h hooks) (*Watcher, error) {
 	// state at start.
 	st, fi := w.statIdentity()
 	w.present, w.ident = st != identAbsent, fi
-	w.version = w.probe()
+	if opts.Touched == nil {
+		// A store that takes Touched has thousands of files, and Version
+		// looks at each: not before its first frame. The first safety
+		// tick compares against none and costs one refresh.
+		w.version = w.probe()
+	}
 
 	now := time.Now()
 	switch {

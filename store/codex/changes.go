@@ -2,8 +2,6 @@ package codex
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
 	"io"
 	"os"
 
@@ -20,6 +18,10 @@ type Cursor struct {
 	// partial: HeadNewest's, following the newest rollouts alone until
 	// WholeHead.
 	partial bool
+	// seen and gen: the watcher's log Changes read this cursor against
+	// (none: every rollout is stat'ed).
+	seen *seenLog
+	gen  uint64
 }
 
 type fileCur struct {
@@ -88,9 +90,35 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 	if c.partial {
 		return nil, cur, errPartial
 	}
-	next := &Cursor{files: make(map[string]fileCur, len(c.files))}
+	// Once watched, only the rollouts the watcher saw change since this
+	// cursor's look are stat'ed (and, when a directory came or went, the
+	// rollouts the cursor does not know); the gen is taken before the
+	// stats, so a write after them is seen by the next call.
+	var gen uint64
+	var paths []string
+	relisted, logged := false, false
+	if c.seen == &s.seen {
+		gen, paths, relisted, logged = s.seen.since(c.gen)
+	} else {
+		gen, _, _, _ = s.seen.since(0)
+	}
+	next := &Cursor{files: make(map[string]fileCur, len(c.files)), seen: &s.seen, gen: gen}
+	look := s.files()
+	if logged {
+		for p, fc := range c.files {
+			next.files[p] = fc
+		}
+		look = paths
+		if relisted {
+			for _, p := range s.files() {
+				if _, known := c.files[p]; !known {
+					look = append(look, p)
+				}
+			}
+		}
+	}
 	ch := &store.Changes{}
-	for _, p := range s.files() {
+	for _, p := range look {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
@@ -100,6 +128,7 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 			// opened.
 			fi, err := os.Stat(p)
 			if err != nil {
+				delete(next.files, p)
 				continue // gone between the listing and now: the next call says
 			}
 			if store.Inode(fi) != fc.ino || fi.Size() < fc.off {
@@ -112,11 +141,13 @@ func (s *Store) Changes(ctx context.Context, cur store.Cursor) (*store.Changes, 
 		}
 		f, err := os.Open(p)
 		if err != nil {
+			delete(next.files, p)
 			continue // gone between the listing and now: the next call says
 		}
 		fi, err := f.Stat()
 		if err != nil {
 			f.Close()
+			delete(next.files, p)
 			continue
 		}
 		ino := store.Inode(fi)
@@ -257,33 +288,11 @@ func (ses *session) trim() {
 
 // watch is the rollout itself, or the directory tree of rollouts to the
 // depth walk reads (Codex nests its sessions by date, sessions/YYYY/MM/DD):
-// a line appended to any rollout is an event, and Codex writes whole lines
-// readable when the write returns (a journal: nothing to re-check after a
-// refresh). Version hashes every rollout's size, mtime and inode, for the
-// watcher's safety tick.
+// a line appended to any rollout is an event naming it, which Touched
+// stats alone; Version, the safety tick's, stats every rollout.
 func (s *Store) watch() store.WatchSpec {
 	if s.one != "" {
 		return store.WatchSpec{Path: s.one, Version: s.version}
 	}
-	return store.WatchSpec{Path: s.root, Version: s.version, Depth: walkDepth, Journal: true}
-}
-
-func (s *Store) version() (uint64, error) {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(buf[:], v)
-		h.Write(buf[:])
-	}
-	for _, p := range s.files() {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		h.Write([]byte(p))
-		put(uint64(fi.Size()))
-		put(uint64(fi.ModTime().UnixNano()))
-		put(store.Inode(fi))
-	}
-	return h.Sum64(), nil
+	return store.WatchSpec{Path: s.root, Version: s.version, Touched: s.touched, Depth: walkDepth}
 }

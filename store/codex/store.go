@@ -59,6 +59,7 @@ type Store struct {
 	one  string // a single rollout file, when that is what was opened
 
 	list listing // the tree's directories as last read
+	seen seenLog // what the watcher saw change
 
 	mu        sync.Mutex
 	byID      map[string]string // run id: its rollout

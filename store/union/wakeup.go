@@ -21,7 +21,7 @@ func (s *Set) Wakeups() (watch.Wakeup, error) {
 			one, err = m.Wakeups()
 		} else {
 			spec := src.Watch()
-			one, err = watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Journal: spec.Journal, Poll: m.Poll})
+			one, err = watch.New(watch.Options{Path: spec.Path, Names: spec.Names, Version: spec.Version, Touched: spec.Touched, Depth: spec.Depth, Poll: m.Poll})
 		}
 		if err != nil {
 			m.mu.Lock()
