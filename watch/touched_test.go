@@ -62,6 +62,9 @@ func TestTouchedIsToldWhatEventsNamed(t *testing.T) {
 	must(err)
 	defer w.Close()
 	wholeAtStart, _ := p.state()
+	if wholeAtStart != 0 {
+		t.Errorf("New looked at everything %d times before the first frame could be drawn", wholeAtStart)
+	}
 
 	appendTo(t, file, "{}\n")
 	if s := recv(t, w, 5*time.Second); s.Kind != Changed {
