@@ -45,22 +45,26 @@ func TestRunStatsOfARunFarBackAgreesWithSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each statement writes its rows in the order a loop of single inserts
-	// would: rows i = 0 to 19 999 are run 1's step i/3+1 where i%3 = 0 and
-	// run 2's next step otherwise; then run 3's step i = 1 to 60 000, each
-	// of the last thousand followed by run 4's step i-59 000.
-	for _, q := range []string{`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999)
-		INSERT INTO steps (run_id, step, decision, result, tokens)
-		SELECT IIF(i % 3 = 0, 1, 2), IIF(i % 3 = 0, i / 3 + 1, i - i / 3), 'd', 'r', IIF(i % 3 = 0, 100 + i % 7, 50) FROM n`,
-		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000), k(k) AS (VALUES (0), (1))
-		INSERT INTO steps (run_id, step, decision, result, tokens)
-		SELECT IIF(k = 0, 3, 4), IIF(k = 0, i, i - 59000), 'd', 'r', IIF(k = 0, 10, 3 + i % 5)
-		FROM n JOIN k ON k = 0 OR i > 59000 ORDER BY i, k`} {
-		if _, err := tx.Exec(q); err != nil {
-			t.Fatal(err)
+	ins, err := tx.Prepare("INSERT INTO steps (run_id, step, decision, result, tokens) VALUES (?, ?, 'd', 'r', ?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2 := 0, 0
+	for i := 0; i < 20_000; i++ {
+		if i%3 == 0 {
+			n1++
+			ins.Exec(1, n1, 100+i%7)
+		} else {
+			n2++
+			ins.Exec(2, n2, 50)
 		}
 	}
-	const n1 = (20_000 + 2) / 3 // run 1's steps: the i < 20 000 with i%3 = 0
+	for i := 1; i <= 60_000; i++ {
+		ins.Exec(3, i, 10)
+		if i > 59_000 {
+			ins.Exec(4, i-59_000, 3+i%5)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
