@@ -27,30 +27,10 @@ import (
 // These tests run the real binary: terminal injection through the store
 // (issue 12 D2) and hangs on files that are not files (D3).
 
-var hostileBin struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-// builtVigil builds the binary once for this file's tests.
+// builtVigil is the package's one build of the binary (vigilbin_test.go).
 func builtVigil(t *testing.T) string {
 	t.Helper()
-	hostileBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "vigil-e2e-bin-")
-		if err != nil {
-			hostileBin.err = err
-			return
-		}
-		hostileBin.path = filepath.Join(dir, "vigil")
-		hostileBin.out, hostileBin.err = exec.Command("go", "build", "-o", hostileBin.path, "..").CombinedOutput()
-	})
-	if hostileBin.err != nil {
-		t.Fatalf("build: %v\n%s", hostileBin.err, hostileBin.out)
-	}
-	t.Cleanup(func() {}) // the binary's directory is left to the system's temp cleaning
-	return hostileBin.path
+	return vigilBinary(t)
 }
 
 // tmuxServer is a tmux server of the test's own, on its own socket.

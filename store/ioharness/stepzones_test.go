@@ -2,10 +2,12 @@ package ioharness
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vigil-run/vigil/internal/testkit"
@@ -62,16 +64,16 @@ db.commit()
 }
 
 // checkSteps compares each step's side rows in its detail with what a
-// plain "WHERE run_id = 1 AND step = ?" finds, row for row.
+// plain "WHERE run_id = 1 AND step = ?" finds, row for row. The plain
+// queries are Python's sqlite3's (C SQLite, a process of its own), all of
+// a call's in one process: every one scans a whole table (the schema has
+// no index on run_id or step).
 func checkSteps(t *testing.T, s *Store, steps ...int) {
 	t.Helper()
 	ctx := context.Background()
-	for _, n := range steps {
-		var row int64
-		if err := s.read.QueryRow("SELECT id FROM steps WHERE run_id = 1 AND step = ?", n).Scan(&row); err != nil {
-			t.Fatalf("step %d: %v", n, err)
-		}
-		d, err := s.StepDetail(ctx, "1", row)
+	want := plainStepRows(t, s.path, steps)
+	for i, n := range steps {
+		d, err := s.StepDetail(ctx, "1", want[i].Row)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,23 +90,56 @@ func checkSteps(t *testing.T, s *Store, steps ...int) {
 		for _, c := range d.ProviderCalls {
 			got["provider_calls"] = append(got["provider_calls"], c.RowID)
 		}
-		for _, table := range []string{"ledger_observations", "edits", "policy_events", "provider_calls"} {
-			var want []int64
-			rows, err := s.read.Query("SELECT id FROM "+table+" WHERE run_id = 1 AND step = ? ORDER BY id", n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var id int64
-				rows.Scan(&id)
-				want = append(want, id)
-			}
-			rows.Close()
-			if !slices.Equal(got[table], want) {
-				t.Errorf("step %d, %s: rows %v, want %v", n, table, got[table], want)
+		for _, table := range sideTables {
+			if !slices.Equal(got[table], want[i].Side[table]) {
+				t.Errorf("step %d, %s: rows %v, want %v", n, table, got[table], want[i].Side[table])
 			}
 		}
 	}
+}
+
+var sideTables = []string{"ledger_observations", "edits", "policy_events", "provider_calls"}
+
+// stepRows is one step of run 1 as plain queries find it: its steps row
+// and its rows in each side table, by id.
+type stepRows struct {
+	Row  int64
+	Side map[string][]int64
+}
+
+// plainStepRows has Python's sqlite3 read, read-only, each step's steps
+// row and side rows of run 1 with plain queries.
+func plainStepRows(t *testing.T, path string, steps []int) []stepRows {
+	t.Helper()
+	arg, _ := json.Marshal(steps)
+	tables, _ := json.Marshal(sideTables)
+	cmd := exec.Command("python3", "-c", `
+import json, sqlite3, sys, urllib.parse
+db = sqlite3.connect("file:" + urllib.parse.quote(sys.argv[1]) + "?mode=ro", uri=True)
+out = []
+for n in json.loads(sys.argv[2]):
+    row = db.execute("SELECT id FROM steps WHERE run_id = 1 AND step = ?", (n,)).fetchone()
+    side = {t: [i for (i,) in db.execute(f"SELECT id FROM {t} WHERE run_id = 1 AND step = ? ORDER BY id", (n,))]
+            for t in json.loads(sys.argv[3])}
+    out.append({"Row": row[0] if row else None, "Side": side})
+print(json.dumps(out))
+`, path, string(arg), string(tables))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v: %s", err, stderr.String())
+	}
+	var rows []stepRows
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Row == 0 {
+			t.Fatalf("step %d: no steps row", steps[i])
+		}
+	}
+	return rows
 }
 
 // A step's side rows are read from the blocks that may hold it, and that

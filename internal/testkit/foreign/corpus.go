@@ -66,16 +66,6 @@ func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) 
 		rng.Read(b)
 		return b
 	}
-	var good []byte
-	{
-		p := filepath.Join(dir, "base.sqlite")
-		bases[0].Make(t, p)
-		var err error
-		if good, err = os.ReadFile(p); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(p)
-	}
 	write := func(b []byte) func(testing.TB, string) {
 		return func(t testing.TB, p string) {
 			if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -83,6 +73,21 @@ func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) 
 			}
 		}
 	}
+	// Each base is made once and each crash run once; every case built
+	// from them gets a copy of the files. A copy is the same bytes a
+	// separate run would leave (no process holds the files once it has
+	// exited), and a foreign process per case was most of the corpus's cost.
+	made := func(b Base, name string) files {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(d, "store.sqlite")
+		b.Make(t, p)
+		return readFiles(t, p)
+	}
+	first := made(bases[0], "base-00")
+	good := first[""]
 	edit := func(f func([]byte) []byte) func(testing.TB, string) {
 		return write(f(bytes.Clone(good)))
 	}
@@ -149,43 +154,56 @@ func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) 
 			t.Fatalf("the crashed writer left no %s: %v", filepath.Base(left), err)
 		}
 	}
+	// A beside's then runs on a copy of the base's files, or of what the
+	// crashed writer left beside the base when crash is set.
 	type beside struct {
 		name  string
 		crash bool // needs a file SQLite opens
-		make  func(t testing.TB, p, crashSQL string)
+		then  func(t testing.TB, p string)
 	}
 	besides := []beside{
-		{"", false, func(testing.TB, string, string) {}},
-		{"a crashed writer's files", true, crash},
-		{"a crashed writer's files without its -shm", true, func(t testing.TB, p, sql string) { crash(t, p, sql); os.Remove(p + "-shm") }},
-		{"a crashed writer's files and a garbage -shm", true, func(t testing.TB, p, sql string) {
-			crash(t, p, sql)
-			write(garbage(32768))(t, p+"-shm")
-		}},
-		{"a crashed writer's WAL cut to its header", true, func(t testing.TB, p, sql string) {
-			crash(t, p, sql)
+		{"", false, func(testing.TB, string) {}},
+		{"a crashed writer's files", true, func(testing.TB, string) {}},
+		{"a crashed writer's files without its -shm", true, func(t testing.TB, p string) { os.Remove(p + "-shm") }},
+		{"a crashed writer's files and a garbage -shm", true, func(t testing.TB, p string) { write(garbage(32768))(t, p+"-shm") }},
+		{"a crashed writer's WAL cut to its header", true, func(t testing.TB, p string) {
 			if _, err := os.Stat(p + "-wal"); err == nil {
 				if err := os.Truncate(p+"-wal", 32); err != nil { // a writer killed as it began: a header, no frame
 					t.Fatal(err)
 				}
 			}
 		}},
-		{"a garbage -shm", false, func(t testing.TB, p, _ string) { write(garbage(32768))(t, p+"-shm") }},
-		{"a garbage -wal", false, func(t testing.TB, p, _ string) { write(garbage(4096+32))(t, p+"-wal") }},
-		{"garbage -wal and -shm", false, func(t testing.TB, p, _ string) {
+		{"a garbage -shm", false, func(t testing.TB, p string) { write(garbage(32768))(t, p+"-shm") }},
+		{"a garbage -wal", false, func(t testing.TB, p string) { write(garbage(4096+32))(t, p+"-wal") }},
+		{"garbage -wal and -shm", false, func(t testing.TB, p string) {
 			write(garbage(8192))(t, p+"-wal")
 			write(garbage(32768))(t, p+"-shm")
 		}},
-		{"empty -wal and -shm", false, func(t testing.TB, p, _ string) {
+		{"empty -wal and -shm", false, func(t testing.TB, p string) {
 			write(nil)(t, p+"-wal")
 			write(nil)(t, p+"-shm")
 		}},
-		{"a garbage -journal", false, func(t testing.TB, p, _ string) { write(garbage(4096))(t, p+"-journal") }},
+		{"a garbage -journal", false, func(t testing.TB, p string) { write(garbage(4096))(t, p+"-journal") }},
 	}
 	var out []Case
 	for bi, b := range all {
+		base := first
+		if bi > 0 {
+			base = made(b, fmt.Sprintf("base-%02d", bi))
+		}
+		var crashed files
+		if sqliteOpens(b.Name) {
+			d := filepath.Join(dir, fmt.Sprintf("crash-%02d", bi))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(d, "store.sqlite")
+			base.write(t, p)
+			crash(t, p, or(b.CrashSQL, crashSQL))
+			crashed = readFiles(t, p)
+		}
 		for si, s := range besides {
-			if s.crash && !sqliteOpens(b.Name) {
+			if s.crash && crashed == nil {
 				continue
 			}
 			name := b.Name
@@ -197,12 +215,50 @@ func Corpus(t testing.TB, dir string, py *Party, crashSQL string, bases []Base) 
 				t.Fatal(err)
 			}
 			p := filepath.Join(d, "store.sqlite")
-			b.Make(t, p)
-			s.make(t, p, or(b.CrashSQL, crashSQL))
+			if s.crash {
+				crashed.write(t, p)
+			} else {
+				base.write(t, p)
+			}
+			s.then(t, p)
 			out = append(out, Case{Name: name, Dir: d, Path: p, Good: b.Good})
 		}
 	}
 	return out
+}
+
+// files is a store's file and what lies beside it, by suffix ("" for the
+// store itself, "-wal", "-shm", "-journal").
+type files map[string][]byte
+
+// readFiles reads the store at p and its side files. It opens them, so it
+// must run when this process holds no SQLite connection to them.
+func readFiles(t testing.TB, p string) files {
+	t.Helper()
+	fs := files{}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		b, err := os.ReadFile(p + suffix)
+		switch {
+		case err == nil:
+			fs[suffix] = b
+		case !os.IsNotExist(err):
+			t.Fatal(err)
+		}
+	}
+	if _, ok := fs[""]; !ok {
+		t.Fatalf("%s was not made", p)
+	}
+	return fs
+}
+
+// write lays the files out at p.
+func (fs files) write(t testing.TB, p string) {
+	t.Helper()
+	for suffix, b := range fs {
+		if err := os.WriteFile(p+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func or(s, dflt string) string {

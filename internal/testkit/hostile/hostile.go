@@ -31,6 +31,7 @@ import (
 	"github.com/vigil-run/vigil/internal/sanitize"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/tui"
+	"github.com/vigil-run/vigil/views"
 )
 
 // Corpus is the hostile strings: every family of escape sequence and
@@ -99,7 +100,13 @@ type Options struct {
 	Keys []string
 }
 
-const wait = 5 * time.Second
+// wait is the longest model timer the check lets fire as it drives the
+// explorer (reads are waited for however long they take: tui's Settle).
+// The detail pane's debounce is shorter and fires; the misfire guard's end
+// of a pause is longer and does not: the frame it brings only takes the
+// guard's own hint away, nothing of the store's is drawn anew, and sleeping
+// through every pause was most of the check's time.
+const wait = views.QuietFor / 2
 
 // Check browses the store at path in the explorer and runs the command
 // line's readers on it, and fails t wherever a hostile string got through.
