@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -175,26 +177,19 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	entries := s.scan()
 	depth := depths(entries)
 	out := make([]store.Run, len(entries))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(entries)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = s.run(entries[i], live)
-				out[i].Depth = depth[entries[i].id]
-			}
-		}()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range entries {
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		next <- i
+		g.Go(func() error {
+			out[i] = s.run(entries[i], live)
+			out[i].Depth = depth[entries[i].id]
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vigil-run/vigil/store"
 )
@@ -37,27 +38,20 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 		full bool
 	}
 	read := make([]glanced, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ses, full, err := s.glance(files[i]); err == nil {
-					read[i] = glanced{ses, full}
-				}
-			}
-		}()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range files {
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		next <- i
+		g.Go(func() error {
+			if ses, full, err := s.glance(files[i]); err == nil {
+				read[i] = glanced{ses, full}
+			}
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
