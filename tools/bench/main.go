@@ -83,7 +83,7 @@ func main() {
 	flag.StringVar(&bin, "vigil", "", "the vigil binary to measure (default: build this checkout)")
 	flag.StringVar(&c.before, "before", "", "another vigil binary whose first frames and runs --json are measured in turn with this one's, round by round")
 	flag.IntVar(&c.rounds, "rounds", 5, "fresh processes per first-frame and runs --json figure (the best and the median are shown)")
-	flag.IntVar(&c.commits, "commits", 80, "foreign commits timed to the screen and to tail")
+	flag.IntVar(&c.commits, "commits", 200, "foreign commits (and lines appended to agent-CLI sessions) timed to the screen and to tail: at least 100 for a p99 that is not the slowest one")
 	flag.IntVar(&c.appendN, "append", 1_000_000, "steps appended live to the run on screen")
 	flag.BoolVar(&c.huge, "huge", false, "also measure 100 k runs / 10 M steps (building that store once takes minutes and 7 GB)")
 	flag.StringVar(&only, "only", "", "comma-separated stores and figures to measure: stores small, big, ioh, imported, huge, ioh10m, claude, codex, opencode (their first frames and a line appended live); figures json (of the stores named, else of every big one), screen, serve (through vigil serve, 50 sessions watching), tail, append (default: all)")
