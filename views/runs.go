@@ -412,11 +412,16 @@ const offlineMark = "✕ "
 // withRunWidth sizes the RUN column to the ids shown (numbers are short;
 // other formats' ids are shortened by store.DisplayID), and the STORE
 // column to the stores' prefixes, or drops it when one store is open.
+// runWidthMax is the widest the RUN column gets.
+const runWidthMax = 15
+
 func (p *Runs) withRunWidth(cols []column, withStore bool) []column {
 	w, sw := 4, 0
 	for _, k := range p.shown {
 		it := &p.all[k]
-		w = max(w, textfmt.Width(store.DisplayID(runID(it, withStore)))+1)
+		if w < runWidthMax { // past it the column is cut: the ids need not be made
+			w = max(w, textfmt.Width(store.DisplayID(runID(it, withStore)))+1)
+		}
 		if it.Store != "" {
 			sw = max(sw, textfmt.Width(it.Store)+textfmt.Width(offlineMark), 5)
 		}
@@ -425,7 +430,7 @@ func (p *Runs) withRunWidth(cols []column, withStore bool) []column {
 	for _, c := range cols {
 		switch c.title {
 		case "RUN":
-			c.width = min(w, 15)
+			c.width = min(w, runWidthMax)
 		case "STORE":
 			if sw == 0 || !withStore {
 				continue

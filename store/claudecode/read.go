@@ -6,7 +6,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 )
+
+// readers are readLines' buffers: a live session is read on for every
+// line appended, and a buffer each time was most of what a line cost the
+// collector.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
 // readLines hands fn each complete line of path from byte off on and
 // returns the offset after the last newline: a last line without its
@@ -20,7 +26,9 @@ func readLines(path string, off int64, fn func([]byte)) (int64, error) {
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return off, err
 	}
-	r := bufio.NewReaderSize(f, 256<<10)
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(f)
+	defer func() { r.Reset(nil); readers.Put(r) }()
 	var long []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
