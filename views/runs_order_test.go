@@ -157,4 +157,13 @@ func TestRunsListingCopiesNoRun(t *testing.T) {
 	if ids := shownIDs(p); len(ids) != len(items) || ids[0] != "20000" || ids[len(ids)-1] != "1" {
 		t.Fatalf("the runs listed: %d, from %v", len(ids), ids[:3])
 	}
+	// An agent CLI's ids are uuids, cut for display: the RUN column is at
+	// its widest after the first, and no other needs making.
+	for i := range items {
+		items[i].Run.ID = fmt.Sprintf("%08x-0000-4000-8000-%012x", len(items)-i, len(items)-i)
+	}
+	allocated()
+	if got := allocated(); got > 64<<10 {
+		t.Fatalf("listing 20 k runs with long ids again allocated %d KB", got>>10)
+	}
 }
