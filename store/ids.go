@@ -1,5 +1,7 @@
 package store
 
+import "unicode/utf8"
+
 // IDNumber is a numeric id's value, for ordering ids by age (0 for an id
 // that is not a number, as other formats' ids are).
 func IDNumber(id string) int64 {
@@ -17,11 +19,34 @@ func IDNumber(id string) int64 {
 // as they are, a long one (a uuid, a Leviath run directory) as its start and
 // its end, which still tell runs apart: "run_d7a3…9f2c".
 func DisplayID(id string) string {
-	r := []rune(id)
-	if len(r) <= 14 {
+	head, tail, cut := displayCut(id)
+	if !cut {
 		return id
 	}
-	return string(r[:8]) + "…" + string(r[len(r)-4:])
+	return head + "…" + tail
+}
+
+// DisplayIDParts is DisplayID's text in parts, made without copying: id
+// itself, or its head and tail around the "…" (cut).
+func DisplayIDParts(id string) (head, tail string, cut bool) { return displayCut(id) }
+
+func displayCut(id string) (head, tail string, cut bool) {
+	n := utf8.RuneCountInString(id)
+	if n <= 14 {
+		return id, "", false
+	}
+	i, k := 0, 0
+	for j := range id {
+		if k == 8 {
+			head = id[:j]
+		}
+		if k == n-4 {
+			i = j
+			break
+		}
+		k++
+	}
+	return head, id[i:], true
 }
 
 // Ancestry is the chain of run ids from the root down to id. A cycle in the

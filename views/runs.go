@@ -415,13 +415,21 @@ const offlineMark = "✕ "
 // runWidthMax is the widest the RUN column gets.
 const runWidthMax = 15
 
+// displayIDWidth is the width of store.DisplayID(id), found without making
+// it: the runs list sizes its RUN column from every run on each change.
+func displayIDWidth(id string) int {
+	head, tail, cut := store.DisplayIDParts(id)
+	if !cut {
+		return textfmt.Width(id)
+	}
+	return textfmt.Width(head) + textfmt.Width("…") + textfmt.Width(tail)
+}
+
 func (p *Runs) withRunWidth(cols []column, withStore bool) []column {
 	w, sw := 4, 0
 	for _, k := range p.shown {
 		it := &p.all[k]
-		if w < runWidthMax { // past it the column is cut: the ids need not be made
-			w = max(w, textfmt.Width(store.DisplayID(runID(it, withStore)))+1)
-		}
+		w = max(w, displayIDWidth(runID(it, withStore))+1)
 		if it.Store != "" {
 			sw = max(sw, textfmt.Width(it.Store)+textfmt.Width(offlineMark), 5)
 		}
