@@ -87,6 +87,9 @@ func (w *Watcher) run() {
 			w.onTimer(time.Now())
 		case <-w.tickerC:
 			w.onTick(time.Now())
+		case v := <-w.whole:
+			w.wholeBusy = false
+			w.onVersion(time.Now(), v)
 		}
 		timer.Stop()
 	}
@@ -332,7 +335,38 @@ func (w *Watcher) onTick(now time.Time) {
 		w.checkWatch(now)
 	}
 	w.checkIdentity(now, "")
-	if v := w.probe(); v != w.version {
+	if w.opts.Touched != nil && w.opts.Version != nil && w.Mode() == Push {
+		// Version looks at every file of a store that takes Touched: on a
+		// goroutine of its own, so that the events meanwhile are read and
+		// the lines they name delivered, not held until it ends.
+		if !w.wholeBusy {
+			w.wholeBusy = true
+			w.named, w.namedLost = nil, false // what it covers
+			w.nProbes.Add(1)
+			w.wholeWait.Add(1)
+			go func() {
+				defer w.wholeWait.Done()
+				v := probeValue{}
+				if n, err := w.opts.Version(); err != nil {
+					v.err = true
+				} else {
+					v.v = n
+				}
+				select {
+				case w.whole <- v:
+				case <-w.done:
+				}
+			}()
+		}
+		return
+	}
+	w.onVersion(now, w.probe())
+}
+
+// onVersion takes the safety tick's Version: a change since the last one
+// is delivered.
+func (w *Watcher) onVersion(now time.Time, v probeValue) {
+	if v != w.version {
 		w.version = v
 		w.nProbeHits.Add(1)
 		w.markDirty(now, causeProbe, 0)

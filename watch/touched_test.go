@@ -111,3 +111,35 @@ func TestTouchedGivesWayAfterLostEvents(t *testing.T) {
 		t.Fatal("after lost events the probe was not the whole one")
 	}
 }
+
+// The safety tick's Version of a store that takes Touched runs beside the
+// watcher's loop: while it is under way an event is still read, Touched
+// told of it and the change delivered.
+func TestTouchedIsNotHeldByTheSafetyTick(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.jsonl")
+	appendTo(t, file, "{}\n")
+	p := &probes{}
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	slow := func() (uint64, error) {
+		once.Do(func() { close(started) })
+		<-release
+		return p.version()
+	}
+	o := pushOnly(Options{Path: dir, Version: slow, Touched: p.touch})
+	o.SafetyPoll = 20 * time.Millisecond
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { close(release); w.Close() }()
+	<-started
+	appendTo(t, file, "{}\n")
+	if s := recv(t, w, 5*time.Second); s.Kind != Changed {
+		t.Fatalf("while the safety tick's Version ran: %v", s)
+	}
+	if _, touched := p.state(); len(touched) == 0 || !slices.Contains(touched[len(touched)-1], file) {
+		t.Fatalf("Touched was told %v while the safety tick's Version ran", touched)
+	}
+}

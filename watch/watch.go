@@ -147,7 +147,9 @@ type Options struct {
 	// event instead of at every file. Where events may have been missed
 	// (an overflow, a lost or re-added watch, polling) and on the safety
 	// tick, Version is called instead. Named nothing, it must return its
-	// last value unless it saw a change itself.
+	// last value unless it saw a change itself. The safety tick's Version
+	// then runs on a goroutine of its own, concurrently with Touched, so
+	// that events are read and delivered while it looks at every file.
 	Touched func(named []string) (uint64, error)
 	// DisableNotify forces polling (at FallbackPoll) as if notifications
 	// could not be used.
@@ -181,6 +183,8 @@ type Watcher struct {
 	done   chan struct{}
 	exited chan struct{}
 	once   sync.Once
+
+	wholeWait sync.WaitGroup
 
 	ackMu    sync.Mutex
 	acks     int
@@ -223,6 +227,10 @@ type Watcher struct {
 	gateSet     bool       // a Changed has been sent since the start: gate holds a value
 	dirtyMust   bool       // what is pending is more than writes Version vouches for
 	heldAt      time.Time  // the last write events held back (held): none read for Coalesce
+	// whole carries the safety tick's Version back to the loop when the
+	// store takes Touched (wholeBusy: one is running, on its own goroutine).
+	whole     chan probeValue
+	wholeBusy bool
 	// named is what the events kept since the last probe named (Touched);
 	// namedLost: events may have been missed, so the next probe is whole.
 	named     map[string]struct{}
@@ -328,6 +336,7 @@ func newWatcher(opts Options, h hooks) (*Watcher, error) {
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		exited: make(chan struct{}),
+		whole:  make(chan probeValue),
 		hooks:  h,
 	}
 	fi, err := os.Stat(abs)
@@ -435,6 +444,7 @@ func (w *Watcher) Stats() Stats {
 func (w *Watcher) Close() error {
 	w.once.Do(func() { close(w.done) })
 	<-w.exited
+	w.wholeWait.Wait() // a Version in progress
 	return w.closeErr
 }
 
