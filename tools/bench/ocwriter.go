@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -19,9 +14,7 @@ import (
 // It says when each commit returned, by the wall clock this process reads
 // too.
 type ocAppender struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Reader
+	*pyWriter
 	Session string // the newest session, which it writes to
 }
 
@@ -82,53 +75,16 @@ for n, line in enumerate(sys.stdin):
 
 // startOcAppender starts the writer on the database at path.
 func startOcAppender(path string) (*ocAppender, error) {
-	py, err := exec.LookPath("python3")
+	py, session, err := startPy(ocAppendPy, path)
 	if err != nil {
-		return nil, fmt.Errorf("the foreign writer is python3's sqlite3 (C SQLite), and python3 is not installed")
+		return nil, fmt.Errorf("the opencode writer found no session in %s: %w", path, err)
 	}
-	w := &ocAppender{cmd: exec.Command(py, "-c", ocAppendPy, path)}
-	w.cmd.Stderr = os.Stderr
-	if w.in, err = w.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := w.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	w.out = bufio.NewReader(out)
-	if err := w.cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := w.out.ReadString('\n')
-	if err != nil {
-		w.close()
-		return nil, fmt.Errorf("the opencode writer found no session in %s", path)
-	}
-	w.Session = strings.TrimSpace(line)
-	return w, nil
+	return &ocAppender{py, session}, nil
 }
 
 // step commits one model call that ran "echo text" (text one line) and
 // returns when the commit returned in the writer.
-func (w *ocAppender) step(text string) (time.Time, error) {
-	if _, err := fmt.Fprintln(w.in, text); err != nil {
-		return time.Time{}, err
-	}
-	line, err := w.out.ReadString('\n')
-	if err != nil {
-		return time.Time{}, fmt.Errorf("the opencode writer stopped: %v", err)
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("the opencode writer said %q", line)
-	}
-	return time.Unix(0, ns), nil
-}
-
-func (w *ocAppender) close() {
-	w.in.Close()
-	w.cmd.Wait()
-}
+func (w *ocAppender) step(text string) (time.Time, error) { return w.commit(text) }
 
 // opencodeLive times a model call committed to the newest session of a
 // copy of the history to its row on screen (lineToScreen), the explorer

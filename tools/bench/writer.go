@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -14,11 +15,7 @@ import (
 // (python3's sqlite3), the way io-harness commits a step: the step row,
 // its context sample and the lease's renewal in one transaction. It says when each commit returned,
 // by the wall clock this process reads too.
-type foreignWriter struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
+type foreignWriter struct{ *pyWriter }
 
 const writerPy = `import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
@@ -45,48 +42,74 @@ for line in sys.stdin:
 
 // startWriter starts the writer, which first takes run's lease.
 func startWriter(path string, run int) (*foreignWriter, error) {
-	py, err := exec.LookPath("python3")
+	py, _, err := startPy(writerPy, path, strconv.Itoa(run))
 	if err != nil {
-		return nil, fmt.Errorf("the foreign writer is python3's sqlite3 (C SQLite), and python3 is not installed")
+		return nil, fmt.Errorf("the writer could not take the lease of run %d: %w", run, err)
 	}
-	w := &foreignWriter{cmd: exec.Command(py, "-c", writerPy, path, strconv.Itoa(run))}
-	if w.in, err = w.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := w.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	w.out = bufio.NewReader(out)
-	if err := w.cmd.Start(); err != nil {
-		return nil, err
-	}
-	if _, err := w.out.ReadString('\n'); err != nil {
-		w.close()
-		return nil, fmt.Errorf("the writer could not take the lease of run %d", run)
-	}
-	return w, nil
+	return &foreignWriter{py}, nil
 }
 
 // steps commits n steps of run from step first in one transaction (each
 // decision text, when given, is text) and returns when the commit
 // returned in the writer.
 func (w *foreignWriter) steps(run, first, n int, text string) (time.Time, error) {
-	if _, err := fmt.Fprintf(w.in, "step %d %d %d %s\n", run, first, n, text); err != nil {
+	return w.commit(fmt.Sprintf("step %d %d %d %s", run, first, n, text))
+}
+
+// pyWriter is a python3 process writing with its sqlite3 module (C
+// SQLite), held open on pipes: its first line says it is ready, and each
+// line sent is one commit, answered with the time (ns) its COMMIT
+// returned.
+type pyWriter struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// startPy starts script with args and returns its first line.
+func startPy(script string, args ...string) (*pyWriter, string, error) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return nil, "", fmt.Errorf("the foreign writer is python3's sqlite3 (C SQLite), and python3 is not installed")
+	}
+	w := &pyWriter{cmd: exec.Command(py, append([]string{"-c", script}, args...)...)}
+	w.cmd.Stderr = os.Stderr
+	if w.in, err = w.cmd.StdinPipe(); err != nil {
+		return nil, "", err
+	}
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	w.out = bufio.NewReader(out)
+	if err := w.cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	first, err := w.out.ReadString('\n')
+	if err != nil {
+		w.close()
+		return nil, "", fmt.Errorf("it stopped before it was ready")
+	}
+	return w, strings.TrimSpace(first), nil
+}
+
+// commit sends one line and returns when the commit it asks for returned.
+func (w *pyWriter) commit(line string) (time.Time, error) {
+	if _, err := fmt.Fprintln(w.in, line); err != nil {
 		return time.Time{}, err
 	}
-	line, err := w.out.ReadString('\n')
+	reply, err := w.out.ReadString('\n')
 	if err != nil {
 		return time.Time{}, fmt.Errorf("the writer stopped: %v", err)
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	ns, err := strconv.ParseInt(strings.TrimSpace(reply), 10, 64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("the writer said %q", line)
+		return time.Time{}, fmt.Errorf("the writer said %q", reply)
 	}
 	return time.Unix(0, ns), nil
 }
 
-func (w *foreignWriter) close() {
+func (w *pyWriter) close() {
 	w.in.Close()
 	w.cmd.Wait()
 }
