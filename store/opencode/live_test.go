@@ -47,11 +47,7 @@ func stillRunning(steps []store.Step) string {
 // Changes with larger ids and replace it, and nothing is left running.
 func TestLiveTurnFoldsToCommitted(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	head, err := src.Head(ctx)
 	if err != nil {

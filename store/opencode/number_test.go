@@ -30,11 +30,7 @@ INSERT INTO part VALUES ('prt_n%[1]dc', 'msg_n%[1]d', '%[2]s', %[4]d, %[4]d, '{"
 // newest messages) the session is counted again whole.
 func TestNewTurnsAreNumberedFromTheLastOne(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	cur, err := src.Head(ctx)
 	if err != nil {
@@ -81,11 +77,7 @@ func TestNewTurnsAreNumberedFromTheLastOne(t *testing.T) {
 // summary, counted.
 func TestRunningSessionIsSentWhenItsStateChanges(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	foreign(t, db, fmt.Sprintf(userMsg, rootID), "exec")
 	cur, err := src.Head(ctx)

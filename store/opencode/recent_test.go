@@ -99,11 +99,7 @@ func TestRecentRunsAreTheNewestTrees(t *testing.T) {
 // place) comes through Changes.
 func TestHeadNewestFollowsThePageUntilWhole(t *testing.T) {
 	db := historyDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	foreign(t, db, fmt.Sprintf(userMsg+openTurn, rootID)+running, "exec")
 	cur, whole, err := src.HeadNewest(ctx, 256)
@@ -143,11 +139,7 @@ func TestRunsReadsSparseRowids(t *testing.T) {
   SELECT 1000000000000000000, 'ses_far', project_id, slug, directory, 'far away', version, time_created + 1, time_updated FROM session WHERE id = '`+rootID+`';
 INSERT INTO message (rowid, id, session_id, time_created, time_updated, data)
   SELECT -5, 'msg_neg', 'ses_far', time_created, time_updated, data FROM message WHERE id = 'msg_2425c8843001oVSHJYZjJIyaOF';`, "exec")
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	runs, err := src.Runs(ctx)

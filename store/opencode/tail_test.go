@@ -44,11 +44,7 @@ func decisions(rows []store.StepRow) string {
 // comes through Changes whole, with the provider's figures.
 func TestForeignWriterReachesChanges(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	head, err := src.Head(ctx)
 	if err != nil {
@@ -119,11 +115,7 @@ func TestForeignWriterReachesChanges(t *testing.T) {
 // problem naming its table, row and id; its turn and session still show.
 func TestMalformedRowIsOneProblem(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	head, err := src.Head(ctx)
 	if err != nil {
@@ -174,11 +166,7 @@ func TestStatusFromTheLastReply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db := fixtureDB(t)
 			foreign(t, db, fmt.Sprintf(`INSERT INTO message VALUES ('msg_zz9', '%s', 1796409700000, 1796409700000, '%s');`, childID, c.data), "exec")
-			src, err := store.Open(db, store.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
+			src := browse(t, db)
 			r, err := src.Run(context.Background(), childID)
 			if err != nil {
 				t.Fatal(err)
@@ -197,11 +185,7 @@ func TestStatusFromTheLastReply(t *testing.T) {
 // (internal/sqlitex, reader.Connect).
 func TestRewoundDatabaseIsAReset(t *testing.T) {
 	db := fixtureDB(t)
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	head, err := src.Head(ctx)
 	if err != nil {
@@ -229,11 +213,7 @@ func TestTimelineReadsHeadsDetailReadsWhole(t *testing.T) {
 INSERT INTO part VALUES ('prt_zz7', 'msg_zz9', '%[1]s', 1796409700001, 1796409700001, '{"type":"step-start"}');
 INSERT INTO part VALUES ('prt_zz8', 'msg_zz9', '%[1]s', 1796409700001, 1796409700001,
   '{"type":"tool","tool":"read","callID":"call_long","state":{"status":"completed","input":{"filePath":"%[2]s"},"output":"%[2]s"}}');`, childID, long), "exec")
-	src, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := browse(t, db)
 	ctx := context.Background()
 	steps, err := src.Steps(ctx, childID)
 	if err != nil || len(steps) != 5 {
