@@ -1,33 +1,16 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 )
-
-func readAuditLog(t *testing.T, p string) []audit.Record {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r audit.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
 
 // `vigil approve` on a local store is in the user's audit log
 // (~/.local/state/vigil/audit.jsonl without $XDG_STATE_HOME): one attempt
@@ -40,12 +23,12 @@ func TestDecisionsAreAudited(t *testing.T) {
 	h.env = append(h.env, "USER=ann")
 	h.run("approve", "2", "--store", p).wantCode(t, 0)
 	log := filepath.Join(strings.TrimPrefix(h.env[0], "HOME="), ".local", "state", "vigil", audit.FileName)
-	recs := readAuditLog(t, log)
+	recs := auditlog.Read(t, log)
 	if len(recs) != 2 {
 		t.Fatalf("%d lines after one approve: %+v", len(recs), recs)
 	}
 	h.run("deny", "2", "--store", p).wantCode(t, ExitDecision)
-	recs = readAuditLog(t, log)
+	recs = auditlog.Read(t, log)
 	for i, want := range []struct{ outcome, verb string }{{"attempt", "approve"}, {"won", "approve"}, {"attempt", "deny"}, {"lost", "deny"}} {
 		if i >= len(recs) {
 			t.Fatalf("%d lines: %+v", len(recs), recs)

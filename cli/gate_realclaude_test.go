@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/testkit/agentcli"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/internal/testkit/modelserver"
 	"github.com/vigil-run/vigil/store/gate"
 )
@@ -182,19 +183,7 @@ func auditRecords(t *testing.T, g *gateRun) []audit.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, audit.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r audit.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return auditlog.Read(t, filepath.Join(dir, audit.FileName))
 }
 
 // (a) vigil approve: the command runs, and the audit log names who decided.

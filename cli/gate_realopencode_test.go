@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/testkit/agentcli"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/internal/testkit/modelserver"
 )
 
@@ -151,19 +152,7 @@ func (o *opencodeAsk) toolState(t *testing.T) (status, errText string) {
 
 func (o *opencodeAsk) audit(t *testing.T) []audit.Record {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(o.Home, ".local", "state", "vigil", audit.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r audit.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return auditlog.Read(t, filepath.Join(o.Home, ".local", "state", "vigil", audit.FileName))
 }
 
 // (a) vigil approve answers the request in the server ("once"): the

@@ -8,6 +8,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 )
 
 // A decision made in a session goes through the decision service once: one
@@ -22,7 +23,7 @@ func TestSessionDecisionIsAuditedOnce(t *testing.T) {
 	a.typ("a")
 	a.typ("y")
 	a.waitFor("✓ approved: approval 2", 3*time.Second)
-	recs := readAudit(t, ts.srv.AuditPath())
+	recs := auditlog.Read(t, ts.srv.AuditPath())
 	if len(recs) != 2 {
 		t.Fatalf("%d lines for one decision: %+v", len(recs), recs)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 )
 
 // A key file edited so that it no longer grants a key, or that cannot be
@@ -44,7 +45,7 @@ func TestKeyFileFailsClosed(t *testing.T) {
 		t.Fatalf("a key refused by its from= decided approval 2: %+v", q)
 	}
 	refused := false
-	for _, r := range readAudit(t, ts.srv.AuditPath()) {
+	for _, r := range auditlog.Read(t, ts.srv.AuditPath()) {
 		if r.Outcome == audit.Won {
 			t.Errorf("the audit log has a decision won by a key its file no longer grants: %+v", r)
 		}

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-run/vigil/internal/audit"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness"
 	"github.com/vigil-run/vigil/views"
@@ -86,7 +86,7 @@ func TestViewerCannotApproverCan(t *testing.T) {
 	if q.DecidedBy != "" && q.DecidedBy != "human" && q.DecidedBy != "attached" {
 		t.Errorf("decided_by %q", q.DecidedBy)
 	}
-	recs := readAudit(t, ts.srv.AuditPath())
+	recs := auditlog.Read(t, ts.srv.AuditPath())
 	var won, refused bool
 	for _, r := range recs {
 		if r.Request == "approval 2" && r.Outcome == audit.Won {
@@ -104,23 +104,6 @@ func TestViewerCannotApproverCan(t *testing.T) {
 		t.Errorf("no audit line for the approval that won: %+v", recs)
 	}
 	_ = refused // the viewer's keys never reach Decide: the pane refuses first
-}
-
-func readAudit(t *testing.T, path string) []audit.Record {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r audit.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // A key in neither file, a password, keyboard-interactive: refused, one
