@@ -40,22 +40,7 @@ func startOpencodeAsk(t *testing.T) *opencodeAsk {
 		{Calls: []modelserver.Call{{Name: "bash", Args: map[string]any{"command": "echo ok > approved.txt", "description": "write approved.txt"}}}},
 		{Text: "Done."},
 	}}})
-	a.Prepare = func(home, work string) error {
-		p := filepath.Join(home, ".config", "opencode", "opencode.json")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		var c map[string]any
-		if err := json.Unmarshal(b, &c); err != nil {
-			return err
-		}
-		c["permission"] = map[string]any{"bash": "ask", "edit": "allow"}
-		if b, err = json.Marshal(c); err != nil {
-			return err
-		}
-		return os.WriteFile(p, b, 0o600)
-	}
+	a.Prepare = agentcli.OpencodePermissions(map[string]any{"bash": "ask", "edit": "allow"})
 	o := &opencodeAsk{Served: a.Serve(t, srv.URL, 240*time.Second), bin: bin, srv: srv}
 	o.session = o.Prompt(t, "Write ok. [vigil:main]")
 	deadline := time.Now().Add(90 * time.Second)

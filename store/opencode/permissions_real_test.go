@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -30,20 +29,7 @@ func askingServer(t *testing.T) (*agentcli.Served, string) {
 		{Calls: []modelserver.Call{{Name: "bash", Args: map[string]any{"command": "echo ok > approved.txt", "description": "write approved.txt"}}}},
 		{Text: "Done."},
 	}}})
-	a.Prepare = func(home, work string) error {
-		p := filepath.Join(home, ".config", "opencode", "opencode.json")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		var c map[string]any
-		if err := json.Unmarshal(b, &c); err != nil {
-			return err
-		}
-		c["permission"] = map[string]any{"bash": "ask", "edit": "allow"}
-		b, _ = json.Marshal(c)
-		return os.WriteFile(p, b, 0o600)
-	}
+	a.Prepare = agentcli.OpencodePermissions(map[string]any{"bash": "ask", "edit": "allow"})
 	s := a.Serve(t, srv.URL, 240*time.Second)
 	t.Setenv(opencode.ServerEnv, s.URL)
 	t.Setenv("XDG_STATE_HOME", filepath.Join(s.Home, ".local", "state"))

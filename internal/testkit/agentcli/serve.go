@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -84,5 +86,26 @@ func (s *Served) post(t testing.TB, path string, body, into any) {
 	out, _ := io.ReadAll(res.Body)
 	if res.StatusCode/100 != 2 || into != nil && json.Unmarshal(out, into) != nil {
 		t.Fatalf("POST %s: %s %s", path, res.Status, out)
+	}
+}
+
+// OpencodePermissions is a Prepare that sets opencode's permission rules
+// (tool → "ask", "allow" or "deny") in the config Start writes.
+func OpencodePermissions(rules map[string]any) func(home, work string) error {
+	return func(home, work string) error {
+		p := filepath.Join(home, ".config", "opencode", "opencode.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var c map[string]any
+		if err := json.Unmarshal(b, &c); err != nil {
+			return err
+		}
+		c["permission"] = rules
+		if b, err = json.Marshal(c); err != nil {
+			return err
+		}
+		return os.WriteFile(p, b, 0o600)
 	}
 }
