@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,26 +10,10 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/decision"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/store"
 	"github.com/vigil-run/vigil/store/ioharness/harness"
 )
-
-func readAudit(t *testing.T, p string) []audit.Record {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r audit.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
 
 // A decision made on an ssh:// store through the decision service is in
 // this machine's audit log (the local user, the URL as the channel: an
@@ -79,7 +62,7 @@ func TestRemoteDecisionsAreAudited(t *testing.T) {
 		t.Fatalf("a second decision: %+v %v", res, err)
 	}
 	url := "ssh://far" + path
-	got := readAudit(t, local)
+	got := auditlog.Read(t, local)
 	if len(got) != 4 {
 		t.Fatalf("local log: %+v", got)
 	}
@@ -93,7 +76,7 @@ func TestRemoteDecisionsAreAudited(t *testing.T) {
 	if !strings.Contains(got[3].Held, "approve") {
 		t.Errorf("the lost line does not say what the store holds: %+v", got[3])
 	}
-	fr := readAudit(t, far)
+	fr := auditlog.Read(t, far)
 	if len(fr) != 4 || fr[1].Outcome != "won" || fr[1].Store != path || fr[1].Who.Name != "far-account@far" ||
 		fr[1].Channel != "vigil agent over ssh from 10.9.8.7 port 5555, for ann@laptop" {
 		t.Errorf("far log: %+v", fr)
@@ -133,7 +116,7 @@ func TestOneDecisionOneAttemptOneOutcome(t *testing.T) {
 		{local, url, "ann@laptop", url + " (the explorer)"},
 		{far, path, "far-account@far", "vigil agent over ssh from 10.9.8.7 port 5555, for ann@laptop"},
 	} {
-		recs := readAudit(t, side.log)
+		recs := auditlog.Read(t, side.log)
 		if len(recs) != 2 {
 			t.Errorf("%s: %d lines: %+v", side.log, len(recs), recs)
 			continue

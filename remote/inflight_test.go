@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-run/vigil/internal/audit"
 	"github.com/vigil-run/vigil/internal/decision"
+	"github.com/vigil-run/vigil/internal/testkit/auditlog"
 	"github.com/vigil-run/vigil/store"
 )
 
@@ -97,7 +98,7 @@ func TestDecisionInFlightIsReadAgainAfterTheOldAgentFinishes(t *testing.T) {
 	// The link comes back by itself and the request is read again.
 	var again audit.Record
 	waitUntil(t, 30*time.Second, "a read-again line", func() bool {
-		for _, r := range readAudit(t, local) {
+		for _, r := range auditlog.Read(t, local) {
 			if r.Outcome == audit.ReadAgain {
 				again = r
 				return true
